@@ -1,0 +1,3 @@
+module github.com/hitflow/hitflow
+
+go 1.26.8

@@ -1,0 +1,268 @@
+package pixel
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// testCase is one random input: hits on a sensor, clustered with dt.
+type testCase struct {
+	hits []refHit
+	w, h int
+	dt   Time
+}
+
+// generators make adversarial inputs. Times are often quantised so that
+// ties and distances of exactly dt are common.
+var generators = map[string]func(r *rand.Rand) testCase{
+	"uniform": func(r *rand.Rand) testCase {
+		tc := testCase{w: 1 + r.IntN(40), h: 1 + r.IntN(40), dt: randDt(r)}
+		n := r.IntN(400)
+		span := Time(1 + r.IntN(20)) * tc.dt / 2
+		tc.hits = make([]refHit, n)
+		for i := range tc.hits {
+			tc.hits[i] = refHit{r.IntN(tc.w), r.IntN(tc.h), quantise(r, Time(r.Int64N(int64(span)+1)), tc.dt)}
+		}
+		return tc
+	},
+	"tracks": func(r *rand.Rand) testCase {
+		tc := testCase{w: 64, h: 64, dt: randDt(r)}
+		for range 1 + r.IntN(12) {
+			x, y := float64(r.IntN(64)), float64(r.IntN(64))
+			a := r.Float64() * 2 * math.Pi
+			t := Time(r.Int64N(int64(8*tc.dt) + 1))
+			for range 5 + r.IntN(80) {
+				xi, yi := int(x), int(y)
+				if xi < 0 || yi < 0 || xi >= 64 || yi >= 64 {
+					break
+				}
+				tc.hits = append(tc.hits, refHit{xi, yi, quantise(r, t, tc.dt)})
+				x += math.Cos(a) * (0.5 + r.Float64())
+				y += math.Sin(a) * (0.5 + r.Float64())
+				t += Time(r.Int64N(int64(tc.dt)*3/2 + 2))
+			}
+		}
+		return tc
+	},
+	"huge": func(r *rand.Rand) testCase {
+		tc := testCase{w: 256, h: 256, dt: 200 * Nanosecond}
+		cx, cy := 20+r.IntN(200), 20+r.IntN(200)
+		rad := 3 + r.IntN(15)
+		n := 1000 + r.IntN(3000)
+		for range n {
+			t := Time(r.Int64N(int64(20 * tc.dt)))
+			tc.hits = append(tc.hits, refHit{cx + r.IntN(2*rad+1) - rad, cy + r.IntN(2*rad+1) - rad, quantise(r, t, tc.dt)})
+		}
+		return tc
+	},
+	"onepixel": func(r *rand.Rand) testCase {
+		tc := testCase{w: 3, h: 3, dt: randDt(r)}
+		for range r.IntN(300) {
+			tc.hits = append(tc.hits, refHit{1, 1, quantise(r, Time(r.Int64N(int64(30*tc.dt)+1)), tc.dt)})
+		}
+		return tc
+	},
+	"pileup": func(r *rand.Rand) testCase {
+		tc := testCase{w: 12, h: 12, dt: randDt(r)}
+		for range r.IntN(600) {
+			tc.hits = append(tc.hits, refHit{r.IntN(12), r.IntN(12), quantise(r, Time(r.Int64N(int64(4*tc.dt)+1)), tc.dt)})
+		}
+		return tc
+	},
+	"borders": func(r *rand.Rand) testCase {
+		tc := testCase{w: 1 + r.IntN(5), h: 1 + r.IntN(300), dt: randDt(r)}
+		for range r.IntN(300) {
+			x, y := 0, r.IntN(tc.h)
+			if r.IntN(2) == 0 {
+				x = tc.w - 1
+			}
+			tc.hits = append(tc.hits, refHit{x, y, quantise(r, Time(r.Int64N(int64(10*tc.dt)+1)), tc.dt)})
+		}
+		return tc
+	},
+}
+
+func randDt(r *rand.Rand) Time {
+	switch r.IntN(4) {
+	case 0:
+		return 0
+	case 1:
+		return Time(1 + r.IntN(100))
+	default:
+		return 200 * Nanosecond
+	}
+}
+
+// quantise rounds t to a coarse step half of the time, creating ties.
+func quantise(r *rand.Rand, t, dt Time) Time {
+	switch r.IntN(3) {
+	case 0:
+		return t
+	case 1:
+		return t - t%(25*Nanosecond)
+	default:
+		if dt == 0 {
+			return t - t%Nanosecond
+		}
+		return t - t%max(1, dt/2)
+	}
+}
+
+// runClusterer feeds hits in time order (ties shuffled) in random batches
+// and returns the partition as labels (the smallest input index of each
+// cluster) and the emitted clusters.
+func runClusterer(t *testing.T, r *rand.Rand, tc testCase, def Definition) ([]int, []*Clusters) {
+	t.Helper()
+	cfg := Config{Definition: def, DtMax: tc.dt, Width: tc.w, Height: tc.h}
+	c, err := NewClusterer(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.KeepMembers(true)
+	c.compactAt = r.IntN(50)
+	order := make([]int, len(tc.hits))
+	for i := range order {
+		order[i] = i
+	}
+	r.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(tc.hits[a].t, tc.hits[b].t) })
+	var batches []*Clusters
+	keep := func(cl *Clusters) {
+		cp := &Clusters{}
+		cp.Reset()
+		for i := range cl.Len() {
+			cp.copyFrom(cl, i)
+		}
+		batches = append(batches, cp)
+	}
+	var batch Hits
+	for i := 0; i < len(order); {
+		batch.Reset()
+		n := 1 + r.IntN(1+len(order)/3)
+		for ; n > 0 && i < len(order); n-- {
+			h := tc.hits[order[i]]
+			batch.Append(uint16(h.x), uint16(h.y), h.t, uint16(order[i]))
+			i++
+		}
+		keep(c.Add(&batch))
+	}
+	keep(c.Flush())
+	label := make([]int, len(tc.hits))
+	for i := range label {
+		label[i] = -1
+	}
+	var id int64
+	for _, cl := range batches {
+		for k := range cl.Len() {
+			if cl.ID[k] != id {
+				t.Fatalf("cluster ids out of sequence: got %d, want %d", cl.ID[k], id)
+			}
+			id++
+			m := math.MaxInt
+			for _, tot := range cl.Members.ToT[cl.Start[k]:cl.Start[k+1]] {
+				m = min(m, int(tot))
+			}
+			for _, tot := range cl.Members.ToT[cl.Start[k]:cl.Start[k+1]] {
+				if label[tot] != -1 {
+					t.Fatalf("hit %d emitted twice", tot)
+				}
+				label[tot] = m
+			}
+		}
+	}
+	if st := c.Stats(); st.Clusters != id || st.Hits != int64(len(tc.hits)) || st.Late != 0 || st.OutOfRange != 0 {
+		t.Fatalf("stats %+v for %d hits, %d clusters", st, len(tc.hits), id)
+	}
+	return label, batches
+}
+
+// copyFrom appends cluster i of src, members included.
+func (c *Clusters) copyFrom(src *Clusters, i int) {
+	c.ID = append(c.ID, src.ID[i])
+	c.Size = append(c.Size, src.Size[i])
+	c.FirstToA = append(c.FirstToA, src.FirstToA[i])
+	c.LastToA = append(c.LastToA, src.LastToA[i])
+	c.ToTSum = append(c.ToTSum, src.ToTSum[i])
+	c.ESum = append(c.ESum, src.ESum[i])
+	c.X = append(c.X, src.X[i])
+	c.Y = append(c.Y, src.Y[i])
+	c.XMin, c.XMax = append(c.XMin, src.XMin[i]), append(c.XMax, src.XMax[i])
+	c.YMin, c.YMax = append(c.YMin, src.YMin[i]), append(c.YMax, src.YMax[i])
+	c.Max = append(c.Max, src.Max[i])
+	c.Calibrated = src.Calibrated
+	c.Members.AppendRange(&src.Members, src.Start[i], src.Start[i+1])
+	c.Start = append(c.Start, c.Members.Len())
+}
+
+func TestClustererMatchesReference(t *testing.T) {
+	seeds := 300
+	if testing.Short() {
+		seeds = 40
+	}
+	for name, gen := range generators {
+		for _, def := range []Definition{Local, Global, Window} {
+			t.Run(fmt.Sprintf("%s/%s", name, def), func(t *testing.T) {
+				t.Parallel()
+				n := seeds
+				if name == "huge" {
+					n = max(3, seeds/30)
+				}
+				for seed := range n {
+					r := rand.New(rand.NewPCG(uint64(seed), uint64(def)))
+					tc := gen(r)
+					want := reference(tc.hits, tc.dt, def)
+					got, batches := runClusterer(t, r, tc, def)
+					if !slices.Equal(got, want) {
+						t.Fatalf("seed %d (%d hits, %dx%d, dt %d): partitions differ\n got %v\nwant %v", seed, len(tc.hits), tc.w, tc.h, tc.dt, got, want)
+					}
+					checkFeatures(t, tc, batches)
+				}
+			})
+		}
+	}
+}
+
+// checkFeatures recomputes every feature from the members and checks the
+// output order (by first ToA, then by first member).
+func checkFeatures(t *testing.T, tc testCase, batches []*Clusters) {
+	t.Helper()
+	prev := Time(math.MinInt64)
+	for _, cl := range batches {
+		for k := range cl.Len() {
+			m := cl.Members.ToT[cl.Start[k]:cl.Start[k+1]]
+			var first, last Time = math.MaxInt64, math.MinInt64
+			sx, sy := 0.0, 0.0
+			xmin, xmax, ymin, ymax := math.MaxInt, -1, math.MaxInt, -1
+			totSum, wsum, wx, wy, mx := int64(0), 0.0, 0.0, 0.0, -1.0
+			for i, idx := range m {
+				h := tc.hits[idx]
+				if i > 0 && tc.hits[m[i-1]].t > h.t {
+					t.Fatalf("members of cluster %d not in time order", cl.ID[k])
+				}
+				first, last = min(first, h.t), max(last, h.t)
+				sx, sy = sx+float64(h.x), sy+float64(h.y)
+				xmin, xmax, ymin, ymax = min(xmin, h.x), max(xmax, h.x), min(ymin, h.y), max(ymax, h.y)
+				w := float64(idx) // ToT carries the index in these tests
+				totSum += int64(idx)
+				wsum, wx, wy, mx = wsum+w, wx+w*float64(h.x), wy+w*float64(h.y), max(mx, w)
+			}
+			cx, cy := sx/float64(len(m)), sy/float64(len(m))
+			if wsum > 0 {
+				cx, cy = wx/wsum, wy/wsum
+			}
+			if int(cl.Size[k]) != len(m) || cl.FirstToA[k] != first || cl.LastToA[k] != last || cl.ToTSum[k] != totSum ||
+				int(cl.XMin[k]) != xmin || int(cl.XMax[k]) != xmax || int(cl.YMin[k]) != ymin || int(cl.YMax[k]) != ymax ||
+				cl.Max[k] != mx || math.Abs(cl.X[k]-cx) > 1e-9 || math.Abs(cl.Y[k]-cy) > 1e-9 {
+				t.Fatalf("cluster %d features wrong", cl.ID[k])
+			}
+			if first < prev {
+				t.Fatalf("cluster %d first ToA %d before the previous cluster's %d", cl.ID[k], first, prev)
+			}
+			prev = first
+		}
+	}
+}

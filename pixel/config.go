@@ -1,0 +1,65 @@
+package pixel
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Definition selects how the time condition joins hits into a cluster; see
+// the package documentation for the exact text of each.
+type Definition uint8
+
+// The three cluster definitions of Čelko et al.
+const (
+	Local  Definition = iota // dynamic local-time neighbourhood (default)
+	Global                   // dynamic global-time neighbourhood
+	Window                   // static time window from the first hit
+)
+
+var definitionNames = [...]string{Local: "local", Global: "global", Window: "window"}
+
+func (d Definition) String() string {
+	if int(d) < len(definitionNames) {
+		return definitionNames[d]
+	}
+	return fmt.Sprintf("Definition(%d)", d)
+}
+
+// ParseDefinition accepts "local", "global" or "window".
+func ParseDefinition(s string) (Definition, error) {
+	for d, name := range definitionNames {
+		if strings.EqualFold(s, name) {
+			return Definition(d), nil
+		}
+	}
+	return 0, fmt.Errorf("pixel: unknown cluster definition %q (want local, global or window)", s)
+}
+
+// Config is the read-only configuration of a clusterer.
+type Config struct {
+	Definition Definition
+	DtMax      Time // maximum time distance, 200 ns by default
+	Width      int  // sensor width in pixels
+	Height     int  // sensor height in pixels
+}
+
+// DefaultConfig is the paper's default: local definition, dt = 200 ns, one
+// 256 x 256 Timepix3 chip.
+func DefaultConfig() Config {
+	return Config{Definition: Local, DtMax: 200 * Nanosecond, Width: 256, Height: 256}
+}
+
+// Validate reports a configuration that cannot be clustered.
+func (c Config) Validate() error {
+	switch {
+	case c.Definition > Window:
+		return fmt.Errorf("pixel: unknown cluster definition %d", c.Definition)
+	case c.DtMax < 0:
+		return fmt.Errorf("pixel: negative dt %v ns", c.DtMax.Ns())
+	case c.Width < 1 || c.Height < 1 || c.Width > 1<<16 || c.Height > 1<<16:
+		return fmt.Errorf("pixel: sensor size %dx%d out of range 1..65536", c.Width, c.Height)
+	case (c.Width+2)*(c.Height+2) > 1<<28:
+		return fmt.Errorf("pixel: sensor size %dx%d too large for the pixel matrix", c.Width, c.Height)
+	}
+	return nil
+}

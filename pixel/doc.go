@@ -1,0 +1,47 @@
+// Package pixel is the detector-agnostic core of hitflow's pixel-hit event
+// building: the hit model, the three cluster definitions of Čelko et al.,
+// a streaming sequential clusterer and a bounded time-sorting stage.
+//
+// Hits travel as structure-of-arrays batches ([Hits]); times are integer
+// [Time] values in units of 1/64 ns, so every Timepix3 time stamp
+// (a multiple of 1.5625 ns) is exact and time comparisons are exact.
+//
+// # Cluster definitions
+//
+// Two hits are spatial neighbours when their pixels are 8-neighbours or the
+// same pixel. With dt = [Config].DtMax, hits processed in time order
+// (equal times in any order; the result does not depend on it):
+//
+//   - [Local] (default): a hit is connected to every neighbour hit whose time
+//     differs by at most dt; clusters are the connected components. This is
+//     the paper's "dynamic local-time neighbourhood".
+//   - [Global]: a cluster is open while its latest hit is at most dt older
+//     than the current hit. A hit joins (and merges) every open cluster that
+//     has a hit on one of the nine pixels around it, whatever that hit's own
+//     time. Every hit but the earliest therefore has a hit of its cluster at
+//     most dt earlier ("dynamic global-time neighbourhood").
+//   - [Window]: as Global, but a cluster is open while its FIRST hit is at
+//     most dt older, so all pairs of hits in a cluster are within dt
+//     ("static window").
+//
+// The literal set reading of the global definition (any spatially connected
+// set without a time gap above dt, maximal) is not causal: on a long
+// high-rate stream it joins the whole sensor into one cluster. The
+// incremental reading above is what streaming clusterers implement, and the
+// reference implementations in the tests follow the same text.
+//
+// # Streaming
+//
+// [Clusterer] keeps one reference per pixel (the index of the pixel's last
+// hit) and a union-find forest whose root is the cluster's earliest hit.
+// Given time-sorted hits, checking only the last hit of each of the nine
+// pixels is exact for all three definitions: an older hit on the same pixel
+// that could still connect is already in the same cluster as the last one.
+// A cluster is emitted as soon as no later hit can join it, in the order of
+// first ToA, so memory is bounded by the longest-lived open cluster.
+//
+// Readouts deliver hits only approximately time-ordered; [Sorter] restores
+// the order within a bounded window. A hit arriving later than the window
+// allows is "late": it is counted and still clustered with the clusters that
+// are open, comparing absolute time differences (see [Clusterer.Add]).
+package pixel

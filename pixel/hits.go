@@ -1,0 +1,104 @@
+package pixel
+
+import (
+	"math"
+	"strconv"
+)
+
+// Time is a hit time in units of 1/64 ns (15.625 ps). Every Timepix3 time
+// (coarse 25 ns minus fine 1.5625 ns steps) is a whole number of units, so
+// time arithmetic is exact; the range is about ±4.5 years.
+type Time int64
+
+// Time units.
+const (
+	Nanosecond  Time = 64
+	Microsecond      = 1000 * Nanosecond
+	Millisecond      = 1000 * Microsecond
+	Second           = 1000 * Millisecond
+)
+
+// Ns returns t in nanoseconds. The conversion is exact.
+func (t Time) Ns() float64 { return float64(t) / float64(Nanosecond) }
+
+// TimeFromNs converts nanoseconds to Time, rounding to the nearest unit.
+func TimeFromNs(ns float64) Time { return Time(math.Round(ns * float64(Nanosecond))) }
+
+// AppendNs appends t in nanoseconds in the shortest exact decimal form.
+func AppendNs(dst []byte, t Time) []byte {
+	if t%Nanosecond == 0 {
+		return strconv.AppendInt(dst, int64(t/Nanosecond), 10)
+	}
+	return strconv.AppendFloat(dst, t.Ns(), 'f', -1, 64)
+}
+
+// Hits is a batch of hits as structure of arrays. X, Y, ToA and ToT always
+// have the same length; E is either empty (uncalibrated) or of that length.
+type Hits struct {
+	X, Y []uint16
+	ToA  []Time
+	ToT  []uint16  // time over threshold in 25 ns ticks
+	E    []float32 // energy in keV after calibration, or empty
+}
+
+// Len returns the number of hits.
+func (h *Hits) Len() int { return len(h.ToA) }
+
+// Calibrated reports whether the batch carries energies.
+func (h *Hits) Calibrated() bool { return len(h.E) != 0 && len(h.E) == len(h.ToA) }
+
+// Reset empties the batch, keeping its storage.
+func (h *Hits) Reset() {
+	h.X, h.Y, h.ToA, h.ToT, h.E = h.X[:0], h.Y[:0], h.ToA[:0], h.ToT[:0], h.E[:0]
+}
+
+// Reserve makes room for n more hits without reallocation.
+func (h *Hits) Reserve(n int) {
+	h.X = grow(h.X, n)
+	h.Y = grow(h.Y, n)
+	h.ToA = grow(h.ToA, n)
+	h.ToT = grow(h.ToT, n)
+	if len(h.E) != 0 {
+		h.E = grow(h.E, n)
+	}
+}
+
+// Append adds one uncalibrated hit.
+func (h *Hits) Append(x, y uint16, toa Time, tot uint16) {
+	h.X = append(h.X, x)
+	h.Y = append(h.Y, y)
+	h.ToA = append(h.ToA, toa)
+	h.ToT = append(h.ToT, tot)
+}
+
+// AppendFrom appends hit i of src.
+func (h *Hits) AppendFrom(src *Hits, i int) { h.AppendRange(src, i, i+1) }
+
+// AppendRange appends hits [i, j) of src. When only one side is calibrated,
+// the missing energies are zero.
+func (h *Hits) AppendRange(src *Hits, i, j int) {
+	hadE := h.Calibrated()
+	n := len(h.ToA)
+	h.X = append(h.X, src.X[i:j]...)
+	h.Y = append(h.Y, src.Y[i:j]...)
+	h.ToA = append(h.ToA, src.ToA[i:j]...)
+	h.ToT = append(h.ToT, src.ToT[i:j]...)
+	switch {
+	case src.Calibrated():
+		if !hadE {
+			h.E = append(h.E[:0], make([]float32, n)...)
+		}
+		h.E = append(h.E, src.E[i:j]...)
+	case hadE:
+		h.E = append(h.E, make([]float32, j-i)...)
+	}
+}
+
+func grow[T any](s []T, n int) []T {
+	if cap(s)-len(s) >= n {
+		return s
+	}
+	ns := make([]T, len(s), 2*cap(s)+n)
+	copy(ns, s)
+	return ns
+}

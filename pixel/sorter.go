@@ -1,0 +1,128 @@
+package pixel
+
+// Sorter restores the time order of a t-ordered stream: one in which no hit
+// is more than Window earlier than a hit before it. A hit is released once
+// a hit at least Window later has been seen, so memory holds about Window
+// times the hit rate. Hits that break the promise (earlier than a hit
+// already released) are released at once, ahead of the sorted ones, and the
+// clusterer counts them as late.
+type Sorter struct {
+	window   Time
+	pending  Hits // sorted, not yet released
+	merged   Hits
+	fresh    Hits // the sorted on-time part of the current batch
+	out      Hits
+	released Time // time of the latest released hit
+	maxSeen  Time
+	perm     []int32
+	scratch  []int32
+}
+
+// NewSorter returns a sorter for streams that are window-ordered.
+func NewSorter(window Time) *Sorter {
+	return &Sorter{window: window, released: -1 << 63, maxSeen: -1 << 63}
+}
+
+// Push adds a batch and returns the hits that can be released, valid until
+// the next call.
+func (s *Sorter) Push(h *Hits) *Hits {
+	s.out.Reset()
+	s.fresh.Reset()
+	onTime := 0
+	for i, t := range h.ToA {
+		s.maxSeen = max(s.maxSeen, t)
+		if t < s.released {
+			s.out.AppendFrom(h, i)
+		} else {
+			onTime++
+		}
+	}
+	src := h
+	if onTime != h.Len() || !isSorted(h.ToA) {
+		s.perm, s.scratch = sortByTime(h.ToA, s.perm, s.scratch)
+		s.fresh.Reserve(onTime)
+		for _, i := range s.perm {
+			if h.ToA[i] >= s.released {
+				s.fresh.AppendFrom(h, int(i))
+			}
+		}
+		src = &s.fresh
+	}
+	s.merge(src)
+	s.release(s.maxSeen - s.window)
+	return &s.out
+}
+
+// Flush releases everything still held.
+func (s *Sorter) Flush() *Hits {
+	s.out.Reset()
+	s.release(1<<63 - 1)
+	return &s.out
+}
+
+// merge merges the sorted batch b into pending; equal times keep the
+// pending hits first.
+func (s *Sorter) merge(b *Hits) {
+	p := &s.pending
+	if p.Len() == 0 || b.Len() == 0 || p.ToA[p.Len()-1] <= b.ToA[0] {
+		p.AppendRange(b, 0, b.Len())
+		return
+	}
+	m := &s.merged
+	m.Reset()
+	m.Reserve(p.Len() + b.Len())
+	i, j := 0, 0
+	for i < p.Len() && j < b.Len() {
+		// Copy the longest run from one side at a time.
+		if p.ToA[i] <= b.ToA[j] {
+			k := i + 1
+			for k < p.Len() && p.ToA[k] <= b.ToA[j] {
+				k++
+			}
+			m.AppendRange(p, i, k)
+			i = k
+		} else {
+			k := j + 1
+			for k < b.Len() && b.ToA[k] < p.ToA[i] {
+				k++
+			}
+			m.AppendRange(b, j, k)
+			j = k
+		}
+	}
+	m.AppendRange(p, i, p.Len())
+	m.AppendRange(b, j, b.Len())
+	s.pending, s.merged = s.merged, s.pending
+}
+
+// release moves the pending hits with time <= limit to the output.
+func (s *Sorter) release(limit Time) {
+	p := &s.pending
+	k := 0
+	for k < p.Len() && p.ToA[k] <= limit {
+		k++
+	}
+	if k == 0 {
+		return
+	}
+	s.out.AppendRange(p, 0, k)
+	s.released = p.ToA[k-1]
+	n := copy(p.X, p.X[k:])
+	copy(p.Y, p.Y[k:])
+	copy(p.ToA, p.ToA[k:])
+	copy(p.ToT, p.ToT[k:])
+	p.X, p.Y, p.ToA, p.ToT = p.X[:n], p.Y[:n], p.ToA[:n], p.ToT[:n]
+	if len(p.E) != 0 {
+		copy(p.E, p.E[k:])
+		p.E = p.E[:n]
+	}
+}
+
+func isSorted(t []Time) bool {
+	for i := 1; i < len(t); i++ {
+		if t[i] < t[i-1] {
+			return false
+		}
+	}
+	return true
+}
