@@ -22,7 +22,7 @@ var generators = map[string]func(r *rand.Rand) testCase{
 	"uniform": func(r *rand.Rand) testCase {
 		tc := testCase{w: 1 + r.IntN(40), h: 1 + r.IntN(40), dt: randDt(r)}
 		n := r.IntN(400)
-		span := Time(1 + r.IntN(20)) * tc.dt / 2
+		span := Time(1+r.IntN(20)) * tc.dt / 2
 		tc.hits = make([]refHit, n)
 		for i := range tc.hits {
 			tc.hits[i] = refHit{r.IntN(tc.w), r.IntN(tc.h), quantise(r, Time(r.Int64N(int64(span)+1)), tc.dt)}

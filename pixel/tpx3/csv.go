@@ -1,0 +1,75 @@
+package tpx3
+
+import (
+	"bytes"
+	"io"
+	"math"
+
+	"github.com/hitflow/hitflow/pixel"
+)
+
+// NewCSVReader decodes hits as CSV with the columns x, y, toa_ns and tot.
+// A header line, recognised by a first field that is not a number, may
+// name the columns in any order and add others (they are ignored, so a
+// file written with --hits reads back). Without a header the first four
+// columns are x, y, toa_ns, tot.
+func NewCSVReader(r io.Reader, name string) Reader {
+	tr := &textReader{sc: newLineScanner(r, name, "csv")}
+	cols := [4]int{0, 1, 2, 3}
+	width := 4
+	tr.parse = func(line []byte, dst *pixel.Hits) error {
+		if len(bytes.TrimSpace(line)) == 0 || line[0] == '#' {
+			tr.stats.Comments++
+			return nil
+		}
+		tr.fields = splitFields(tr.fields, line, isComma, false)
+		f := tr.fields
+		if tr.sc.line == 1 {
+			if _, ok := parseFloat(f[0]); !ok {
+				return tr.header(f, &cols, &width)
+			}
+		}
+		if len(f) < width {
+			return tr.sc.errorf("%d fields, want at least %d", len(f), width)
+		}
+		x, okx := parseInt(f[cols[0]])
+		y, oky := parseInt(f[cols[1]])
+		ns, okt := parseFloat(f[cols[2]])
+		tot, okv := parseInt(f[cols[3]])
+		switch {
+		case !okx || !oky:
+			return tr.sc.errorf("pixel (%q, %q) is not a pair of integers", f[cols[0]], f[cols[1]])
+		case !okt || math.IsNaN(ns) || math.Abs(ns) > 1e17:
+			return tr.sc.errorf("toa_ns %q is not a finite time", f[cols[2]])
+		case !okv:
+			return tr.sc.errorf("tot %q is not an integer", f[cols[3]])
+		}
+		if err := checkToT(tr.sc, tot); err != nil {
+			return err
+		}
+		if x < 0 || y < 0 || x > 0xFFFF || y > 0xFFFF {
+			tr.stats.OutOfRange++
+			return nil
+		}
+		dst.Append(uint16(x), uint16(y), pixel.TimeFromNs(ns), uint16(tot))
+		return nil
+	}
+	return tr
+}
+
+func (r *textReader) header(f [][]byte, cols *[4]int, width *int) error {
+	*width = 0
+	for k, name := range []string{"x", "y", "toa_ns", "tot"} {
+		cols[k] = -1
+		for i, h := range f {
+			if string(bytes.ToLower(h)) == name {
+				cols[k] = i
+				*width = max(*width, i+1)
+			}
+		}
+		if cols[k] < 0 {
+			return r.sc.errorf("header lacks the column %q (want x,y,toa_ns,tot)", name)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,71 @@
+package tpx3
+
+import (
+	"bytes"
+	"io"
+	"testing"
+
+	"github.com/hitflow/hitflow/pixel"
+)
+
+// fuzzReader checks the invariants every decoder keeps on any input: no
+// panic, an error or io.EOF at the end, hits counted as delivered, and
+// coordinates inside the sensor for the formats that know it.
+func fuzzReader(t *testing.T, f Format, data []byte) {
+	l, _ := LayoutByName("quad")
+	r, err := NewReader(bytes.NewReader(data), "fuzz", Options{Format: f, Layout: l, Width: 256, Height: 256})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var h pixel.Hits
+	var n int64
+	for range 1 << 20 {
+		err := r.Read(&h)
+		n += int64(h.Len())
+		if f != CSV {
+			for i := range h.X {
+				if int(h.X[i]) >= 516 || int(h.Y[i]) >= 516 {
+					t.Fatalf("hit at (%d,%d)", h.X[i], h.Y[i])
+				}
+			}
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			if err2 := r.Read(&h); err2 != err || h.Len() != 0 {
+				t.Fatalf("error not sticky: %v then %v", err, err2)
+			}
+			break
+		}
+	}
+	if st := r.Stats(); st.Hits != n {
+		t.Fatalf("stats count %d hits, %d delivered", st.Hits, n)
+	}
+}
+
+func FuzzRaw(f *testing.F) {
+	f.Add(chunk(0, pixelWord, 0x6F<<56|5<<44|803<<9|4<<5, 0x44<<56))
+	f.Add(append(chunk(1, pixelWord), chunk(3, pixelWord)...))
+	f.Add([]byte("TPX3\x00\x00\x10\x00short"))
+	f.Fuzz(func(t *testing.T, data []byte) { fuzzReader(t, TPX3, data) })
+}
+
+func FuzzT3PA(f *testing.F) {
+	f.Add([]byte("Index\tMatrix Index\tToA\tToT\tFToA\tOverflow\n0\t513\t100\t7\t3\t0\n"))
+	f.Add([]byte("Index\tMatrix Index\tToA\tToT\tFToA\tOverflow\r\n1\t-5\t1\t1\t1\t0\r\n"))
+	f.Fuzz(func(t *testing.T, data []byte) { fuzzReader(t, T3PA, data) })
+}
+
+func FuzzKatherine(f *testing.F) {
+	f.Add([]byte("# c\n257 40 2 9\n258\t41\t0\t10\n"))
+	f.Add([]byte("99999999999 1 1 1\n"))
+	f.Fuzz(func(t *testing.T, data []byte) { fuzzReader(t, Katherine, data) })
+}
+
+func FuzzCSV(f *testing.F) {
+	f.Add([]byte("x,y,toa_ns,tot\n1,2,3.5,4\n"))
+	f.Add([]byte("tot,toa_ns,y,x,cluster\n1,1e300,2,3,4\n"))
+	f.Add([]byte("1,2,3,4\n,,,\n"))
+	f.Fuzz(func(t *testing.T, data []byte) { fuzzReader(t, CSV, data) })
+}

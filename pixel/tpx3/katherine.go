@@ -1,0 +1,43 @@
+package tpx3
+
+import (
+	"bytes"
+	"io"
+
+	"github.com/hitflow/hitflow/pixel"
+)
+
+// NewKatherineReader decodes Katherine "Burda" text: one hit per line,
+// "linear_coord toa ftoa tot" separated by white space, where linear_coord
+// is y*width + x; '#' starts a comment.
+func NewKatherineReader(r io.Reader, name string, width, height int) Reader {
+	tr := &textReader{sc: newLineScanner(r, name, "katherine")}
+	s := sensor{width, height}
+	tr.parse = func(line []byte, dst *pixel.Hits) error {
+		if i := bytes.IndexByte(line, '#'); i >= 0 {
+			line = line[:i]
+		}
+		tr.fields = splitFields(tr.fields, line, isSpace, true)
+		f := tr.fields
+		if len(f) == 0 {
+			tr.stats.Comments++
+			return nil
+		}
+		if len(f) != 4 {
+			return tr.sc.errorf("%d fields, want 4 (coord toa ftoa tot)", len(f))
+		}
+		var v [4]int64
+		for i := range v {
+			var ok bool
+			if v[i], ok = parseInt(f[i]); !ok {
+				return tr.sc.errorf("field %d %q is not an integer", i+1, f[i])
+			}
+		}
+		if err := checkToT(tr.sc, v[3]); err != nil {
+			return err
+		}
+		s.appendLinear(dst, &tr.stats, v[0], pixel.Time(v[1]*1600-v[2]*100), v[3])
+		return nil
+	}
+	return tr
+}

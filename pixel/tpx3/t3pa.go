@@ -1,0 +1,55 @@
+package tpx3
+
+import (
+	"bytes"
+	"io"
+
+	"github.com/hitflow/hitflow/pixel"
+)
+
+// NewT3PAReader decodes ADVACAM .t3pa text. The header line names the
+// columns (Index, Matrix Index, ToA, ToT, FToA, Overflow), in any order;
+// Matrix Index is y*width + x.
+func NewT3PAReader(r io.Reader, name string, width, height int) Reader {
+	tr := &textReader{sc: newLineScanner(r, name, "t3pa")}
+	s := sensor{width, height}
+	col := map[string]int{}
+	var need [4]int // matrix index, ToA, ToT, FToA
+	tr.parse = func(line []byte, dst *pixel.Hits) error {
+		if len(bytes.TrimSpace(line)) == 0 {
+			tr.stats.Comments++
+			return nil
+		}
+		tr.fields = splitFields(tr.fields, line, isTab, false)
+		f := tr.fields
+		if len(col) == 0 {
+			for i, name := range f {
+				col[string(name)] = i
+			}
+			for k, name := range []string{"Matrix Index", "ToA", "ToT", "FToA"} {
+				i, ok := col[name]
+				if !ok {
+					return tr.sc.errorf("header %q lacks the column %q", line, name)
+				}
+				need[k] = i
+			}
+			return nil
+		}
+		if len(f) < len(col) {
+			return tr.sc.errorf("%d fields, want %d", len(f), len(col))
+		}
+		var v [4]int64
+		for k, i := range need {
+			var ok bool
+			if v[k], ok = parseInt(f[i]); !ok {
+				return tr.sc.errorf("field %d %q is not an integer", i+1, f[i])
+			}
+		}
+		if err := checkToT(tr.sc, v[2]); err != nil {
+			return err
+		}
+		s.appendLinear(dst, &tr.stats, v[0], pixel.Time(v[1]*1600-v[3]*100), v[2])
+		return nil
+	}
+	return tr
+}

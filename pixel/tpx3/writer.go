@@ -1,0 +1,180 @@
+package tpx3
+
+import (
+	"bufio"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/hitflow/hitflow/pixel"
+)
+
+// HitWriter writes hits in one of the formats the readers understand.
+type HitWriter interface {
+	Write(h *pixel.Hits) error
+	Close() error // flushes; does not close the underlying writer
+}
+
+// NewHitWriter returns a writer for format f (not Auto).
+func NewHitWriter(w io.Writer, f Format) (HitWriter, error) {
+	switch f {
+	case TPX3:
+		return &rawWriter{w: bufio.NewWriterSize(w, 1<<20)}, nil
+	case T3PA:
+		bw := bufio.NewWriterSize(w, 1<<20)
+		_, err := bw.WriteString("Index\tMatrix Index\tToA\tToT\tFToA\tOverflow\n")
+		return &t3paWriter{w: bw}, err
+	case CSV:
+		return NewCSVWriter(w, false)
+	}
+	return nil, fmt.Errorf("tpx3: cannot write format %v", f)
+}
+
+// timepixTime splits a time into the coarse 25 ns counter and the FToA
+// (1.5625 ns steps subtracted from it), or fails when the time is negative
+// or not on the 1.5625 ns grid.
+func timepixTime(t pixel.Time) (coarse int64, ftoa uint64, err error) {
+	if t < 0 || t%100 != 0 {
+		return 0, 0, fmt.Errorf("time %v ns is not a non-negative multiple of 1.5625 ns", t.Ns())
+	}
+	fine := int64(t / 100)
+	coarse = (fine + 15) / 16
+	return coarse, uint64(coarse*16 - fine), nil
+}
+
+// rawWriter writes chip-0 .tpx3 chunks of up to 8191 pixel packets.
+type rawWriter struct {
+	w     *bufio.Writer
+	chunk []byte
+}
+
+const maxChunkPackets = 8191
+
+func (r *rawWriter) Write(h *pixel.Hits) error {
+	for i := range h.ToA {
+		x, y, tot := uint64(h.X[i]), uint64(h.Y[i]), uint64(h.ToT[i])
+		if x > 255 || y > 255 || tot > 1023 {
+			return fmt.Errorf("tpx3: hit %d at (%d, %d) with ToT %d does not fit one Timepix3 chip", i, x, y, tot)
+		}
+		coarse, ftoa, err := timepixTime(h.ToA[i])
+		if err != nil {
+			return fmt.Errorf("tpx3: hit %d: %w", i, err)
+		}
+		c30 := uint64(coarse) & (1<<30 - 1)
+		addr := (x&^1)<<8 | (y&^3)<<1 | (x&1)<<2 | y&3
+		word := 0xB<<60 | addr<<44 | (c30&0x3FFF)<<30 | tot<<20 | ftoa<<16 | c30>>14
+		r.chunk = binary.LittleEndian.AppendUint64(r.chunk, word)
+		if len(r.chunk) == 8*maxChunkPackets {
+			if err := r.flushChunk(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (r *rawWriter) flushChunk() error {
+	if len(r.chunk) == 0 {
+		return nil
+	}
+	hdr := [8]byte{'T', 'P', 'X', '3', 0, 0}
+	binary.LittleEndian.PutUint16(hdr[6:], uint16(len(r.chunk)))
+	r.w.Write(hdr[:])
+	_, err := r.w.Write(r.chunk)
+	r.chunk = r.chunk[:0]
+	return err
+}
+
+func (r *rawWriter) Close() error {
+	if err := r.flushChunk(); err != nil {
+		return err
+	}
+	return r.w.Flush()
+}
+
+// t3paWriter writes Pixet text with Matrix Index = y*256 + x.
+type t3paWriter struct {
+	w    *bufio.Writer
+	n    int64
+	line []byte
+}
+
+func (t *t3paWriter) Write(h *pixel.Hits) error {
+	for i := range h.ToA {
+		if h.X[i] > 255 || h.Y[i] > 255 {
+			return fmt.Errorf("t3pa: hit %d at (%d, %d) is outside one chip", i, h.X[i], h.Y[i])
+		}
+		coarse, ftoa, err := timepixTime(h.ToA[i])
+		if err != nil {
+			return fmt.Errorf("t3pa: hit %d: %w", i, err)
+		}
+		l := strconv.AppendInt(t.line[:0], t.n, 10)
+		l = append(l, '\t')
+		l = strconv.AppendInt(l, int64(h.Y[i])*256+int64(h.X[i]), 10)
+		l = append(l, '\t')
+		l = strconv.AppendInt(l, coarse, 10)
+		l = append(l, '\t')
+		l = strconv.AppendUint(l, uint64(h.ToT[i]), 10)
+		l = append(l, '\t')
+		l = strconv.AppendUint(l, ftoa, 10)
+		l = append(l, "\t0\n"...)
+		t.line = l
+		t.n++
+		if _, err := t.w.Write(l); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (t *t3paWriter) Close() error { return t.w.Flush() }
+
+// CSVWriter writes hits as x,y,toa_ns,tot, with a cluster column when
+// labelled.
+type CSVWriter struct {
+	w        *bufio.Writer
+	labelled bool
+	line     []byte
+}
+
+// NewCSVWriter writes the header and returns the writer.
+func NewCSVWriter(w io.Writer, labelled bool) (*CSVWriter, error) {
+	c := &CSVWriter{w: bufio.NewWriterSize(w, 1<<20), labelled: labelled}
+	hdr := "x,y,toa_ns,tot\n"
+	if labelled {
+		hdr = "x,y,toa_ns,tot,cluster\n"
+	}
+	_, err := c.w.WriteString(hdr)
+	return c, err
+}
+
+// Write writes hits without labels.
+func (c *CSVWriter) Write(h *pixel.Hits) error { return c.WriteLabelled(h, 0, h.Len(), -1) }
+
+// WriteLabelled writes hits [from, to) of h with the cluster id label; a
+// writer made without labels leaves the label out.
+func (c *CSVWriter) WriteLabelled(h *pixel.Hits, from, to int, label int64) error {
+	for i := from; i < to; i++ {
+		l := strconv.AppendUint(c.line[:0], uint64(h.X[i]), 10)
+		l = append(l, ',')
+		l = strconv.AppendUint(l, uint64(h.Y[i]), 10)
+		l = append(l, ',')
+		l = pixel.AppendNs(l, h.ToA[i])
+		l = append(l, ',')
+		l = strconv.AppendUint(l, uint64(h.ToT[i]), 10)
+		if c.labelled {
+			l = append(l, ',')
+			l = strconv.AppendInt(l, label, 10)
+		}
+		l = append(l, '\n')
+		c.line = l
+		if _, err := c.w.Write(l); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Close flushes.
+func (c *CSVWriter) Close() error { return c.w.Flush() }
