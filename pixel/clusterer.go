@@ -2,11 +2,20 @@ package pixel
 
 import (
 	"cmp"
+	"encoding/binary"
+	"math/bits"
 	"slices"
 )
 
 // dead marks a buffered hit whose cluster has been emitted.
 const dead = -1
+
+// emitEvery is how many hits pass between two looks for finished clusters.
+const emitEvery = 256
+
+// sentinelTime is far enough in the past that no time difference to it
+// overflows or falls within any dt.
+const sentinelTime Time = -1 << 61
 
 // Stats counts what a clusterer has seen.
 type Stats struct {
@@ -28,7 +37,8 @@ type Clusterer struct {
 
 	stride  int      // padded matrix row length, Width+2
 	offsets [9]int32 // the nine pixels around a hit in the padded matrix
-	ref     []int32  // buffer index of each pixel's last hit, or -1
+	ref     []int32  // buffer index of each pixel's last hit, 0 if none
+	occ     []byte   // one bit per pixel: ref is not 0 (small enough for L1)
 
 	// The buffer: hits not yet emitted, and per-hit union-find state.
 	buf    Hits
@@ -36,7 +46,7 @@ type Clusterer struct {
 	next   []int32 // next member of the same cluster, or -1
 	tail   []int32 // at a root: last member of the list
 	latest []int32 // at a root: the cluster's latest hit
-	front  int     // hits before front are all dead
+	front  int     // hits in [1, front) are all dead
 	now    Time    // latest time seen
 	remap  []int32 // compaction scratch
 	order  []int32 // emission scratch
@@ -55,9 +65,13 @@ func NewClusterer(cfg Config) (*Clusterer, error) {
 	}
 	c := &Clusterer{cfg: cfg, stride: cfg.Width + 2, now: -1 << 63, compactAt: 1 << 16}
 	c.ref = make([]int32, c.stride*(cfg.Height+2))
-	for i := range c.ref {
-		c.ref[i] = -1
-	}
+	c.occ = make([]byte, len(c.ref)/8+16)
+	// Buffer index 0 is a sentinel that empty pixels point to: a hit too
+	// old to join anything, a root of its own.
+	c.extend(1)
+	c.buf.ToA[0] = sentinelTime
+	c.parent[0], c.next[0], c.tail[0], c.latest[0] = 0, -1, 0, 0
+	c.front = 1
 	k := 0
 	for dy := -1; dy <= 1; dy++ {
 		for dx := -1; dx <= 1; dx++ {
@@ -91,26 +105,17 @@ func (c *Clusterer) Stats() Stats { return c.stats }
 func (c *Clusterer) Add(h *Hits) *Clusters {
 	c.out.Reset()
 	c.stats.Hits += int64(h.Len())
-	c.buf.Reserve(h.Len())
-	calibrated := h.Calibrated()
-	if calibrated && !c.calibrated {
+	if h.Calibrated() && !c.calibrated {
 		c.calibrated = true
 		c.buf.E = append(c.buf.E[:0], make([]float32, c.buf.Len())...)
 	}
-	for k := range h.ToA {
-		x, y := h.X[k], h.Y[k]
-		if int(x) >= c.cfg.Width || int(y) >= c.cfg.Height {
-			c.stats.OutOfRange++
-			continue
-		}
-		var e float32
-		if calibrated {
-			e = h.E[k]
-		}
-		c.addHit(x, y, h.ToA[k], h.ToT[k], e)
+	// Emitting often clears the matrix of finished clusters, so that most
+	// new hits find an empty neighbourhood (the fast path).
+	for from := 0; from < h.Len(); from += emitEvery {
+		c.addRange(h, from, min(h.Len(), from+emitEvery))
+		c.emit(false)
 	}
 	c.stats.Clustered = c.stats.Hits - c.stats.OutOfRange
-	c.emit(false)
 	return &c.out
 }
 
@@ -121,81 +126,150 @@ func (c *Clusterer) Flush() *Clusters {
 	return &c.out
 }
 
-// addHit is the hot path: one hit joins the clusters around it.
-func (c *Clusterer) addHit(x, y uint16, t Time, tot uint16, e float32) {
-	i := int32(len(c.buf.ToA))
-	c.buf.X = append(c.buf.X, x)
-	c.buf.Y = append(c.buf.Y, y)
-	c.buf.ToA = append(c.buf.ToA, t)
-	c.buf.ToT = append(c.buf.ToT, tot)
+// extend grows every per-hit column of the buffer to length n.
+func (c *Clusterer) extend(n int) {
+	b := &c.buf
+	b.X, b.Y, b.ToA, b.ToT = growLen(b.X, n), growLen(b.Y, n), growLen(b.ToA, n), growLen(b.ToT, n)
 	if c.calibrated {
-		c.buf.E = append(c.buf.E, e)
+		b.E = growLen(b.E, n)
 	}
-	c.parent = append(c.parent, i)
-	c.next = append(c.next, -1)
-	c.tail = append(c.tail, i)
-	c.latest = append(c.latest, i)
+	c.parent, c.next, c.tail, c.latest = growLen(c.parent, n), growLen(c.next, n), growLen(c.tail, n), growLen(c.latest, n)
+}
 
-	late := t < c.now
-	if late {
-		c.stats.Late++
-	} else {
-		c.now = t
+// truncate cuts every per-hit column to length n.
+func (c *Clusterer) truncate(n int) {
+	b := &c.buf
+	b.X, b.Y, b.ToA, b.ToT = b.X[:n], b.Y[:n], b.ToA[:n], b.ToT[:n]
+	if c.calibrated {
+		b.E = b.E[:n]
 	}
+	c.parent, c.next, c.tail, c.latest = c.parent[:n], c.next[:n], c.tail[:n], c.latest[:n]
+}
+
+func growLen[T any](s []T, n int) []T {
+	if cap(s) < n {
+		ns := make([]T, n, 2*n)
+		copy(ns, s)
+		return ns
+	}
+	return s[:n]
+}
+
+// addRange is the hot path: hits [from, to) of h join the clusters around
+// them. The columns are local slices so that the loop runs on registers.
+func (c *Clusterer) addRange(h *Hits, from, to int) {
+	n0 := c.buf.Len()
+	c.extend(n0 + to - from)
+	bx, by, btoa, btot := c.buf.X, c.buf.Y, c.buf.ToA, c.buf.ToT
+	parent, next, tail, latest := c.parent, c.next, c.tail, c.latest
+	ref, occ := c.ref, c.occ
+	offsets := &c.offsets
+	stride := int32(c.stride)
+	width, height := c.cfg.Width, c.cfg.Height
 	dt := c.cfg.DtMax
-	toa := c.buf.ToA
-	ref := c.ref
-	p := int32((int(y)+1)*c.stride + int(x) + 1)
-	root := int32(-1)
-	for _, off := range c.offsets {
-		j := ref[p+off]
-		if j < 0 {
+	local, window := c.cfg.Definition == Local, c.cfg.Definition == Window
+	now := c.now
+	calibrated := h.Calibrated()
+	i := int32(n0)
+	for k := from; k < to; k++ {
+		x, y := h.X[k], h.Y[k]
+		if int(x) >= width || int(y) >= height {
+			c.stats.OutOfRange++
 			continue
 		}
-		var r int32
-		if c.cfg.Definition == Local {
-			if d := t - toa[j]; d > dt || d < -dt {
-				continue
-			}
-			r = c.find(j)
+		t := h.ToA[k]
+		bx[i], by[i], btoa[i], btot[i] = x, y, t, h.ToT[k]
+		if calibrated {
+			c.buf.E[i] = h.E[k]
+		} else if c.calibrated {
+			c.buf.E[i] = 0
+		}
+		parent[i], next[i], tail[i], latest[i] = i, -1, i, i
+		late := t < now
+		if late {
+			c.stats.Late++
 		} else {
-			r = c.find(j)
-			if d := t - c.openTime(r); d > dt || d < -dt {
-				continue
+			now = t
+		}
+		p := int32(int(y)+1)*stride + int32(x) + 1
+		// Fast path: all nine pixels empty, seen in the occupancy bits
+		// without touching the larger matrix.
+		if occupied3(occ, p-stride-1)|occupied3(occ, p-1)|occupied3(occ, p+stride-1) == 0 {
+			ref[p] = i
+			occ[p>>3] |= 1 << (p & 7)
+			i++
+			continue
+		}
+		// Which of the nine pixels hold a hit that may join: for the local
+		// definition one within dt, otherwise any (the sentinel never
+		// joins). Computed without branches; the loop below then visits
+		// only the candidates, usually none or one.
+		var cand uint32
+		for q, off := range offsets {
+			j := ref[p+off]
+			var ok bool
+			if local {
+				d := t - btoa[j]
+				ok = uint64(d+dt) <= uint64(2*dt)
+			} else {
+				ok = j != 0
+			}
+			if ok {
+				cand |= 1 << q
 			}
 		}
-		switch {
-		case root < 0:
-			root = r
-		case r != root:
-			root = c.union(root, r)
+		root := int32(-1)
+		for ; cand != 0; cand &= cand - 1 {
+			r := find(parent, ref[p+offsets[bits.TrailingZeros32(cand)]])
+			if !local {
+				open := btoa[latest[r]]
+				if window {
+					open = btoa[r]
+				}
+				if d := t - open; d > dt || d < -dt {
+					continue
+				}
+			}
+			switch {
+			case root < 0:
+				root = r
+			case r != root:
+				// Join under the earlier root, concatenating the lists.
+				a, b := min(root, r), max(root, r)
+				parent[b] = a
+				next[tail[a]] = b
+				tail[a] = tail[b]
+				if btoa[latest[b]] > btoa[latest[a]] {
+					latest[a] = latest[b]
+				}
+				root = a
+			}
 		}
-	}
-	if root >= 0 {
-		c.parent[i] = root
-		c.next[c.tail[root]] = i
-		c.tail[root] = i
-		if t >= toa[c.latest[root]] {
-			c.latest[root] = i
+		if root >= 0 {
+			parent[i] = root
+			next[tail[root]] = i
+			tail[root] = i
+			if t >= btoa[latest[root]] {
+				latest[root] = i
+			}
 		}
+		if j := ref[p]; !late || btoa[j] <= t {
+			ref[p] = i
+			occ[p>>3] |= 1 << (p & 7)
+		}
+		i++
 	}
-	if j := ref[p]; !late || j < 0 || toa[j] <= t {
-		ref[p] = i
-	}
+	c.now = now
+	c.truncate(int(i))
 }
 
-// openTime is the time that decides whether the cluster rooted at r can
-// still take hits: its first hit for the window definition, its latest
-// otherwise (for the local one this is when its last edge can form).
-func (c *Clusterer) openTime(r int32) Time {
-	if c.cfg.Definition == Window {
-		return c.buf.ToA[r]
-	}
-	return c.buf.ToA[c.latest[r]]
+// occupied3 returns the occupancy bits of pixels q, q+1 and q+2.
+func occupied3(occ []byte, q int32) uint64 {
+	return binary.LittleEndian.Uint64(occ[q>>3:]) >> (q & 7) & 7
 }
 
-func (c *Clusterer) find(j int32) int32 {
-	parent := c.parent
+// find returns the root of j, halving the path on the way.
+func find(parent []int32, j int32) int32 {
 	for parent[j] != j {
 		parent[j] = parent[parent[j]]
 		j = parent[j]
@@ -203,82 +277,136 @@ func (c *Clusterer) find(j int32) int32 {
 	return j
 }
 
-// union joins the clusters rooted at a and b (a != b) under the earlier
-// root and returns it.
-func (c *Clusterer) union(a, b int32) int32 {
-	if b < a {
-		a, b = b, a
-	}
-	c.parent[b] = a
-	c.next[c.tail[a]] = b
-	c.tail[a] = c.tail[b]
-	if c.buf.ToA[c.latest[b]] > c.buf.ToA[c.latest[a]] {
-		c.latest[a] = c.latest[b]
-	}
-	return a
-}
-
 // emit writes out clusters in root order while they are closed (all of
-// them when flushing) and compacts the buffer when it pays off.
+// them when flushing) and compacts the buffer when it pays off. The
+// features are accumulated in registers while the cluster's list is walked
+// once; the output columns are written by index.
 func (c *Clusterer) emit(flush bool) {
 	n := int32(c.buf.Len())
 	limit := c.now - c.cfg.DtMax
+	b := &c.buf
+	bx, by, btoa, btot := b.X, b.Y, b.ToA, b.ToT
+	calibrated := c.calibrated
+	parent, next, latest := c.parent, c.next, c.latest
+	window := c.cfg.Definition == Window
+	out := &c.out
+	out.Calibrated = calibrated
+	k := out.Len()
+	out.extend(k + int(n) - c.front) // at most one cluster per hit
 	i := int32(c.front)
 	for ; i < n; i++ {
-		if c.parent[i] == dead {
+		if parent[i] == dead {
 			continue
 		}
-		// Every root before i is emitted, so i is a root.
-		if !flush && c.openTime(i) >= limit {
+		// Every root before i is emitted, so i is a root. Its cluster can
+		// still take hits while its first hit (window definition) or its
+		// latest hit (otherwise) is within dt of the present.
+		open := btoa[latest[i]]
+		if window {
+			open = btoa[i]
+		}
+		if !flush && open >= limit {
 			break
 		}
-		c.emitCluster(i)
+		if next[i] < 0 { // a single hit, the commonest cluster
+			x, y := bx[i], by[i]
+			w := float64(btot[i])
+			var e float64
+			if calibrated {
+				e = float64(b.E[i])
+				w = e
+			}
+			c.forget(i, x, y)
+			out.ID[k], out.Size[k], out.FirstToA[k], out.LastToA[k] = c.nextID, 1, btoa[i], btoa[i]
+			out.ToTSum[k], out.ESum[k], out.X[k], out.Y[k] = int64(btot[i]), e, float64(x), float64(y)
+			out.XMin[k], out.XMax[k], out.YMin[k], out.YMax[k], out.Max[k] = x, x, y, y, w
+		} else {
+			c.summarise(i, k)
+		}
+		k++
+		c.nextID++
+		if c.keepMembers {
+			c.appendMembers(i)
+		}
 	}
+	out.truncate(k)
+	c.stats.Clusters = c.nextID
 	c.front = int(i)
 	if c.front == int(n) || c.front >= c.compactAt && 2*c.front >= int(n) {
 		c.compact()
 	}
 }
 
-// emitCluster appends the cluster rooted at r to the output and marks its
-// hits dead, clearing the matrix entries that point to them.
-func (c *Clusterer) emitCluster(r int32) {
-	var s clusterSummary
-	s.reset()
-	calibrated := c.calibrated
+// summarise writes the features of the cluster rooted at r as output row k
+// and marks its hits dead, clearing the matrix entries that point to them.
+func (c *Clusterer) summarise(r int32, k int) {
 	b := &c.buf
-	c.order = c.order[:0]
-	for j := r; j >= 0; j = c.next[j] {
-		var e float32
+	bx, by, btoa, btot := b.X, b.Y, b.ToA, b.ToT
+	calibrated := c.calibrated
+	next := c.next
+	out := &c.out
+	var size int32
+	var totSum int64
+	var eSum, wSum, wx, wy, sx, sy float64
+	first, last := btoa[r], btoa[r]
+	xmin, xmax, ymin, ymax := bx[r], bx[r], by[r], by[r]
+	peak := -1.0
+	for j := r; j >= 0; j = next[j] {
+		x, y, t := bx[j], by[j], btoa[j]
+		size++
+		first, last = min(first, t), max(last, t)
+		totSum += int64(btot[j])
+		w := float64(btot[j])
 		if calibrated {
-			e = b.E[j]
+			w = float64(b.E[j])
+			eSum += w
 		}
-		s.add(b.X[j], b.Y[j], b.ToA[j], b.ToT[j], e, calibrated)
-		c.parent[j] = dead
-		if p := (int(b.Y[j])+1)*c.stride + int(b.X[j]) + 1; c.ref[p] == j {
-			c.ref[p] = -1
-		}
-		if c.keepMembers {
-			c.order = append(c.order, j)
-		}
+		fx, fy := float64(x), float64(y)
+		wSum, wx, wy, sx, sy = wSum+w, wx+w*fx, wy+w*fy, sx+fx, sy+fy
+		xmin, xmax, ymin, ymax = min(xmin, x), max(xmax, x), min(ymin, y), max(ymax, y)
+		peak = max(peak, w)
+		c.forget(j, x, y)
 	}
-	c.out.Calibrated = calibrated
-	c.out.append(c.nextID, &s)
-	c.nextID++
-	c.stats.Clusters++
-	if c.keepMembers {
-		slices.SortFunc(c.order, func(u, v int32) int {
-			return cmp.Or(cmp.Compare(b.ToA[u], b.ToA[v]), cmp.Compare(u, v))
-		})
-		for _, j := range c.order {
-			c.out.Members.AppendFrom(b, int(j))
-		}
-		c.out.Start = append(c.out.Start, c.out.Members.Len())
+	// A cluster without positive weight gets its plain centroid.
+	if wSum <= 0 {
+		wx, wy, wSum = sx, sy, float64(size)
+	}
+	inv := 1 / wSum
+	out.ID[k], out.Size[k], out.FirstToA[k], out.LastToA[k] = c.nextID, size, first, last
+	out.ToTSum[k], out.ESum[k], out.X[k], out.Y[k] = totSum, eSum, wx*inv, wy*inv
+	out.XMin[k], out.XMax[k], out.YMin[k], out.YMax[k], out.Max[k] = xmin, xmax, ymin, ymax, peak
+}
+
+// forget marks hit j on pixel (x, y) dead and clears the matrix entry if it
+// points to j.
+func (c *Clusterer) forget(j int32, x, y uint16) {
+	c.parent[j] = dead
+	if p := (int(y)+1)*c.stride + int(x) + 1; c.ref[p] == j {
+		c.ref[p] = 0
+		c.occ[p>>3] &^= 1 << (p & 7)
 	}
 }
 
+// appendMembers adds the hits of the cluster rooted at r to the output in
+// time order (ties by arrival).
+func (c *Clusterer) appendMembers(r int32) {
+	b := &c.buf
+	c.order = c.order[:0]
+	for j := r; j >= 0; j = c.next[j] {
+		c.order = append(c.order, j)
+	}
+	slices.SortFunc(c.order, func(u, v int32) int {
+		return cmp.Or(cmp.Compare(b.ToA[u], b.ToA[v]), cmp.Compare(u, v))
+	})
+	for _, j := range c.order {
+		c.out.Members.AppendFrom(b, int(j))
+	}
+	c.out.Start = append(c.out.Start, c.out.Members.Len())
+}
+
 // compact drops the dead hits, all of those before the front and the ones
-// after it, renumbering the survivors and every reference to them.
+// after it, renumbering the survivors from 1 (after the sentinel) and every
+// reference to them.
 func (c *Clusterer) compact() {
 	n := c.buf.Len()
 	front := c.front
@@ -288,7 +416,7 @@ func (c *Clusterer) compact() {
 	remap := c.remap[:n-front]
 	b := &c.buf
 	calibrated := c.calibrated
-	k := int32(0)
+	k := int32(1)
 	for j := front; j < n; j++ {
 		if c.parent[j] == dead {
 			continue
@@ -310,7 +438,7 @@ func (c *Clusterer) compact() {
 		k++
 	}
 	at := func(old int32) int32 { return remap[int(old)-front] }
-	for j := range k {
+	for j := int32(1); j < k; j++ {
 		c.parent[j] = at(c.parent[j])
 		if c.next[j] >= 0 {
 			c.next[j] = at(c.next[j])
@@ -318,10 +446,6 @@ func (c *Clusterer) compact() {
 		c.tail[j] = at(c.tail[j])
 		c.latest[j] = at(c.latest[j])
 	}
-	b.X, b.Y, b.ToA, b.ToT = b.X[:k], b.Y[:k], b.ToA[:k], b.ToT[:k]
-	if calibrated {
-		b.E = b.E[:k]
-	}
-	c.parent, c.next, c.tail, c.latest = c.parent[:k], c.next[:k], c.tail[:k], c.latest[:k]
-	c.front = 0
+	c.truncate(int(k))
+	c.front = 1
 }

@@ -28,70 +28,23 @@ func (c *Clusters) Len() int { return len(c.ID) }
 
 // Reset empties the batch, keeping its storage.
 func (c *Clusters) Reset() {
-	c.ID, c.Size, c.FirstToA, c.LastToA = c.ID[:0], c.Size[:0], c.FirstToA[:0], c.LastToA[:0]
-	c.ToTSum, c.ESum, c.X, c.Y = c.ToTSum[:0], c.ESum[:0], c.X[:0], c.Y[:0]
-	c.XMin, c.XMax, c.YMin, c.YMax = c.XMin[:0], c.XMax[:0], c.YMin[:0], c.YMax[:0]
-	c.Max = c.Max[:0]
+	c.truncate(0)
 	c.Members.Reset()
 	c.Start = append(c.Start[:0], 0)
 }
 
-// clusterSummary accumulates the features of one cluster hit by hit.
-type clusterSummary struct {
-	size        int32
-	first, last Time
-	totSum      int64
-	eSum        float64
-	wSum        float64 // sum of weights (energy or ToT)
-	wx, wy      float64
-	sx, sy      float64 // unweighted sums, for clusters without weight
-	xmin, xmax  uint16
-	ymin, ymax  uint16
-	max         float64
+// extend grows every feature column to length n.
+func (c *Clusters) extend(n int) {
+	c.ID, c.Size, c.FirstToA, c.LastToA = growLen(c.ID, n), growLen(c.Size, n), growLen(c.FirstToA, n), growLen(c.LastToA, n)
+	c.ToTSum, c.ESum, c.X, c.Y = growLen(c.ToTSum, n), growLen(c.ESum, n), growLen(c.X, n), growLen(c.Y, n)
+	c.XMin, c.XMax, c.YMin, c.YMax = growLen(c.XMin, n), growLen(c.XMax, n), growLen(c.YMin, n), growLen(c.YMax, n)
+	c.Max = growLen(c.Max, n)
 }
 
-func (s *clusterSummary) reset() {
-	*s = clusterSummary{first: 1<<63 - 1, last: -1 << 63, xmin: 0xffff, ymin: 0xffff, max: -1}
-}
-
-func (s *clusterSummary) add(x, y uint16, t Time, tot uint16, e float32, calibrated bool) {
-	s.size++
-	s.first = min(s.first, t)
-	s.last = max(s.last, t)
-	s.totSum += int64(tot)
-	w := float64(tot)
-	if calibrated {
-		w = float64(e)
-		s.eSum += w
-	}
-	s.wSum += w
-	s.wx += w * float64(x)
-	s.wy += w * float64(y)
-	s.sx += float64(x)
-	s.sy += float64(y)
-	s.xmin, s.xmax = min(s.xmin, x), max(s.xmax, x)
-	s.ymin, s.ymax = min(s.ymin, y), max(s.ymax, y)
-	s.max = max(s.max, w)
-}
-
-// append adds the finished summary as the next cluster. A cluster without
-// positive total weight gets its unweighted centroid.
-func (c *Clusters) append(id int64, s *clusterSummary) {
-	cx, cy := s.sx/float64(s.size), s.sy/float64(s.size)
-	if s.wSum > 0 {
-		cx, cy = s.wx/s.wSum, s.wy/s.wSum
-	}
-	c.ID = append(c.ID, id)
-	c.Size = append(c.Size, s.size)
-	c.FirstToA = append(c.FirstToA, s.first)
-	c.LastToA = append(c.LastToA, s.last)
-	c.ToTSum = append(c.ToTSum, s.totSum)
-	c.ESum = append(c.ESum, s.eSum)
-	c.X = append(c.X, cx)
-	c.Y = append(c.Y, cy)
-	c.XMin = append(c.XMin, s.xmin)
-	c.XMax = append(c.XMax, s.xmax)
-	c.YMin = append(c.YMin, s.ymin)
-	c.YMax = append(c.YMax, s.ymax)
-	c.Max = append(c.Max, s.max)
+// truncate cuts every feature column to length n.
+func (c *Clusters) truncate(n int) {
+	c.ID, c.Size, c.FirstToA, c.LastToA = c.ID[:n], c.Size[:n], c.FirstToA[:n], c.LastToA[:n]
+	c.ToTSum, c.ESum, c.X, c.Y = c.ToTSum[:n], c.ESum[:n], c.X[:n], c.Y[:n]
+	c.XMin, c.XMax, c.YMin, c.YMax = c.XMin[:n], c.XMax[:n], c.YMin[:n], c.YMax[:n]
+	c.Max = c.Max[:n]
 }

@@ -1,8 +1,10 @@
 package pixel
 
 import (
+	"fmt"
 	"math"
 	"strconv"
+	"strings"
 )
 
 // Time is a hit time in units of 1/64 ns (15.625 ps). Every Timepix3 time
@@ -101,4 +103,28 @@ func grow[T any](s []T, n int) []T {
 	ns := make([]T, len(s), 2*cap(s)+n)
 	copy(ns, s)
 	return ns
+}
+
+// ParseTime reads a duration such as "200ns", "1.5625ns", "0.5us", "500µs",
+// "2ms", "1s" or a bare "0" onto the Time grid (rounding below 1/64 ns).
+func ParseTime(s string) (Time, error) {
+	if s == "0" {
+		return 0, nil
+	}
+	units := []struct {
+		suffix string
+		unit   Time
+	}{{"ns", Nanosecond}, {"us", Microsecond}, {"µs", Microsecond}, {"ms", Millisecond}, {"s", Second}}
+	for _, u := range units {
+		num, ok := strings.CutSuffix(s, u.suffix)
+		if !ok {
+			continue
+		}
+		v, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
+		if err != nil || math.IsNaN(v) || math.Abs(v*float64(u.unit)) > 1<<62 {
+			break
+		}
+		return Time(math.Round(v * float64(u.unit))), nil
+	}
+	return 0, fmt.Errorf("pixel: %q is not a duration like 200ns, 0.5us, 500us, 2ms or 1s", s)
 }

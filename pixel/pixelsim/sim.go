@@ -81,13 +81,13 @@ func (o *Options) defaults() error {
 
 // generator builds one cluster at a time into hits.
 type generator struct {
-	r          *rand.Rand
-	w, h       int
-	seen       []uint32 // cluster stamp per pixel: one hit per pixel per cluster
-	stamp      uint32
-	x, y       []uint16
-	tot        []uint16
-	dt         []pixel.Time // time after the cluster's arrival
+	r     *rand.Rand
+	w, h  int
+	seen  []uint32 // cluster stamp per pixel: one hit per pixel per cluster
+	stamp uint32
+	x, y  []uint16
+	tot   []uint16
+	dt    []pixel.Time // time after the cluster's arrival
 }
 
 // pixelHit adds a hit of ToT tot on pixel (x, y) with a delay, once per

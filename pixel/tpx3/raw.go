@@ -93,6 +93,10 @@ func NewRawReader(r io.Reader, name string, layout Layout) *RawReader {
 	return &RawReader{r: r, name: name, layout: layout, buf: make([]byte, 1<<20)}
 }
 
+// Continue makes the reader extend times from where prev stopped, for a
+// run split over several files.
+func (d *RawReader) Continue(prev *RawReader) { d.clock = prev.clock }
+
 // TDC returns the TDC packets decoded by the last Read, valid until the next.
 func (d *RawReader) TDC() []TDC { return d.tdc }
 

@@ -1,0 +1,234 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strconv"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hitflow/hitflow/output"
+	"github.com/hitflow/hitflow/pixel"
+	"github.com/hitflow/hitflow/pixel/pipeline"
+	"github.com/hitflow/hitflow/pixel/pixelsim"
+	"github.com/hitflow/hitflow/pixel/tpx3"
+)
+
+// clusterOptions are the flags of "hitflow cluster".
+type clusterOptions struct {
+	format, definition, layout string
+	dt, unsorted               pixel.Time
+	width, height              int
+	calib, hits, tdc, out      string
+	quiet                      bool
+}
+
+func newClusterCmd(stdout, stderr io.Writer) *cobra.Command {
+	o := clusterOptions{format: "auto", definition: "local", layout: "row", dt: 200 * pixel.Nanosecond,
+		unsorted: 500 * pixel.Microsecond, width: 256, height: 256, out: "-"}
+	cmd := &cobra.Command{
+		Use:   "cluster [flags] [FILE...]",
+		Short: "Cluster pixel hits into particle events",
+		Long: `Cluster Timepix3 hits (.tpx3, .t3pa, Katherine text or CSV) into clusters:
+hits connected through 8-neighbouring pixels within a time distance dt.
+The files are one stream, in the order given. Without files, a built-in
+simulated sample (1,000,000 gamma-like hits, seed 1) is clustered.
+
+Definitions: local (each link within dt, default), global (within dt of
+the cluster's latest hit), window (within dt of the cluster's first hit).
+The clusters file format follows the extension: .csv (default, stdout with
+-o -) or .clog. A one-line summary goes to stderr.`,
+		Example: `  hitflow cluster -o clusters.csv run.tpx3
+  hitflow cluster --definition global --dt 600ns --calib calib/ -o clusters.clog run.t3pa
+  hitflow cluster --hits labels.csv --unsorted 1ms -o clusters.csv part1.tpx3 part2.tpx3`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runCluster(cmd.Context(), o, args, stdout, stderr)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.format, "format", o.format, "input format: auto, tpx3, t3pa, katherine or csv")
+	f.StringVar(&o.definition, "definition", o.definition, "cluster definition: local, global or window")
+	f.Var(timeFlag{&o.dt}, "dt", "maximum time distance (200ns, 0.6us, ...)")
+	f.Var(timeFlag{&o.unsorted}, "unsorted", "reorder window of the input; 0 trusts the input order")
+	f.StringVar(&o.layout, "layout", o.layout, "chip placement of .tpx3 data: single, row or quad")
+	f.Var(sizeFlag{&o.width, &o.height}, "sensor", "sensor size of text inputs (linear pixel index width)")
+	f.StringVar(&o.calib, "calib", "", "directory with the a.txt, b.txt, c.txt, t.txt calibration")
+	f.StringVar(&o.hits, "hits", "", "also write every hit with its cluster id (CSV: x,y,toa_ns,tot,cluster)")
+	f.StringVar(&o.tdc, "tdc", "", "also write the TDC packets of .tpx3 input (CSV)")
+	f.StringVarP(&o.out, "output", "o", o.out, "clusters file (.csv or .clog); - for CSV on stdout")
+	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress bar")
+	return cmd
+}
+
+func runCluster(ctx context.Context, o clusterOptions, files []string, stdout, stderr io.Writer) error {
+	format, err := tpx3.ParseFormat(o.format)
+	if err != nil {
+		return usageError{err}
+	}
+	def, err := pixel.ParseDefinition(o.definition)
+	if err != nil {
+		return usageError{err}
+	}
+	layout, err := tpx3.LayoutByName(o.layout)
+	if err != nil {
+		return usageError{err}
+	}
+	job := pipeline.Job{
+		Reader:   tpx3.Options{Format: format, Layout: layout, Width: o.width, Height: o.height},
+		Unsorted: o.unsorted,
+		Cluster: pixel.Config{Definition: def, DtMax: o.dt,
+			Width: max(o.width, layout.Width), Height: max(o.height, layout.Height)},
+	}
+	if err := job.Cluster.Validate(); err != nil {
+		return usageError{err}
+	}
+	if o.calib != "" {
+		if job.Calibration, err = tpx3.LoadCalibration(o.calib); err != nil {
+			return err
+		}
+		if job.Calibration.InvalidPixels > 0 {
+			slog.Warn("calibration has invalid pixels; their hits get no energy", "pixels", job.Calibration.InvalidPixels)
+		}
+	}
+
+	var total int64
+	if len(files) == 0 {
+		src, err := builtinSample()
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(stderr, "hitflow: no input files: clustering a built-in simulated sample (gamma, 1000000 hits, seed 1)")
+		job.Sources = append(job.Sources, src)
+	}
+	for _, name := range files {
+		f, err := os.Open(name)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		var size int64
+		if fi, err := f.Stat(); err == nil {
+			size = fi.Size()
+		}
+		total += size
+		job.Sources = append(job.Sources, pipeline.Source{Name: name, R: f, Size: size})
+	}
+
+	out, closeOut, err := create(o.out, stdout)
+	if err != nil {
+		return err
+	}
+	name := o.out
+	if name == "-" {
+		name = "stdout.csv"
+	}
+	cw, err := output.NewClusterWriter(out, name)
+	if err != nil {
+		return usageError{err}
+	}
+	job.Clusters = cw
+	closers := []func() error{cw.Close, closeOut}
+	if o.hits != "" {
+		hf, closeHits, err := create(o.hits, stdout)
+		if err != nil {
+			return err
+		}
+		hw, err := tpx3.NewCSVWriter(hf, true)
+		if err != nil {
+			return err
+		}
+		job.Hits = hw
+		closers = append(closers, hw.Close, closeHits)
+	}
+	if o.tdc != "" {
+		tf, closeTDC, err := create(o.tdc, stdout)
+		if err != nil {
+			return err
+		}
+		tw := newTDCWriter(tf)
+		job.TDC = tw.write
+		closers = append(closers, tw.close, closeTDC)
+	}
+	bar := newProgress(stderr, total, o.quiet)
+	job.Progress = bar.Update
+
+	sum, runErr := pipeline.Run(ctx, job)
+	bar.Done()
+	for _, c := range closers {
+		if err := c(); err != nil && runErr == nil {
+			runErr = err
+		}
+	}
+	fmt.Fprintln(stderr, sum)
+	if errors.Is(runErr, context.Canceled) {
+		return fmt.Errorf("interrupted; clusters of the hits read so far were written")
+	}
+	return runErr
+}
+
+// create opens a file for writing, or stdout for "-".
+func create(name string, stdout io.Writer) (io.Writer, func() error, error) {
+	if name == "-" {
+		return stdout, func() error { return nil }, nil
+	}
+	f, err := os.Create(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	return f, f.Close, nil
+}
+
+// builtinSample simulates the default input in memory as .tpx3.
+func builtinSample() (pipeline.Source, error) {
+	pr, pw := io.Pipe()
+	go func() {
+		w, err := tpx3.NewHitWriter(pw, tpx3.TPX3)
+		if err == nil {
+			err = pixelsim.Generate(pixelsim.Options{Dataset: pixelsim.Datasets[0], Hits: 1000000, Seed: 1}, w.Write)
+		}
+		if err == nil {
+			err = w.Close()
+		}
+		pw.CloseWithError(err)
+	}()
+	return pipeline.Source{Name: "built-in sample", R: pr}, nil
+}
+
+// tdcWriter writes TDC packets as CSV.
+type tdcWriter struct {
+	w    io.Writer
+	line []byte
+	err  error
+}
+
+func newTDCWriter(w io.Writer) *tdcWriter {
+	t := &tdcWriter{w: w}
+	_, t.err = io.WriteString(w, "edge,trigger,time_ns,chip\n")
+	return t
+}
+
+func (t *tdcWriter) write(tdcs []tpx3.TDC) error {
+	if t.err != nil {
+		return t.err
+	}
+	l := t.line[:0]
+	for _, d := range tdcs {
+		l = append(l, d.Edge.String()...)
+		l = append(l, ',')
+		l = strconv.AppendUint(l, uint64(d.Trigger), 10)
+		l = append(l, ',')
+		l = pixel.AppendNs(l, d.Time)
+		l = append(l, ',')
+		l = strconv.AppendUint(l, uint64(d.Chip), 10)
+		l = append(l, '\n')
+	}
+	t.line = l
+	_, t.err = t.w.Write(l)
+	return t.err
+}
+
+func (t *tdcWriter) close() error { return t.err }

@@ -1,0 +1,50 @@
+package main
+
+import (
+	"io"
+	"os"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
+)
+
+// progress shows a byte progress bar on a terminal once a run has taken
+// more than a second; it stays silent otherwise.
+type progress struct {
+	w     io.Writer
+	total int64
+	start time.Time
+	bar   *progressbar.ProgressBar
+	off   bool
+}
+
+func newProgress(w io.Writer, total int64, quiet bool) *progress {
+	f, isFile := w.(*os.File)
+	off := quiet || total <= 0 || !isFile || !term.IsTerminal(int(f.Fd()))
+	return &progress{w: w, total: total, start: time.Now(), off: off}
+}
+
+// Update reports the bytes done so far.
+func (p *progress) Update(done int64) {
+	if p.off || time.Since(p.start) < time.Second {
+		return
+	}
+	if p.bar == nil {
+		p.bar = progressbar.NewOptions64(p.total,
+			progressbar.OptionSetWriter(p.w),
+			progressbar.OptionShowBytes(true),
+			progressbar.OptionSetDescription("reading"),
+			progressbar.OptionThrottle(100*time.Millisecond),
+			progressbar.OptionClearOnFinish(),
+		)
+	}
+	p.bar.Set64(done)
+}
+
+// Done removes the bar.
+func (p *progress) Done() {
+	if p.bar != nil {
+		p.bar.Finish()
+	}
+}

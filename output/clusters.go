@@ -1,0 +1,139 @@
+package output
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/hitflow/hitflow/pixel"
+)
+
+// ClusterWriter writes batches of pixel clusters.
+type ClusterWriter interface {
+	Write(c *pixel.Clusters) error
+	// NeedsMembers reports whether the writer uses the clusters' hits.
+	NeedsMembers() bool
+	Close() error // flushes; does not close the underlying writer
+}
+
+// NewClusterWriter picks the writer by the file name's extension.
+func NewClusterWriter(w io.Writer, name string) (ClusterWriter, error) {
+	switch ext := strings.ToLower(filepath.Ext(name)); ext {
+	case ".csv":
+		return NewClusterCSV(w)
+	case ".clog":
+		return NewCLog(w), nil
+	default:
+		return nil, fmt.Errorf("output: %s: unknown cluster format %q (want .csv or .clog)", name, ext)
+	}
+}
+
+// ClusterCSV writes one row per cluster.
+type ClusterCSV struct {
+	w    *bufio.Writer
+	line []byte
+}
+
+// ClusterCSVHeader is the header line of the cluster CSV.
+const ClusterCSVHeader = "id,size,toa_ns,span_ns,tot_sum,energy_kev,x,y,xmin,xmax,ymin,ymax,max"
+
+// NewClusterCSV writes the header and returns the writer.
+func NewClusterCSV(w io.Writer) (*ClusterCSV, error) {
+	c := &ClusterCSV{w: bufio.NewWriterSize(w, 1<<20)}
+	_, err := c.w.WriteString(ClusterCSVHeader + "\n")
+	return c, err
+}
+
+func (c *ClusterCSV) NeedsMembers() bool { return false }
+
+func (c *ClusterCSV) Write(cl *pixel.Clusters) error {
+	for i := range cl.Len() {
+		l := strconv.AppendInt(c.line[:0], cl.ID[i], 10)
+		l = append(l, ',')
+		l = strconv.AppendInt(l, int64(cl.Size[i]), 10)
+		l = append(l, ',')
+		l = pixel.AppendNs(l, cl.FirstToA[i])
+		l = append(l, ',')
+		l = pixel.AppendNs(l, cl.LastToA[i]-cl.FirstToA[i])
+		l = append(l, ',')
+		l = strconv.AppendInt(l, cl.ToTSum[i], 10)
+		l = append(l, ',')
+		if cl.Calibrated {
+			l = appendFloat(l, cl.ESum[i])
+		}
+		for _, v := range [...]float64{cl.X[i], cl.Y[i]} {
+			l = append(l, ',')
+			l = appendFloat(l, v)
+		}
+		for _, v := range [...]uint16{cl.XMin[i], cl.XMax[i], cl.YMin[i], cl.YMax[i]} {
+			l = append(l, ',')
+			l = strconv.AppendUint(l, uint64(v), 10)
+		}
+		l = append(l, ',')
+		l = appendFloat(l, cl.Max[i])
+		l = append(l, '\n')
+		c.line = l
+		if _, err := c.w.Write(l); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *ClusterCSV) Close() error { return c.w.Flush() }
+
+// appendFloat writes the shortest representation that reads back exactly.
+func appendFloat(b []byte, v float64) []byte { return strconv.AppendFloat(b, v, 'g', -1, 64) }
+
+// CLog writes the ADVACAM cluster log.
+type CLog struct {
+	w     *bufio.Writer
+	frame int64
+	line  []byte
+}
+
+// NewCLog returns a .clog writer.
+func NewCLog(w io.Writer) *CLog { return &CLog{w: bufio.NewWriterSize(w, 1<<20)} }
+
+func (c *CLog) NeedsMembers() bool { return true }
+
+func (c *CLog) Write(cl *pixel.Clusters) error {
+	if len(cl.Start) != cl.Len()+1 {
+		return fmt.Errorf("output: clog needs the hits of each cluster")
+	}
+	m := &cl.Members
+	for i := range cl.Len() {
+		c.frame++
+		l := append(c.line[:0], "Frame "...)
+		l = strconv.AppendInt(l, c.frame, 10)
+		l = append(l, " ("...)
+		l = strconv.AppendFloat(l, float64(cl.FirstToA[i])/float64(pixel.Second), 'f', 6, 64)
+		l = append(l, ", 0.000000 s)\n"...)
+		for j := cl.Start[i]; j < cl.Start[i+1]; j++ {
+			l = append(l, '[')
+			l = strconv.AppendUint(l, uint64(m.X[j]), 10)
+			l = append(l, ", "...)
+			l = strconv.AppendUint(l, uint64(m.Y[j]), 10)
+			l = append(l, ", "...)
+			if cl.Calibrated {
+				l = strconv.AppendFloat(l, float64(m.E[j]), 'g', -1, 32)
+			} else {
+				l = strconv.AppendUint(l, uint64(m.ToT[j]), 10)
+			}
+			l = append(l, ", "...)
+			l = pixel.AppendNs(l, m.ToA[j])
+			l = append(l, "] "...)
+		}
+		l = append(l, "\n\n"...)
+		c.line = l
+		if _, err := c.w.Write(l); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *CLog) Close() error { return c.w.Flush() }

@@ -1,0 +1,95 @@
+package pixel_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/hitflow/hitflow/pixel"
+	"github.com/hitflow/hitflow/pixel/pixelsim"
+)
+
+// simulated returns n hits of a dataset at a rate, in batches of 64Ki.
+func simulated(b *testing.B, dataset string, n int, rate float64) []*pixel.Hits {
+	d, err := pixelsim.DatasetByName(dataset)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var batches []*pixel.Hits
+	cur := &pixel.Hits{}
+	err = pixelsim.Generate(pixelsim.Options{Dataset: d, Hits: n, Seed: 1, RateMHz: rate}, func(h *pixel.Hits) error {
+		for i := 0; i < h.Len(); {
+			j := min(h.Len(), i+(1<<16-cur.Len()))
+			cur.AppendRange(h, i, j)
+			i = j
+			if cur.Len() == 1<<16 {
+				batches = append(batches, cur)
+				cur = &pixel.Hits{}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if cur.Len() > 0 {
+		batches = append(batches, cur)
+	}
+	return batches
+}
+
+// BenchmarkCluster measures the sequential clusterer on sorted hits: the
+// gamma set at one cluster per microsecond (2.5 Mhit/s) and the 45 degree
+// pion set (mean size ~23). The metric Mhit/s is per core.
+func BenchmarkCluster(b *testing.B) {
+	for _, ds := range []struct {
+		name string
+		rate float64
+	}{{"gamma", 2.5}, {"pion45", 23}, {"pb90", 20}} {
+		batches := simulated(b, ds.name, 1<<22, ds.rate)
+		for _, def := range []pixel.Definition{pixel.Local, pixel.Global, pixel.Window} {
+			b.Run(fmt.Sprintf("%s/%s", ds.name, def), func(b *testing.B) {
+				cfg := pixel.DefaultConfig()
+				cfg.Definition = def
+				c, err := pixel.NewClusterer(cfg)
+				if err != nil {
+					b.Fatal(err)
+				}
+				var offset pixel.Time
+				span := batches[len(batches)-1].ToA[batches[len(batches)-1].Len()-1] + pixel.Millisecond
+				hits := 0
+				b.ReportAllocs()
+				b.ResetTimer()
+				for b.Loop() {
+					// Repeat the set with a time offset, as the paper does.
+					for _, h := range batches {
+						for i := range h.ToA {
+							h.ToA[i] += offset
+						}
+						c.Add(h)
+						for i := range h.ToA {
+							h.ToA[i] -= offset
+						}
+						hits += h.Len()
+					}
+					offset += span
+				}
+				c.Flush()
+				b.ReportMetric(float64(hits)/b.Elapsed().Seconds()/1e6, "Mhit/s")
+			})
+		}
+	}
+}
+
+func BenchmarkSorter(b *testing.B) {
+	batches := simulated(b, "gamma", 1<<20, 2.5)
+	s := pixel.NewSorter(500 * pixel.Microsecond)
+	b.ReportAllocs()
+	hits := 0
+	for b.Loop() {
+		for _, h := range batches {
+			s.Push(h)
+			hits += h.Len()
+		}
+	}
+	b.ReportMetric(float64(hits)/b.Elapsed().Seconds()/1e6, "Mhit/s")
+}

@@ -1,0 +1,39 @@
+package pixel
+
+import (
+	"testing"
+)
+
+func TestParseTime(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want Time
+	}{
+		{"200ns", 200 * Nanosecond}, {"1.5625ns", 100}, {"0.5us", 500 * Nanosecond}, {"500µs", 500 * Microsecond},
+		{"2ms", 2 * Millisecond}, {"1s", Second}, {"0s", 0}, {"0", 0}, {"-3ns", -3 * Nanosecond},
+	} {
+		got, err := ParseTime(tc.in)
+		if err != nil || got != tc.want {
+			t.Errorf("ParseTime(%q) = %d, %v; want %d", tc.in, got, err, tc.want)
+		}
+	}
+	for _, bad := range []string{"", "200", "ns", "1e300s", "NaNns", "5 min"} {
+		if _, err := ParseTime(bad); err == nil {
+			t.Errorf("ParseTime(%q) accepted", bad)
+		}
+	}
+}
+
+func TestAppendNs(t *testing.T) {
+	for _, tc := range []struct {
+		t    Time
+		want string
+	}{{0, "0"}, {64, "1"}, {100, "1.5625"}, {-100, "-1.5625"}, {1, "0.015625"}, {Second, "1000000000"}} {
+		if got := string(AppendNs(nil, tc.t)); got != tc.want {
+			t.Errorf("AppendNs(%d) = %q, want %q", tc.t, got, tc.want)
+		}
+		if back := TimeFromNs(tc.t.Ns()); back != tc.t {
+			t.Errorf("TimeFromNs(%v) = %d, want %d", tc.t.Ns(), back, tc.t)
+		}
+	}
+}

@@ -1,0 +1,145 @@
+package pixel
+
+import (
+	"cmp"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// disordered returns hits in a readout order in which each hit is delayed
+// by up to window, with its input index in ToT.
+func disordered(r *rand.Rand, tc testCase, window Time) *Hits {
+	type item struct {
+		i   int
+		key Time
+	}
+	items := make([]item, len(tc.hits))
+	for i, h := range tc.hits {
+		items[i] = item{i, h.t + Time(r.Int64N(int64(window)+1))}
+	}
+	slices.SortStableFunc(items, func(a, b item) int { return cmp.Compare(a.key, b.key) })
+	var h Hits
+	for _, it := range items {
+		hh := tc.hits[it.i]
+		h.Append(uint16(hh.x), uint16(hh.y), hh.t, uint16(it.i))
+	}
+	return &h
+}
+
+// sortStream pushes h through a sorter in random batches.
+func sortStream(r *rand.Rand, s *Sorter, h *Hits) *Hits {
+	var out Hits
+	for i := 0; i < h.Len(); {
+		j := min(h.Len(), i+1+r.IntN(200))
+		var b Hits
+		b.AppendRange(h, i, j)
+		o := s.Push(&b)
+		out.AppendRange(o, 0, o.Len())
+		i = j
+	}
+	o := s.Flush()
+	out.AppendRange(o, 0, o.Len())
+	return &out
+}
+
+func TestSorterRestoresOrder(t *testing.T) {
+	for seed := range 200 {
+		r := rand.New(rand.NewPCG(uint64(seed), 11))
+		tc := generators["uniform"](r)
+		window := Time(r.Int64N(int64(tc.dt)*4 + 2))
+		in := disordered(r, tc, window)
+		out := sortStream(r, NewSorter(window), in)
+		if out.Len() != in.Len() || !slices.IsSorted(out.ToA) {
+			t.Fatalf("seed %d: %d of %d hits out, sorted %v", seed, out.Len(), in.Len(), slices.IsSorted(out.ToA))
+		}
+		// Stable: equal times keep their readout order.
+		for i := 1; i < out.Len(); i++ {
+			if out.ToA[i] == out.ToA[i-1] && slices.Index(in.ToT, out.ToT[i]) < slices.Index(in.ToT, out.ToT[i-1]) {
+				t.Fatalf("seed %d: equal times reordered", seed)
+			}
+		}
+		// Clustering the sorted stream gives the reference partition.
+		c, _ := NewClusterer(Config{Definition: Local, DtMax: tc.dt, Width: tc.w, Height: tc.h})
+		c.KeepMembers(true)
+		got := make([]int, len(tc.hits))
+		label := func(cl *Clusters) {
+			for k := range cl.Len() {
+				m := slices.Min(cl.Members.ToT[cl.Start[k]:cl.Start[k+1]])
+				for _, i := range cl.Members.ToT[cl.Start[k]:cl.Start[k+1]] {
+					got[i] = int(m)
+				}
+			}
+		}
+		label(c.Add(out))
+		label(c.Flush())
+		if want := refLocal(tc.hits, tc.dt); !slices.Equal(got, want) {
+			t.Fatalf("seed %d: partition differs after sorting", seed)
+		}
+		if c.Stats().Late != 0 {
+			t.Fatalf("seed %d: %d late hits in a window-ordered stream", seed, c.Stats().Late)
+		}
+	}
+}
+
+// TestLateHits: a stream more disordered than the window yields late hits,
+// counted by the clusterer, none lost, and each still in a cluster.
+func TestLateHits(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 5))
+	tc := generators["pileup"](r)
+	tc.dt = 200 * Nanosecond
+	in := disordered(r, tc, 2*Microsecond)
+	s := NewSorter(10 * Nanosecond)
+	out := sortStream(r, s, in)
+	c, _ := NewClusterer(Config{Definition: Global, DtMax: tc.dt, Width: tc.w, Height: tc.h})
+	c.KeepMembers(true)
+	seen := make([]int, len(tc.hits))
+	var clusters int
+	count := func(cl *Clusters) {
+		clusters += cl.Len()
+		for _, i := range cl.Members.ToT {
+			seen[i]++
+		}
+	}
+	count(c.Add(out))
+	count(c.Flush())
+	st := c.Stats()
+	late := 0
+	maxT := Time(-1 << 62)
+	for _, t0 := range out.ToA {
+		if t0 < maxT {
+			late++
+		}
+		maxT = max(maxT, t0)
+	}
+	if st.Late == 0 || st.Late != int64(late) || st.Hits != int64(len(tc.hits)) || int64(clusters) != st.Clusters {
+		t.Fatalf("stats %+v, %d late in the stream", st, late)
+	}
+	for i, n := range seen {
+		if n != 1 {
+			t.Fatalf("hit %d emitted %d times", i, n)
+		}
+	}
+}
+
+func TestSortByTime(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	var perm, scratch []int32
+	for _, n := range []int{0, 1, 2, 100, 5000} {
+		for _, span := range []int64{1, 3, 1 << 12, 1 << 40, 1 << 62} {
+			toa := make([]Time, n)
+			for i := range toa {
+				toa[i] = Time(r.Int64N(span)) - Time(span/2)
+			}
+			perm, scratch = sortByTime(toa, perm, scratch)
+			want := make([]int32, n)
+			for i := range want {
+				want[i] = int32(i)
+			}
+			slices.SortStableFunc(want, func(a, b int32) int { return cmp.Compare(toa[a], toa[b]) })
+			if !slices.Equal(perm, want) {
+				t.Fatalf("n %d span %d: radix order differs from a stable sort", n, span)
+			}
+		}
+	}
+}
