@@ -163,7 +163,7 @@ func (c *Clusterer) addRange(h *Hits, from, to int) {
 	bx, by, btoa, btot := c.buf.X, c.buf.Y, c.buf.ToA, c.buf.ToT
 	parent, next, tail, latest := c.parent, c.next, c.tail, c.latest
 	ref, occ := c.ref, c.occ
-	offsets := &c.offsets
+	offsets := &c.offsets // bit q of a candidate mask is the pixel at p+offsets[q]
 	stride := int32(c.stride)
 	width, height := c.cfg.Width, c.cfg.Height
 	dt := c.cfg.DtMax
@@ -202,21 +202,18 @@ func (c *Clusterer) addRange(h *Hits, from, to int) {
 		}
 		// Which of the nine pixels hold a hit that may join: for the local
 		// definition one within dt, otherwise any (the sentinel never
-		// joins). Computed without branches; the loop below then visits
-		// only the candidates, usually none or one.
+		// joins). Straight-line code without branches; the loop below then
+		// visits only the candidates, usually one to three.
+		up, mid, down := ref[p-stride-1:p-stride+2], ref[p-1:p+2], ref[p+stride-1:p+stride+2]
 		var cand uint32
-		for q, off := range offsets {
-			j := ref[p+off]
-			var ok bool
-			if local {
-				d := t - btoa[j]
-				ok = uint64(d+dt) <= uint64(2*dt)
-			} else {
-				ok = j != 0
-			}
-			if ok {
-				cand |= 1 << q
-			}
+		if local {
+			cand = near(btoa, up[0], t, dt) | near(btoa, up[1], t, dt)<<1 | near(btoa, up[2], t, dt)<<2 |
+				near(btoa, mid[0], t, dt)<<3 | near(btoa, mid[1], t, dt)<<4 | near(btoa, mid[2], t, dt)<<5 |
+				near(btoa, down[0], t, dt)<<6 | near(btoa, down[1], t, dt)<<7 | near(btoa, down[2], t, dt)<<8
+		} else {
+			cand = taken(up[0]) | taken(up[1])<<1 | taken(up[2])<<2 |
+				taken(mid[0])<<3 | taken(mid[1])<<4 | taken(mid[2])<<5 |
+				taken(down[0])<<6 | taken(down[1])<<7 | taken(down[2])<<8
 		}
 		root := int32(-1)
 		for ; cand != 0; cand &= cand - 1 {
@@ -262,6 +259,15 @@ func (c *Clusterer) addRange(h *Hits, from, to int) {
 	c.now = now
 	c.truncate(int(i))
 }
+
+// near is 1 when hit j is at most dt away from t, else 0, without a branch.
+func near(toa []Time, j int32, t, dt Time) uint32 {
+	_, borrow := bits.Sub64(uint64(t-toa[j]+dt), uint64(2*dt)+1, 0)
+	return uint32(borrow)
+}
+
+// taken is 1 for a matrix entry that points to a hit, 0 for the sentinel.
+func taken(j int32) uint32 { return uint32(-j) >> 31 }
 
 // occupied3 returns the occupancy bits of pixels q, q+1 and q+2.
 func occupied3(occ []byte, q int32) uint64 {

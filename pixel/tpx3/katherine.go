@@ -14,10 +14,21 @@ func NewKatherineReader(r io.Reader, name string, width, height int) Reader {
 	tr := &textReader{sc: newLineScanner(r, name, "katherine")}
 	s := sensor{width, height}
 	tr.parse = func(line []byte, dst *pixel.Hits) error {
+		if n, ok := scanDecimals(line, ' ', tr.nums[:4]); ok && n == 4 {
+			idx, ok1 := tr.nums[0].integer()
+			toa, ok2 := tr.nums[1].integer()
+			ftoa, ok3 := tr.nums[2].integer()
+			tot, ok4 := tr.nums[3].integer()
+			if ok1 && ok2 && ok3 && ok4 && tot >= 0 && tot <= 0xFFFF {
+				s.appendLinear(dst, &tr.stats, idx, pixel.Time(toa*1600-ftoa*100), tot)
+				return nil
+			}
+		}
+		// The slow path: comments, blank lines, and errors named precisely.
 		if i := bytes.IndexByte(line, '#'); i >= 0 {
 			line = line[:i]
 		}
-		tr.fields = splitFields(tr.fields, line, isSpace, true)
+		tr.fields = splitFields(tr.fields, line, ' ', true)
 		f := tr.fields
 		if len(f) == 0 {
 			tr.stats.Comments++

@@ -202,26 +202,60 @@ func (d *RawReader) fill(k int) error {
 	return nil
 }
 
-// packets decodes whole packets; b holds a multiple of 8 bytes.
+// packets decodes whole packets; b holds a multiple of 8 bytes. The loop
+// writes the hit columns by index and keeps the clock in registers; other
+// packets (rare in pixel data) sync it back.
 func (d *RawReader) packets(dst *pixel.Hits, b []byte) {
-	for ; len(b) >= 8; b = b[8:] {
-		w := binary.LittleEndian.Uint64(b)
-		if w>>60 != 0xB {
-			d.other(w)
-			continue
-		}
-		if !d.inLayout {
-			d.stats.OutOfRange++
+	n0 := dst.Len()
+	n := n0 + len(b)/8
+	dst.X, dst.Y, dst.ToA, dst.ToT = growTo(dst.X, n), growTo(dst.Y, n), growTo(dst.ToA, n), growTo(dst.ToT, n)
+	xs, ys, ts, tots := dst.X[n0:n], dst.Y[n0:n], dst.ToA[n0:n], dst.ToT[n0:n]
+	k := 0
+	ox, oy, fx, fy := d.ox, d.oy, d.fx, d.fy
+	ref, begun := d.clock.ref, d.clock.begun
+	inLayout := d.inLayout
+	for off := 0; off+8 <= len(b); off += 8 {
+		w := binary.LittleEndian.Uint64(b[off:])
+		if w>>60 != 0xB || !inLayout {
+			d.clock.ref, d.clock.begun = ref, begun
+			if w>>60 == 0xB {
+				d.stats.OutOfRange++
+			} else {
+				d.other(w)
+			}
+			ref, begun = d.clock.ref, d.clock.begun
 			continue
 		}
 		addr := uint32(w>>44) & 0xFFFF
-		x := uint16((addr&0xFE00)>>8 + (addr&7)>>2)
-		y := uint16((addr&0x1F8)>>1 + addr&3)
+		x := uint8((addr&0xFE00)>>8 + (addr&7)>>2)
+		y := uint8((addr&0x1F8)>>1 + addr&3)
+		// Extend the 30-bit coarse time to the value nearest the reference
+		// (clock.extend, inlined by hand).
 		coarse := (w&0xFFFF)<<14 | (w>>30)&0x3FFF
-		ext := d.clock.extend(coarse, 30)
-		t := pixel.Time(ext*1600 - int64((w>>16)&0xF)*100)
-		dst.Append(d.ox+uint16(uint8(x)^d.fx), d.oy+uint16(uint8(y)^d.fy), t, uint16(w>>20)&0x3FF)
+		if !begun {
+			ref, begun = int64(coarse), true
+		}
+		delta := int64((coarse - uint64(ref)) & (1<<30 - 1))
+		if delta >= 1<<29 {
+			delta -= 1 << 30
+		}
+		ref += delta
+		xs[k], ys[k] = ox+uint16(x^fx), oy+uint16(y^fy)
+		ts[k] = pixel.Time(ref*1600 - int64((w>>16)&0xF)*100)
+		tots[k] = uint16(w>>20) & 0x3FF
+		k++
 	}
+	d.clock.ref, d.clock.begun = ref, begun
+	dst.X, dst.Y, dst.ToA, dst.ToT = dst.X[:n0+k], dst.Y[:n0+k], dst.ToA[:n0+k], dst.ToT[:n0+k]
+}
+
+func growTo[T any](s []T, n int) []T {
+	if cap(s) < n {
+		ns := make([]T, n, n+n/2)
+		copy(ns, s)
+		return ns
+	}
+	return s[:n]
 }
 
 // other handles every packet that is not a pixel hit.

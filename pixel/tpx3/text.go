@@ -48,26 +48,31 @@ func (s *lineScanner) errorf(format string, args ...any) error {
 	return fmt.Errorf("%s: %s: line %d: %s", s.format, s.name, s.line, fmt.Sprintf(format, args...))
 }
 
-// splitFields cuts a line into at most len(dst) fields at any byte for
-// which sep is true, skipping empty fields when collapse is set.
-func splitFields(dst [][]byte, line []byte, sep func(byte) bool, collapse bool) [][]byte {
+// splitFields cuts a line into fields at sep (a space separator also
+// splits at tabs), trimming white space around each field; with collapse,
+// empty fields are dropped.
+func splitFields(dst [][]byte, line []byte, sep byte, collapse bool) [][]byte {
 	dst = dst[:0]
-	start := 0
-	for i := 0; i <= len(line); i++ {
-		if i < len(line) && !sep(line[i]) {
-			continue
+	for {
+		i := bytes.IndexByte(line, sep)
+		if sep == ' ' {
+			if j := bytes.IndexByte(line, '\t'); j >= 0 && (i < 0 || j < i) {
+				i = j
+			}
 		}
-		if f := bytes.TrimSpace(line[start:i]); len(f) > 0 || !collapse {
+		end := i
+		if i < 0 {
+			end = len(line)
+		}
+		if f := bytes.TrimSpace(line[:end]); len(f) > 0 || !collapse {
 			dst = append(dst, f)
 		}
-		start = i + 1
+		if i < 0 {
+			return dst
+		}
+		line = line[i+1:]
 	}
-	return dst
 }
-
-func isTab(b byte) bool   { return b == '\t' }
-func isComma(b byte) bool { return b == ',' }
-func isSpace(b byte) bool { return b == ' ' || b == '\t' }
 
 // parseInt parses a decimal integer, accepting a fraction of zeros
 // ("25.0") that some exporters write.
@@ -98,10 +103,14 @@ func parseInt(b []byte) (int64, bool) {
 	return v, true
 }
 
-// parseFloat parses a float without copying the bytes.
+// parseFloat parses a float without copying the bytes; integers, the
+// common case, take a fast path.
 func parseFloat(b []byte) (float64, bool) {
 	if len(b) == 0 {
 		return 0, false
+	}
+	if v, ok := parseInt(b); ok && len(b) < 16 {
+		return float64(v), true
 	}
 	v, err := strconv.ParseFloat(unsafe.String(&b[0], len(b)), 64)
 	return v, err == nil
@@ -124,6 +133,7 @@ func (s sensor) appendLinear(dst *pixel.Hits, st *Stats, idx int64, t pixel.Time
 type textReader struct {
 	sc     *lineScanner
 	fields [][]byte
+	nums   [64]decimal // fast-path fields
 	stats  Stats
 	err    error
 	parse  func(line []byte, dst *pixel.Hits) error
@@ -162,4 +172,105 @@ func checkToT(sc *lineScanner, tot int64) error {
 		return sc.errorf("ToT %d out of range 0..65535", tot)
 	}
 	return nil
+}
+
+// blank is white space other than the separator; a space separator
+// stands for any run of white space.
+func blank(c, sep byte) bool { return (c == ' ' || c == '\t') && (c != sep || sep == ' ') }
+
+// decimal is a number read exactly: mant / 10^scale.
+type decimal struct {
+	mant  int64
+	scale int
+}
+
+var pow10 = [...]int64{1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18}
+
+// integer returns the value if it is whole.
+func (d decimal) integer() (int64, bool) {
+	p := pow10[d.scale]
+	return d.mant / p, d.mant%p == 0
+}
+
+// time converts a number of nanoseconds to Time, rounding to the nearest
+// unit, exactly when it fits.
+func (d decimal) time() (pixel.Time, bool) {
+	const limit = 1 << 56
+	if d.mant > limit || d.mant < -limit {
+		return 0, false
+	}
+	p := pow10[d.scale]
+	v := d.mant * int64(pixel.Nanosecond)
+	half := p / 2
+	if v < 0 {
+		half = -half
+	}
+	return pixel.Time((v + half) / p), true
+}
+
+// scanDecimals is the fast path of the text readers: it reads every field
+// of line as a plain decimal number ("-12", "3.5") into out in one pass. It
+// reports false for anything else (exponents, letters, too many fields or
+// digits), and the caller then takes the slow path that names the problem.
+// A space separator also splits at tabs and collapses runs.
+func scanDecimals(line []byte, sep byte, out []decimal) (int, bool) {
+	n, i := 0, 0
+	for {
+		for i < len(line) && blank(line[i], sep) {
+			i++
+		}
+		if n == len(out) {
+			return n, false
+		}
+		neg := false
+		if i < len(line) && (line[i] == '-' || line[i] == '+') {
+			neg = line[i] == '-'
+			i++
+		}
+		var mant int64
+		digits, scale, dot := 0, 0, false
+		for ; i < len(line); i++ {
+			c := line[i]
+			if c >= '0' && c <= '9' {
+				if digits == 17 {
+					return n, false
+				}
+				mant = mant*10 + int64(c-'0')
+				digits++
+				if dot {
+					scale++
+				}
+				continue
+			}
+			if c == '.' && !dot {
+				dot = true
+				continue
+			}
+			break
+		}
+		if digits == 0 {
+			return n, false
+		}
+		if neg {
+			mant = -mant
+		}
+		out[n] = decimal{mant, scale}
+		n++
+		end := i
+		for i < len(line) && blank(line[i], sep) {
+			i++
+		}
+		switch {
+		case i == len(line):
+			return n, true
+		case sep == ' ':
+			if i == end {
+				return n, false // a number runs into something else
+			}
+		case line[i] != sep:
+			return n, false
+		default:
+			i++
+		}
+	}
 }
