@@ -377,9 +377,8 @@ func (c *Clusterer) summarise(r int32, k int) {
 	if wSum <= 0 {
 		wx, wy, wSum = sx, sy, float64(size)
 	}
-	inv := 1 / wSum
 	out.ID[k], out.Size[k], out.FirstToA[k], out.LastToA[k] = c.nextID, size, first, last
-	out.ToTSum[k], out.ESum[k], out.X[k], out.Y[k] = totSum, eSum, wx*inv, wy*inv
+	out.ToTSum[k], out.ESum[k], out.X[k], out.Y[k] = totSum, eSum, wx/wSum, wy/wSum
 	out.XMin[k], out.XMax[k], out.YMin[k], out.YMax[k], out.Max[k] = xmin, xmax, ymin, ymax, peak
 }
 

@@ -1,0 +1,96 @@
+package output
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/hitflow/hitflow/pixel"
+)
+
+// twoClusters clusters a hand-made set: a 3-hit cluster and a single hit.
+func twoClusters(t *testing.T, calibrated bool) *pixel.Clusters {
+	t.Helper()
+	c, err := pixel.NewClusterer(pixel.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.KeepMembers(true)
+	var h pixel.Hits
+	h.Append(10, 20, 100*pixel.Nanosecond, 30)
+	h.Append(11, 20, 150*pixel.Nanosecond+100, 10)
+	h.Append(11, 21, 160*pixel.Nanosecond, 20)
+	h.Append(200, 5, 300*pixel.Nanosecond, 7) // keeps the first cluster open until Flush
+	if calibrated {
+		h.E = []float32{3, 1, 1, 0.5}
+	}
+	c.Add(&h)
+	out := c.Flush()
+	if out.Len() != 2 {
+		t.Fatalf("%d clusters", out.Len())
+	}
+	return out
+}
+
+func TestClusterCSV(t *testing.T) {
+	for _, tc := range []struct {
+		calibrated bool
+		want       string
+	}{
+		{false, ClusterCSVHeader + "\n" +
+			"0,3,100,60,60,,10.5,20.333333333333332,10,11,20,21,30\n" +
+			"1,1,300,0,7,,200,5,200,200,5,5,7\n"},
+		{true, ClusterCSVHeader + "\n" +
+			"0,3,100,60,60,5,10.4,20.2,10,11,20,21,3\n" +
+			"1,1,300,0,7,0.5,200,5,200,200,5,5,0.5\n"},
+	} {
+		var buf bytes.Buffer
+		w, err := NewClusterWriter(&buf, "x.CSV")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Write(twoClusters(t, tc.calibrated)); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if buf.String() != tc.want {
+			t.Errorf("calibrated %v:\n%s\nwant\n%s", tc.calibrated, buf.String(), tc.want)
+		}
+	}
+}
+
+func TestCLog(t *testing.T) {
+	var buf bytes.Buffer
+	w, err := NewClusterWriter(&buf, "x.clog")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !w.NeedsMembers() {
+		t.Fatal("clog must ask for members")
+	}
+	if err := w.Write(twoClusters(t, false)); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	want := "Frame 1 (0.000000, 0.000000 s)\n[10, 20, 30, 100] [11, 20, 10, 151.5625] [11, 21, 20, 160] \n\n" +
+		"Frame 2 (0.000000, 0.000000 s)\n[200, 5, 7, 300] \n\n"
+	if buf.String() != want {
+		t.Errorf("got\n%q\nwant\n%q", buf.String(), want)
+	}
+	// Without members the writer refuses rather than writing empty frames.
+	c, _ := pixel.NewClusterer(pixel.DefaultConfig())
+	var h pixel.Hits
+	h.Append(1, 1, 0, 1)
+	c.Add(&h)
+	if err := w.Write(c.Flush()); err == nil || !strings.Contains(err.Error(), "needs the hits") {
+		t.Fatalf("error %v", err)
+	}
+}
+
+func TestUnknownExtension(t *testing.T) {
+	if _, err := NewClusterWriter(&bytes.Buffer{}, "out.xyz"); err == nil || !strings.Contains(err.Error(), "out.xyz") {
+		t.Fatalf("error %v", err)
+	}
+}

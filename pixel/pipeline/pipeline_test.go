@@ -1,0 +1,162 @@
+package pipeline
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/hitflow/hitflow/output"
+	"github.com/hitflow/hitflow/pixel"
+	"github.com/hitflow/hitflow/pixel/pixelsim"
+	"github.com/hitflow/hitflow/pixel/tpx3"
+)
+
+// simulateTPX3 writes a simulated run as .tpx3 bytes.
+func simulateTPX3(t *testing.T, dataset string, n int, disorder pixel.Time) []byte {
+	t.Helper()
+	d, err := pixelsim.DatasetByName(dataset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	w, _ := tpx3.NewHitWriter(&buf, tpx3.TPX3)
+	if err := pixelsim.Generate(pixelsim.Options{Dataset: d, Hits: n, Seed: 7, RateMHz: 20, Disorder: disorder}, w.Write); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+type result struct {
+	sum      Summary
+	err      error
+	clusters string
+	hits     string
+}
+
+func run(t *testing.T, ctx context.Context, unsorted pixel.Time, def pixel.Definition, data ...[]byte) result {
+	t.Helper()
+	var cbuf, hbuf bytes.Buffer
+	cw, _ := output.NewClusterCSV(&cbuf)
+	hw, _ := tpx3.NewCSVWriter(&hbuf, true)
+	layout, _ := tpx3.LayoutByName("single")
+	job := Job{
+		Reader:   tpx3.Options{Layout: layout},
+		Unsorted: unsorted,
+		Cluster:  pixel.Config{Definition: def, DtMax: 200 * pixel.Nanosecond, Width: 256, Height: 256},
+		Clusters: cw,
+		Hits:     hw,
+	}
+	for i, d := range data {
+		job.Sources = append(job.Sources, Source{Name: []string{"a.tpx3", "b.tpx3"}[i], R: bytes.NewReader(d)})
+	}
+	sum, err := Run(ctx, job)
+	cw.Close()
+	hw.Close()
+	return result{sum, err, cbuf.String(), hbuf.String()}
+}
+
+// partition turns a labelled-hits CSV into a canonical text: each cluster
+// as its sorted hit lines, clusters sorted. Equal-time hits may arrive in
+// another order, which may renumber clusters with equal first ToA; the
+// partition must not change.
+func partition(hitsCSV string) string {
+	groups := map[string][]string{}
+	for _, line := range strings.Split(strings.TrimSpace(hitsCSV), "\n")[1:] {
+		i := strings.LastIndexByte(line, ',')
+		groups[line[i+1:]] = append(groups[line[i+1:]], line[:i])
+	}
+	var clusters []string
+	for _, g := range groups {
+		slices.Sort(g)
+		clusters = append(clusters, strings.Join(g, ";"))
+	}
+	slices.Sort(clusters)
+	return strings.Join(clusters, "\n")
+}
+
+// TestSorterMakesOrderIrrelevant: a disordered readout of the same hits,
+// sorted by the pipeline, gives the same clusters as the ordered one.
+func TestSorterMakesOrderIrrelevant(t *testing.T) {
+	for _, def := range []pixel.Definition{pixel.Local, pixel.Global, pixel.Window} {
+		ordered := run(t, context.Background(), 0, def, simulateTPX3(t, "pion45", 200000, 0))
+		mixed := run(t, context.Background(), 60*pixel.Microsecond, def, simulateTPX3(t, "pion45", 200000, 50*pixel.Microsecond))
+		if ordered.err != nil || mixed.err != nil {
+			t.Fatal(ordered.err, mixed.err)
+		}
+		if strings.Count(ordered.clusters, "\n") != strings.Count(mixed.clusters, "\n") || partition(ordered.hits) != partition(mixed.hits) {
+			t.Fatalf("%v: disordered input clustered differently", def)
+		}
+		if s := mixed.sum; s.Hits != 200000 || s.Late != 0 || s.Clusters == 0 || s.Files != 1 {
+			t.Fatalf("summary %+v", s)
+		}
+		if n := strings.Count(mixed.hits, "\n") - 1; n != 200000 {
+			t.Fatalf("%d labelled hits", n)
+		}
+	}
+}
+
+func TestLateHitsCounted(t *testing.T) {
+	r := run(t, context.Background(), pixel.Microsecond, pixel.Local, simulateTPX3(t, "gamma", 100000, 50*pixel.Microsecond))
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if r.sum.Late == 0 || r.sum.Hits != 100000 || strings.Count(r.hits, "\n")-1 != 100000 {
+		t.Fatalf("summary %+v", r.sum)
+	}
+}
+
+// TestSplitSources: a run split into two files at a chunk boundary is one
+// stream.
+func TestSplitSources(t *testing.T) {
+	data := simulateTPX3(t, "pb0", 100000, 0)
+	cut := 0
+	for cut < len(data)/2 {
+		cut += 8 + int(binary.LittleEndian.Uint16(data[cut+6:]))
+	}
+	whole := run(t, context.Background(), 0, pixel.Global, data)
+	split := run(t, context.Background(), 0, pixel.Global, data[:cut], data[cut:])
+	if whole.err != nil || split.err != nil || whole.clusters != split.clusters || split.sum.Files != 2 {
+		t.Fatalf("split run differs: %v %v", whole.err, split.err)
+	}
+}
+
+// TestErrorKeepsWork: a truncated file gives an error naming the file and
+// offset, and every hit decoded before it is clustered and written.
+func TestErrorKeepsWork(t *testing.T) {
+	data := simulateTPX3(t, "gamma", 50000, 0)
+	r := run(t, context.Background(), 0, pixel.Local, data[:len(data)-5])
+	if r.err == nil || !strings.Contains(r.err.Error(), "a.tpx3: byte ") || !strings.Contains(r.err.Error(), "truncated") {
+		t.Fatalf("error %v", r.err)
+	}
+	hits := strings.Count(r.hits, "\n") - 1
+	if int64(hits) != r.sum.Hits || hits < 40000 || r.sum.Clusters == 0 {
+		t.Fatalf("%d hits written, summary %+v", hits, r.sum)
+	}
+}
+
+func TestCancel(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	r := run(t, ctx, 0, pixel.Local, simulateTPX3(t, "gamma", 1000, 0))
+	if !errors.Is(r.err, context.Canceled) {
+		t.Fatalf("error %v", r.err)
+	}
+	if !strings.HasPrefix(r.clusters, output.ClusterCSVHeader) {
+		t.Fatal("writers not flushed on cancel")
+	}
+}
+
+func TestSummaryLine(t *testing.T) {
+	s := Summary{Files: 2, Hits: 3000000, Clusters: 1000, Late: 3, InvalidEnergy: 4, OutOfRange: 5, Elapsed: 1500000000}
+	want := "hits read 3000000, clusters 1000, late hits 3, invalid hits 4, out of range 5, 2.0 Mhit/s (2 files, 1.500 s)"
+	if s.String() != want {
+		t.Fatalf("%q", s.String())
+	}
+}
