@@ -299,6 +299,11 @@ func (c *Clusterer) emit(flush bool) {
 	out.Calibrated = calibrated
 	k := out.Len()
 	out.extend(k + int(n) - c.front) // at most one cluster per hit
+	// The columns as locals: stores through out would reload them.
+	ids, sizes, firsts, lasts := out.ID, out.Size, out.FirstToA, out.LastToA
+	totSums, eSums, xs, ys := out.ToTSum, out.ESum, out.X, out.Y
+	xmins, xmaxs, ymins, ymaxs, maxs := out.XMin, out.XMax, out.YMin, out.YMax, out.Max
+	id := c.nextID
 	i := int32(c.front)
 	for ; i < n; i++ {
 		if parent[i] == dead {
@@ -314,27 +319,29 @@ func (c *Clusterer) emit(flush bool) {
 		if !flush && open >= limit {
 			break
 		}
+		var f features
 		if next[i] < 0 { // a single hit, the commonest cluster
 			x, y := bx[i], by[i]
 			w := float64(btot[i])
-			var e float64
 			if calibrated {
-				e = float64(b.E[i])
-				w = e
+				f.eSum = float64(b.E[i])
+				w = f.eSum
 			}
 			c.forget(i, x, y)
-			out.ID[k], out.Size[k], out.FirstToA[k], out.LastToA[k] = c.nextID, 1, btoa[i], btoa[i]
-			out.ToTSum[k], out.ESum[k], out.X[k], out.Y[k] = int64(btot[i]), e, float64(x), float64(y)
-			out.XMin[k], out.XMax[k], out.YMin[k], out.YMax[k], out.Max[k] = x, x, y, y, w
+			f = features{1, btoa[i], btoa[i], int64(btot[i]), f.eSum, float64(x), float64(y), x, x, y, y, w}
 		} else {
-			c.summarise(i, k)
+			f = c.summarise(i)
 		}
+		ids[k], sizes[k], firsts[k], lasts[k] = id, f.size, f.first, f.last
+		totSums[k], eSums[k], xs[k], ys[k] = f.totSum, f.eSum, f.x, f.y
+		xmins[k], xmaxs[k], ymins[k], ymaxs[k], maxs[k] = f.xmin, f.xmax, f.ymin, f.ymax, f.max
 		k++
-		c.nextID++
+		id++
 		if c.keepMembers {
 			c.appendMembers(i)
 		}
 	}
+	c.nextID = id
 	out.truncate(k)
 	c.stats.Clusters = c.nextID
 	c.front = int(i)
@@ -343,14 +350,23 @@ func (c *Clusterer) emit(flush bool) {
 	}
 }
 
-// summarise writes the features of the cluster rooted at r as output row k
-// and marks its hits dead, clearing the matrix entries that point to them.
-func (c *Clusterer) summarise(r int32, k int) {
+// features of one cluster, as in [Clusters].
+type features struct {
+	size                   int32
+	first, last            Time
+	totSum                 int64
+	eSum, x, y             float64
+	xmin, xmax, ymin, ymax uint16
+	max                    float64
+}
+
+// summarise returns the features of the cluster rooted at r and marks its
+// hits dead, clearing the matrix entries that point to them.
+func (c *Clusterer) summarise(r int32) features {
 	b := &c.buf
 	bx, by, btoa, btot := b.X, b.Y, b.ToA, b.ToT
 	calibrated := c.calibrated
 	next := c.next
-	out := &c.out
 	var size int32
 	var totSum int64
 	var eSum, wSum, wx, wy, sx, sy float64
@@ -377,9 +393,7 @@ func (c *Clusterer) summarise(r int32, k int) {
 	if wSum <= 0 {
 		wx, wy, wSum = sx, sy, float64(size)
 	}
-	out.ID[k], out.Size[k], out.FirstToA[k], out.LastToA[k] = c.nextID, size, first, last
-	out.ToTSum[k], out.ESum[k], out.X[k], out.Y[k] = totSum, eSum, wx/wSum, wy/wSum
-	out.XMin[k], out.XMax[k], out.YMin[k], out.YMax[k], out.Max[k] = xmin, xmax, ymin, ymax, peak
+	return features{size, first, last, totSum, eSum, wx / wSum, wy / wSum, xmin, xmax, ymin, ymax, peak}
 }
 
 // forget marks hit j on pixel (x, y) dead and clears the matrix entry if it
