@@ -8,15 +8,19 @@ import (
 	"github.com/hitflow/hitflow/pixel/pixelsim"
 )
 
-// simulated returns n hits of a dataset at a rate, in batches of 64Ki.
+// simulated returns n sorted hits of a dataset at a rate, in batches of 64Ki.
 func simulated(b *testing.B, dataset string, n int, rate float64) []*pixel.Hits {
+	return simulatedDisorder(b, dataset, n, rate, 0)
+}
+
+func simulatedDisorder(b *testing.B, dataset string, n int, rate float64, disorder pixel.Time) []*pixel.Hits {
 	d, err := pixelsim.DatasetByName(dataset)
 	if err != nil {
 		b.Fatal(err)
 	}
 	var batches []*pixel.Hits
 	cur := &pixel.Hits{}
-	err = pixelsim.Generate(pixelsim.Options{Dataset: d, Hits: n, Seed: 1, RateMHz: rate}, func(h *pixel.Hits) error {
+	err = pixelsim.Generate(pixelsim.Options{Dataset: d, Hits: n, Seed: 1, RateMHz: rate, Disorder: disorder}, func(h *pixel.Hits) error {
 		for i := 0; i < h.Len(); {
 			j := min(h.Len(), i+(1<<16-cur.Len()))
 			cur.AppendRange(h, i, j)
@@ -62,13 +66,9 @@ func BenchmarkCluster(b *testing.B) {
 				for b.Loop() {
 					// Repeat the set with a time offset, as the paper does.
 					for _, h := range batches {
-						for i := range h.ToA {
-							h.ToA[i] += offset
-						}
+						shift(h, offset)
 						c.Add(h)
-						for i := range h.ToA {
-							h.ToA[i] -= offset
-						}
+						shift(h, -offset)
 						hits += h.Len()
 					}
 					offset += span
@@ -80,16 +80,33 @@ func BenchmarkCluster(b *testing.B) {
 	}
 }
 
+// BenchmarkSorter measures the reorder stage on gamma hits, sorted and
+// read out with up to 100 us of disorder, through a 500 us window.
 func BenchmarkSorter(b *testing.B) {
-	batches := simulated(b, "gamma", 1<<20, 2.5)
-	s := pixel.NewSorter(500 * pixel.Microsecond)
-	b.ReportAllocs()
-	hits := 0
-	for b.Loop() {
-		for _, h := range batches {
-			s.Push(h)
-			hits += h.Len()
-		}
+	for _, disorder := range []pixel.Time{0, 100 * pixel.Microsecond} {
+		batches := simulatedDisorder(b, "gamma", 1<<20, 2.5, disorder)
+		b.Run(fmt.Sprintf("disorder=%vus", disorder/pixel.Microsecond), func(b *testing.B) {
+			s := pixel.NewSorter(500 * pixel.Microsecond)
+			span := batches[len(batches)-1].ToA[0] + pixel.Second
+			var offset pixel.Time
+			hits := 0
+			b.ReportAllocs()
+			for b.Loop() {
+				for _, h := range batches {
+					shift(h, offset)
+					s.Push(h)
+					shift(h, -offset)
+					hits += h.Len()
+				}
+				offset += span
+			}
+			b.ReportMetric(float64(hits)/b.Elapsed().Seconds()/1e6, "Mhit/s")
+		})
 	}
-	b.ReportMetric(float64(hits)/b.Elapsed().Seconds()/1e6, "Mhit/s")
+}
+
+func shift(h *pixel.Hits, by pixel.Time) {
+	for i := range h.ToA {
+		h.ToA[i] += by
+	}
 }

@@ -96,6 +96,28 @@ func (h *Hits) AppendRange(src *Hits, i, j int) {
 	}
 }
 
+// gather appends the hits of src at the given indices, in that order.
+func (h *Hits) gather(src *Hits, idx []int32) {
+	n0 := h.Len()
+	n := n0 + len(idx)
+	h.X, h.Y, h.ToA, h.ToT = growLen(h.X, n), growLen(h.Y, n), growLen(h.ToA, n), growLen(h.ToT, n)
+	x, y, t, tot := h.X[n0:n], h.Y[n0:n], h.ToA[n0:n], h.ToT[n0:n]
+	for k, i := range idx {
+		x[k], y[k], t[k], tot[k] = src.X[i], src.Y[i], src.ToA[i], src.ToT[i]
+	}
+	if src.Calibrated() {
+		if !h.Calibrated() && n0 > 0 {
+			h.E = append(h.E[:0], make([]float32, n0)...)
+		}
+		h.E = growLen(h.E, n)
+		for k, i := range idx {
+			h.E[n0+k] = src.E[i]
+		}
+	} else if len(h.E) != 0 {
+		h.E = append(h.E, make([]float32, len(idx))...)
+	}
+}
+
 func grow[T any](s []T, n int) []T {
 	if cap(s)-len(s) >= n {
 		return s

@@ -1,5 +1,7 @@
 package pixel
 
+import "sort"
+
 // Sorter restores the time order of a t-ordered stream: one in which no hit
 // is more than Window earlier than a hit before it. A hit is released once
 // a hit at least Window later has been seen, so memory holds about Window
@@ -40,12 +42,17 @@ func (s *Sorter) Push(h *Hits) *Hits {
 	src := h
 	if onTime != h.Len() || !isSorted(h.ToA) {
 		s.perm, s.scratch = sortByTime(h.ToA, s.perm, s.scratch)
-		s.fresh.Reserve(onTime)
-		for _, i := range s.perm {
-			if h.ToA[i] >= s.released {
-				s.fresh.AppendFrom(h, int(i))
+		if onTime != h.Len() { // drop the late hits, already released
+			k := 0
+			for _, i := range s.perm {
+				if h.ToA[i] >= s.released {
+					s.perm[k] = i
+					k++
+				}
 			}
+			s.perm = s.perm[:k]
 		}
+		s.fresh.gather(h, s.perm)
 		src = &s.fresh
 	}
 	s.merge(src)
@@ -95,13 +102,12 @@ func (s *Sorter) merge(b *Hits) {
 	s.pending, s.merged = s.merged, s.pending
 }
 
-// release moves the pending hits with time <= limit to the output.
+// release moves the pending hits with time <= limit to the output. The
+// released prefix is dropped by copying the rest down only once it is
+// longer than what remains, so each hit is moved a bounded number of times.
 func (s *Sorter) release(limit Time) {
 	p := &s.pending
-	k := 0
-	for k < p.Len() && p.ToA[k] <= limit {
-		k++
-	}
+	k := sort.Search(p.Len(), func(i int) bool { return p.ToA[i] > limit })
 	if k == 0 {
 		return
 	}
