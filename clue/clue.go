@@ -1,0 +1,435 @@
+package clue
+
+import (
+	"math"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Timings splits a run into the steps of the paper's Table 1.
+type Timings struct {
+	Index, Density, NearestHigher, SeedsFollowers, Expansion, Overhead time.Duration
+}
+
+// Total is the sum of the steps.
+func (t Timings) Total() time.Duration {
+	return t.Index + t.Density + t.NearestHigher + t.SeedsFollowers + t.Expansion + t.Overhead
+}
+
+// Clusterer runs CLUE and keeps its buffers for the next run, so that
+// clustering event after event allocates nothing per point. It is not safe
+// for concurrent use; Workers goroutines work inside one run.
+type Clusterer struct {
+	Workers int // 0 or less: GOMAXPROCS
+	Timings Timings
+
+	grid grid
+	// Per point in grid order (k), and the permutation to input order.
+	order  []int32 // k -> input index
+	pos    []int32 // input index -> k
+	key    []int32 // input index -> tile
+	tile   []int32 // k -> tile
+	coords [][]float64
+	weight []float64
+	rho    []float64
+	delta  []float64
+	nh     []int32 // in grid order, -1 for none
+	kind   []uint8 // follower, seed or outlier
+	cid    []int32
+	// Followers as compressed rows: the followers of k are
+	// followers[first[k]:first[k+1]].
+	first     []int32
+	followers []int32
+	fill      []int32
+	seeds     []int32
+	stacks    [][]int32
+	scratches []*scratch
+	result    Result
+}
+
+const (
+	follower uint8 = iota
+	seed
+	outlier
+)
+
+func (c *Clusterer) workers() int {
+	if c.Workers > 0 {
+		return c.Workers
+	}
+	return runtime.GOMAXPROCS(0)
+}
+
+// Run clusters the points. The result is valid until the next run.
+func (c *Clusterer) Run(pts *Points, p Params) (*Result, error) {
+	start := time.Now()
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	if err := pts.Validate(); err != nil {
+		return nil, err
+	}
+	c.Timings = Timings{}
+	n := pts.Len()
+	c.resize(n, pts.Dim())
+
+	t := time.Now()
+	if err := c.index(pts, p); err != nil {
+		return nil, err
+	}
+	c.Timings.Index = time.Since(t)
+
+	t = time.Now()
+	c.density(p)
+	c.Timings.Density = time.Since(t)
+
+	t = time.Now()
+	c.nearestHigher(p)
+	c.Timings.NearestHigher = time.Since(t)
+
+	t = time.Now()
+	c.seedsAndFollowers(p)
+	c.Timings.SeedsFollowers = time.Since(t)
+
+	t = time.Now()
+	c.expand()
+	c.Timings.Expansion = time.Since(t)
+
+	c.collect()
+	c.Timings.Overhead = time.Since(start) - c.Timings.Total()
+	return &c.result, nil
+}
+
+func (c *Clusterer) resize(n, dim int) {
+	c.order, c.pos, c.key, c.tile = grow(c.order, n), grow(c.pos, n), grow(c.key, n), grow(c.tile, n)
+	for len(c.coords) < dim {
+		c.coords = append(c.coords, nil)
+	}
+	c.coords = c.coords[:dim]
+	for d := range c.coords {
+		c.coords[d] = grow(c.coords[d], n)
+	}
+	c.weight, c.rho, c.delta = grow(c.weight, n), grow(c.rho, n), grow(c.delta, n)
+	c.nh, c.kind, c.cid = grow(c.nh, n), grow(c.kind, n), grow(c.cid, n)
+	c.first, c.followers, c.fill = grow(c.first, n+1), grow(c.followers, n), grow(c.fill, n)
+	r := &c.result
+	r.Rho, r.Delta, r.NH = grow(r.Rho, n), grow(r.Delta, n), grow(r.NH, n)
+	r.IsSeed, r.ClusterID = grow(r.IsSeed, n), grow(r.ClusterID, n)
+}
+
+func grow[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n, n+n/4)
+	}
+	return s[:n]
+}
+
+// minParallel is the smallest input worth splitting (a variable for tests).
+var minParallel = 4096
+
+// parallel runs fn over [0, n) in chunks on the workers. Chunks are taken
+// dynamically (dense regions cost more), which cannot change results:
+// every index is computed by exactly one call, from shared read-only data.
+func (c *Clusterer) parallel(n int, fn func(worker, lo, hi int)) {
+	w := c.workers()
+	if w == 1 || n < minParallel {
+		fn(0, 0, n)
+		return
+	}
+	chunk := min(1024, max(1, n/(4*w)))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for id := range w {
+		wg.Go(func() {
+			for {
+				lo := int(next.Add(int64(chunk))) - chunk
+				if lo >= n {
+					return
+				}
+				fn(id, lo, min(n, lo+chunk))
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// index builds the grid and sorts the points into it.
+func (c *Clusterer) index(pts *Points, p Params) error {
+	if err := c.grid.build(pts, p); err != nil {
+		return err
+	}
+	n := pts.Len()
+	g := &c.grid
+	c.parallel(n, func(_, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			c.key[i] = g.tileOf(pts, i)
+		}
+	})
+	// Counting sort by tile, stable, so each tile lists its points in
+	// index order.
+	g.start = grow(g.start, g.tiles+1)
+	clear(g.start)
+	for _, k := range c.key[:n] {
+		g.start[k+1]++
+	}
+	for t := 1; t <= g.tiles; t++ {
+		g.start[t] += g.start[t-1]
+	}
+	c.fill = grow(c.fill, g.tiles)
+	copy(c.fill, g.start[:g.tiles])
+	for i, k := range c.key[:n] {
+		c.order[c.fill[k]] = int32(i)
+		c.fill[k]++
+	}
+	c.parallel(n, func(_, lo, hi int) {
+		for k := lo; k < hi; k++ {
+			i := c.order[k]
+			c.pos[i] = int32(k)
+			c.tile[k] = c.key[i]
+			for d := range c.coords {
+				c.coords[d][k] = pts.Coords[d][i]
+			}
+			c.weight[k] = pts.Weight[i]
+		}
+	})
+	return nil
+}
+
+// candidate is a point within the search radius and its squared distance.
+type candidate struct {
+	j  int32
+	d2 float64
+}
+
+// scratch is one worker's reusable search buffers.
+type scratch struct {
+	spans []span
+	cands []candidate
+}
+
+// neighbours returns the points of grid point i's layer whose squared
+// distance to it is at most limit (i itself included), for a search of
+// radius r.
+func (c *Clusterer) neighbours(i int, r, limit float64, s *scratch) []candidate {
+	g := &c.grid
+	var x [maxDim]float64
+	for d := range c.coords {
+		x[d] = c.coords[d][i]
+	}
+	base := int(c.tile[i]) / g.perLayer * g.perLayer
+	s.spans = g.spans(x[:g.dim], r, base, s.spans[:0])
+	cands := s.cands[:0]
+	if g.dim == 2 { // the common case, without the loop over dimensions
+		xs, ys := c.coords[0], c.coords[1]
+		for _, sp := range s.spans {
+			for j := sp.lo; j < sp.hi; j++ {
+				dx, dy := xs[j]-x[0], ys[j]-x[1]
+				// The conversions forbid fused multiply-adds, so that every
+				// distance is the same bits wherever it is computed.
+				if d2 := float64(dx*dx) + float64(dy*dy); d2 <= limit {
+					cands = append(cands, candidate{j, d2})
+				}
+			}
+		}
+	} else {
+		for _, sp := range s.spans {
+			for j := sp.lo; j < sp.hi; j++ {
+				var d2 float64
+				for d, col := range c.coords {
+					dx := col[j] - x[d]
+					d2 += float64(dx * dx)
+				}
+				if d2 <= limit {
+					cands = append(cands, candidate{j, d2})
+				}
+			}
+		}
+	}
+	s.cands = cands
+	return cands
+}
+
+func (c *Clusterer) scratch(w int) *scratch {
+	for len(c.scratches) <= w {
+		c.scratches = append(c.scratches, &scratch{})
+	}
+	return c.scratches[w]
+}
+
+// density computes rho for every point.
+func (c *Clusterer) density(p Params) {
+	limit := threshold(p.DC)
+	exact := p.Kernel.Kind == Flat || p.Kernel.Kind == CMS
+	if exact {
+		// Integer weights make every term a multiple of 0.5 and every sum
+		// exact in float64, in any order.
+		var total float64
+		for _, w := range c.weight[:len(c.order)] {
+			exact = exact && w == math.Trunc(w)
+			total += w
+		}
+		exact = exact && total < 1<<50
+	}
+	k := p.Kernel
+	for w := range c.workers() {
+		c.scratch(w)
+	}
+	c.parallel(len(c.order), func(w, lo, hi int) {
+		s := c.scratches[w]
+		for i := lo; i < hi; i++ {
+			var sum, comp float64 // a double-double when not exact
+			for _, cd := range c.neighbours(i, p.DC, limit, s) {
+				term := c.weight[cd.j]
+				if int(cd.j) != i && k.Kind != Flat {
+					term *= k.chi(math.Sqrt(cd.d2))
+				}
+				if exact {
+					sum += term
+					continue
+				}
+				t := sum + term
+				b := t - sum
+				comp += (sum - (t - b)) + (term - b)
+				sum = t
+			}
+			c.rho[i] = sum + comp
+		}
+	})
+}
+
+// nearestHigher computes nh and delta for every point.
+func (c *Clusterer) nearestHigher(p Params) {
+	dm := p.DM()
+	limit := threshold(dm)
+	c.parallel(len(c.order), func(w, lo, hi int) {
+		s := c.scratches[w]
+		for i := lo; i < hi; i++ {
+			rhoI, idxI := c.rho[i], c.order[i]
+			best, bestD := int32(-1), math.Inf(1)
+			for _, cd := range c.neighbours(i, dm, limit, s) {
+				j := cd.j
+				rhoJ := c.rho[j]
+				if rhoJ < rhoI || rhoJ == rhoI && c.order[j] <= idxI {
+					continue // not higher (or i itself)
+				}
+				d := math.Sqrt(cd.d2)
+				if best < 0 || d < bestD || d == bestD && (rhoJ > c.rho[best] || rhoJ == c.rho[best] && c.order[j] < c.order[best]) {
+					best, bestD = j, d
+				}
+			}
+			c.nh[i], c.delta[i] = best, bestD
+		}
+	})
+}
+
+// seedsAndFollowers classifies the points and lists each point's
+// followers, and the seeds in input order.
+func (c *Clusterer) seedsAndFollowers(p Params) {
+	n := len(c.order)
+	c.parallel(n, func(_, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			switch {
+			case c.delta[i] > p.DeltaC && c.rho[i] >= p.RhoC:
+				c.kind[i] = seed
+			case c.delta[i] > p.DeltaO && c.rho[i] < p.RhoC:
+				c.kind[i] = outlier
+			default:
+				c.kind[i] = follower
+			}
+			c.cid[i] = -1
+		}
+	})
+	first := c.first[:n+1]
+	clear(first)
+	for i := range n {
+		if c.kind[i] == follower {
+			first[c.nh[i]+1]++
+		}
+	}
+	for i := 1; i <= n; i++ {
+		first[i] += first[i-1]
+	}
+	fill := c.fill[:n]
+	copy(fill, first[:n])
+	for i := range n {
+		if c.kind[i] == follower {
+			f := c.nh[i]
+			c.followers[fill[f]] = int32(i)
+			fill[f]++
+		}
+	}
+	c.seeds = c.seeds[:0]
+	for _, k := range c.pos[:n] {
+		if c.kind[k] == seed {
+			c.seeds = append(c.seeds, k)
+		}
+	}
+}
+
+// expand passes each seed's id down its follower tree, one seed at a time
+// per worker.
+func (c *Clusterer) expand() {
+	w := c.workers()
+	for len(c.stacks) < w {
+		c.stacks = append(c.stacks, nil)
+	}
+	var next atomic.Int64
+	work := func(stack []int32) []int32 {
+		for {
+			s := int(next.Add(1)) - 1
+			if s >= len(c.seeds) {
+				return stack
+			}
+			id := int32(s)
+			stack = append(stack[:0], c.seeds[s])
+			for len(stack) > 0 {
+				k := stack[len(stack)-1]
+				stack = stack[:len(stack)-1]
+				c.cid[k] = id
+				stack = append(stack, c.followers[c.first[k]:c.first[k+1]]...)
+			}
+		}
+	}
+	if w == 1 || len(c.seeds) < minParallel/64 {
+		c.stacks[0] = work(c.stacks[0])
+		return
+	}
+	var wg sync.WaitGroup
+	for i := range w {
+		wg.Go(func() { c.stacks[i] = work(c.stacks[i]) })
+	}
+	wg.Wait()
+}
+
+// collect writes the result in input order.
+func (c *Clusterer) collect() {
+	r := &c.result
+	n := len(c.order)
+	c.parallel(n, func(_, lo, hi int) {
+		for k := lo; k < hi; k++ {
+			i := c.order[k]
+			r.Rho[i], r.Delta[i] = c.rho[k], c.delta[k]
+			r.NH[i] = -1
+			if c.nh[k] >= 0 {
+				r.NH[i] = c.order[c.nh[k]]
+			}
+			r.IsSeed[i] = c.kind[k] == seed
+			r.ClusterID[i] = c.cid[k]
+		}
+	})
+	r.Clusters = len(c.seeds)
+	r.Outliers = 0
+	for _, id := range r.ClusterID {
+		if id < 0 {
+			r.Outliers++
+		}
+	}
+}
+
+// Run is a convenience for one run with a fresh Clusterer.
+func Run(pts *Points, p Params, workers int) (*Result, error) {
+	c := &Clusterer{Workers: workers}
+	return c.Run(pts, p)
+}

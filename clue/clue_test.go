@@ -1,0 +1,211 @@
+package clue
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// randomCase makes adversarial inputs: lattices with spacings equal to the
+// cut-offs (exact distance ties, equal densities), duplicates, blobs,
+// uniform noise, several layers, integer and real weights.
+func randomCase(r *rand.Rand) (*Points, Params) {
+	dim := 2 + r.IntN(2)
+	n := r.IntN(300)
+	if r.IntN(20) == 0 {
+		n = r.IntN(3) // empty and tiny inputs
+	}
+	pts := &Points{Coords: make([][]float64, dim), Weight: make([]float64, n)}
+	spacing := []float64{1, 0.5, 2, 0.3}[r.IntN(4)]
+	mode := r.IntN(4)
+	for d := range pts.Coords {
+		pts.Coords[d] = make([]float64, n)
+	}
+	for i := range n {
+		for d := range pts.Coords {
+			var v float64
+			switch mode {
+			case 0: // lattice
+				v = float64(r.IntN(8)) * spacing
+			case 1: // blobs
+				v = float64(r.IntN(3))*10 + r.NormFloat64()*1.5
+			case 2: // uniform
+				v = r.Float64() * 20
+			default: // duplicates of a few points
+				v = float64(r.IntN(3)) * spacing
+			}
+			pts.Coords[d][i] = v
+		}
+		switch r.IntN(3) {
+		case 0:
+			pts.Weight[i] = 1
+		case 1:
+			pts.Weight[i] = float64(r.IntN(4))
+		default:
+			pts.Weight[i] = r.Float64() * 3
+		}
+	}
+	if r.IntN(2) == 0 {
+		pts.Layer = make([]int32, n)
+		for i := range pts.Layer {
+			pts.Layer[i] = int32(r.IntN(3)) * 5
+		}
+	}
+	p := Params{
+		DC:     []float64{1, spacing, 2 * spacing, 1.7}[r.IntN(4)],
+		RhoC:   []float64{0, 1, 2, 3, 5}[r.IntN(5)],
+		DeltaC: []float64{1, spacing, 2 * spacing, 3}[r.IntN(4)],
+		DeltaO: []float64{1, spacing, 2 * spacing, 4}[r.IntN(4)],
+	}
+	switch r.IntN(4) {
+	case 0:
+		p.Kernel = FlatKernel()
+	case 1:
+		p.Kernel = CMSKernel()
+	case 2:
+		p.Kernel = GaussianKernel(p.DC/2, 1+r.Float64())
+	default:
+		p.Kernel = ExponentialKernel(1/p.DC, 1)
+	}
+	if r.IntN(3) == 0 {
+		p.TileSize = []float64{0.6, 0.7, 5, 100}[r.IntN(4)]
+	}
+	return pts, p
+}
+
+func equalResults(a, b *Result) error {
+	for i := range a.Rho {
+		if a.Rho[i] != b.Rho[i] {
+			return fmt.Errorf("point %d: rho %v != %v", i, a.Rho[i], b.Rho[i])
+		}
+		if a.Delta[i] != b.Delta[i] || a.NH[i] != b.NH[i] {
+			return fmt.Errorf("point %d: delta/nh %v/%d != %v/%d", i, a.Delta[i], a.NH[i], b.Delta[i], b.NH[i])
+		}
+		if a.IsSeed[i] != b.IsSeed[i] || a.ClusterID[i] != b.ClusterID[i] {
+			return fmt.Errorf("point %d: seed/cluster %v/%d != %v/%d", i, a.IsSeed[i], a.ClusterID[i], b.IsSeed[i], b.ClusterID[i])
+		}
+	}
+	if len(a.Rho) != len(b.Rho) || a.Clusters != b.Clusters || a.Outliers != b.Outliers {
+		return fmt.Errorf("%d points, %d clusters, %d outliers != %d, %d, %d", len(a.Rho), a.Clusters, a.Outliers, len(b.Rho), b.Clusters, b.Outliers)
+	}
+	return nil
+}
+
+func TestMatchesReference(t *testing.T) {
+	defer func(m int) { minParallel = m }(minParallel)
+	minParallel = 8 // exercise the parallel paths on small inputs
+	cases := 3000
+	if testing.Short() {
+		cases = 300
+	}
+	c1, c3 := &Clusterer{Workers: 1}, &Clusterer{Workers: 3} // reused across cases
+	for seed := range cases {
+		r := rand.New(rand.NewPCG(uint64(seed), 99))
+		pts, p := randomCase(r)
+		want := reference(pts, p)
+		for _, c := range []*Clusterer{c1, c3} {
+			got, err := c.Run(pts, p)
+			if err != nil && p.TileSize != 0 && strings.Contains(err.Error(), "use a larger one") {
+				continue // a grid too fine for its extent is refused, rightly
+			}
+			if err != nil {
+				t.Fatalf("seed %d: %v", seed, err)
+			}
+			if err := equalResults(got, want); err != nil {
+				t.Fatalf("seed %d (%d points, %dD, %+v, %d workers): %v", seed, pts.Len(), pts.Dim(), p, c.Workers, err)
+			}
+		}
+	}
+}
+
+// TestWorkersIdentical: large inputs, every worker count, same bits.
+func TestWorkersIdentical(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	pts := &Points{Coords: [][]float64{make([]float64, 50000), make([]float64, 50000)}, Weight: make([]float64, 50000), Layer: make([]int32, 50000)}
+	for i := range pts.Weight {
+		pts.Coords[0][i] = float64(r.IntN(10))*12 + r.NormFloat64()*2
+		pts.Coords[1][i] = float64(r.IntN(10))*12 + r.NormFloat64()*2
+		pts.Weight[i] = r.Float64()
+		pts.Layer[i] = int32(r.IntN(10))
+	}
+	for _, k := range []Kernel{FlatKernel(), GaussianKernel(1, 1)} {
+		p := Params{DC: 2, RhoC: 3, DeltaC: 4, DeltaO: 5, Kernel: k}
+		want, err := Run(pts, p, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want.Clusters < 500 || want.Outliers == 0 {
+			t.Fatalf("uninteresting case: %d clusters, %d outliers", want.Clusters, want.Outliers)
+		}
+		for _, w := range []int{2, 3, 8} {
+			got, err := Run(pts, p, w)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := equalResults(got, want); err != nil {
+				t.Fatalf("%v kernel, %d workers: %v", k.Kind, w, err)
+			}
+		}
+	}
+}
+
+func TestThreshold(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 10000 {
+		radius := math.Exp(r.NormFloat64() * 5)
+		th := threshold(radius)
+		if math.Sqrt(th) > radius || math.Sqrt(math.Nextafter(th, math.Inf(1))) <= radius {
+			t.Fatalf("threshold(%v) = %v is not the largest square with sqrt <= r", radius, th)
+		}
+	}
+}
+
+func TestHandCase(t *testing.T) {
+	// Three points on a line 1 apart, unit weights, dc = 1: densities
+	// 2, 3, 2; the middle one is the seed; the others follow it.
+	pts := &Points{Coords: [][]float64{{0, 1, 2, 10}, {0, 0, 0, 0}}, Weight: []float64{1, 1, 1, 1}}
+	r, err := Run(pts, Params{DC: 1, RhoC: 2, DeltaC: 1.5, DeltaO: 1.5}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(r.Rho, []float64{2, 3, 2, 1}) || !slices.Equal(r.NH, []int32{1, -1, 1, -1}) ||
+		!slices.Equal(r.ClusterID, []int32{0, 0, 0, -1}) || !slices.Equal(r.IsSeed, []bool{false, true, false, false}) ||
+		r.Delta[0] != 1 || !math.IsInf(r.Delta[1], 1) || r.Clusters != 1 || r.Outliers != 1 {
+		t.Fatalf("%+v", r)
+	}
+}
+
+func TestValidation(t *testing.T) {
+	good := Params{DC: 1, RhoC: 1, DeltaC: 1, DeltaO: 1}
+	for _, tc := range []struct {
+		pts  *Points
+		p    Params
+		want string
+	}{
+		{&Points{Coords: [][]float64{{0, math.NaN()}}, Weight: []float64{1, 1}}, good, "point 1: coordinate 0 is NaN"},
+		{&Points{Coords: [][]float64{{0, 1}}, Weight: []float64{1, -1}}, good, "point 1: weight -1"},
+		{&Points{Coords: [][]float64{{0, 1}}, Weight: []float64{1}}, good, "coordinate 0 has 2 values for 1 points"},
+		{&Points{Coords: [][]float64{{0}}, Weight: []float64{1}}, Params{DC: 0, DeltaC: 1, DeltaO: 1}, "dc = 0"},
+		{&Points{Coords: [][]float64{{0}}, Weight: []float64{1}}, Params{DC: 1, DeltaC: 1, DeltaO: 1, Kernel: GaussianKernel(-1, 1)}, "gaussian kernel"},
+	} {
+		if _, err := Run(tc.pts, tc.p, 1); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("error %v, want %q", err, tc.want)
+		}
+	}
+}
+
+func TestFsum(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for range 20000 {
+		xs := make([]float64, r.IntN(60))
+		for i := range xs {
+			xs[i] = math.Ldexp(r.Float64(), r.IntN(120)-60)
+		}
+		if got, want := fsum(xs), exactSum(xs); got != want {
+			t.Fatalf("fsum %v != %v for %v", got, want, xs)
+		}
+	}
+}

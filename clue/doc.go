@@ -1,0 +1,43 @@
+// Package clue implements CLUE (CLUstering of Energy), the density-based
+// clustering of weighted points of Rovere et al. (Front. Big Data 3:591315,
+// 2020), with a fixed-grid spatial index so that the work is linear in the
+// number of points, serially or on several workers with bit-identical
+// results.
+//
+// # Semantics
+//
+// Points live on layers (an optional integer per point); points on
+// different layers never interact. The distance d_ij is Euclidean over all
+// coordinates, computed as sqrt of the sum of squared differences in
+// dimension order, in float64. With the parameters of [Params]:
+//
+//   - density: rho_i = sum over j on the layer with d_ij <= dc of chi(d_ij) w_j,
+//     the point itself included; chi is the [Kernel]. The sum is the
+//     correctly rounded value of the exact sum (accumulated in double-double
+//     when the terms are not all exactly representable integers or halves),
+//     so it does not depend on the order in which neighbours are met.
+//   - j is higher than i when rho_j > rho_i, or rho_j == rho_i and j > i.
+//   - nearest-higher nh_i: among the higher j with d_ij <= dm, where
+//     dm = max(deltac, deltao), the one with the smallest d_ij; on an exact
+//     tie the higher density, then the lower index. delta_i = d_i,nh; with
+//     no such j, nh = -1 and delta = +Inf. The search order of the grid
+//     therefore never matters.
+//   - seed: delta > deltac and rho >= rhoc; outlier: delta > deltao and
+//     rho < rhoc. Every other point follows its nearest-higher.
+//   - cluster ids go to seeds in index order (0, 1, ...) and down the
+//     follower chains; outliers and everything that follows them get -1.
+//
+// # Spatial index
+//
+// A fixed grid per layer: tiles of equal size in every dimension (by
+// default dm, enlarged if the data's extent would need too many tiles),
+// points sorted by (layer, tile, index) into contiguous runs. A search of
+// radius r visits only the tiles touched by the box [x - r, x + r]; runs
+// of tiles adjacent along dimension 0 are one contiguous slice.
+//
+// # Parallelism
+//
+// Every step (index, density, nearest-higher, seeds and followers,
+// expansion) works point by point or seed by seed on disjoint outputs, so
+// any number of workers gives the same bits.
+package clue

@@ -1,0 +1,146 @@
+package clue
+
+import (
+	"fmt"
+	"math"
+	"slices"
+)
+
+// maxDim bounds the number of coordinates (fixed-size scratch per point).
+const maxDim = 16
+
+// grid is the fixed-grid index: every layer is cut into tiles of one size
+// in all dimensions; tile t of layer l has id l*perLayer + t, where t runs
+// fastest along dimension 0, so tiles adjacent along dimension 0 hold
+// contiguous runs of points.
+type grid struct {
+	dim      int
+	lo       [maxDim]float64 // lower corner of the data
+	n        [maxDim]int     // tiles per dimension
+	size     float64         // tile size
+	perLayer int
+	tiles    int
+	layers   []int32 // sorted distinct layer ids, when they must be remapped
+	offset   int32   // layer id of layer index 0 when not remapped
+	start    []int32 // points of tile t are [start[t], start[t+1])
+}
+
+// span is a contiguous run of grid-ordered points.
+type span struct{ lo, hi int32 }
+
+// build sizes the grid for the points and parameters.
+func (g *grid) build(pts *Points, p Params) error {
+	n := pts.Len()
+	g.dim = pts.Dim()
+	if g.dim > maxDim {
+		return fmt.Errorf("clue: %d dimensions, at most %d supported", g.dim, maxDim)
+	}
+	var hi [maxDim]float64
+	for d := range g.dim {
+		g.lo[d], hi[d] = 0, 0
+		if n > 0 {
+			g.lo[d], hi[d] = slices.Min(pts.Coords[d]), slices.Max(pts.Coords[d])
+		}
+	}
+	// Layers: an offset when their ids are compact, else a sorted remap.
+	layers := 1
+	g.layers, g.offset = g.layers[:0], 0
+	if len(pts.Layer) > 0 && n > 0 {
+		lmin, lmax := slices.Min(pts.Layer), slices.Max(pts.Layer)
+		if int64(lmax)-int64(lmin) < int64(n)+1024 {
+			g.offset, layers = lmin, int(lmax-lmin)+1
+		} else {
+			g.layers = append(g.layers, pts.Layer...)
+			slices.Sort(g.layers)
+			g.layers = slices.Compact(g.layers)
+			layers = len(g.layers)
+		}
+	}
+	g.size = p.TileSize
+	if g.size == 0 {
+		g.size = p.DM()
+	}
+	// Grow the tiles until the grid has at most about four tiles per point;
+	// a tile size given by the caller may use four times that.
+	budget := float64(max(4*n, 1<<16))
+	for {
+		per := 1.0
+		for d := range g.dim {
+			g.n[d] = int(math.Floor((hi[d]-g.lo[d])/g.size)) + 1
+			per *= float64(g.n[d])
+		}
+		if per*float64(layers) <= budget || p.TileSize != 0 && per*float64(layers) <= 4*budget {
+			g.perLayer = int(per)
+			break
+		}
+		if p.TileSize != 0 {
+			return fmt.Errorf("clue: tile size %v needs %.3g tiles; use a larger one", p.TileSize, per*float64(layers))
+		}
+		g.size *= math.Max(1.25, math.Pow(per*float64(layers)/budget, 1/float64(g.dim)))
+	}
+	g.tiles = g.perLayer * layers
+	return nil
+}
+
+// layerIndex maps a layer id to 0..layers-1.
+func (g *grid) layerIndex(l int32) int {
+	if len(g.layers) == 0 {
+		return int(l - g.offset)
+	}
+	i, _ := slices.BinarySearch(g.layers, l)
+	return i
+}
+
+// cell is the tile coordinate of x along dimension d, clamped to the grid.
+func (g *grid) cell(d int, x float64) int {
+	c := int(math.Floor((x - g.lo[d]) / g.size))
+	return min(max(c, 0), g.n[d]-1)
+}
+
+// tileOf returns the tile id of input point i.
+func (g *grid) tileOf(pts *Points, i int) int32 {
+	t := 0
+	for d := g.dim - 1; d >= 0; d-- {
+		t = t*g.n[d] + g.cell(d, pts.Coords[d][i])
+	}
+	l := 0
+	if len(pts.Layer) > 0 {
+		l = g.layerIndex(pts.Layer[i])
+	}
+	return int32(l*g.perLayer + t)
+}
+
+// spans appends the runs of points in the tiles touched by the box
+// [x - r, x + r] on the layer whose first tile is base. The box is padded
+// by a relative 1e-9 so that rounding in the distance can never hide a
+// point that the exact test accepts.
+func (g *grid) spans(x []float64, r float64, base int, dst []span) []span {
+	r = r*(1+1e-9) + 1e-300
+	var lo, hi, c [maxDim]int
+	for d := range g.dim {
+		lo[d], hi[d] = g.cell(d, x[d]-r), g.cell(d, x[d]+r)
+		c[d] = lo[d]
+	}
+	for {
+		// One run along dimension 0 for the current cell of the others.
+		row := 0
+		for d := g.dim - 1; d >= 1; d-- {
+			row = row*g.n[d] + c[d]
+		}
+		row = base + row*g.n[0]
+		if s, e := g.start[row+lo[0]], g.start[row+hi[0]+1]; s < e {
+			dst = append(dst, span{s, e})
+		}
+		d := 1
+		for ; d < g.dim; d++ {
+			if c[d] < hi[d] {
+				c[d]++
+				break
+			}
+			c[d] = lo[d]
+		}
+		if d >= g.dim {
+			return dst
+		}
+	}
+}

@@ -1,0 +1,59 @@
+package clue
+
+import (
+	"fmt"
+	"math"
+)
+
+// Points are weighted points as structure of arrays: Coords[d][i] is
+// coordinate d of point i. Layer is empty (all on layer 0) or one integer
+// per point.
+type Points struct {
+	Coords [][]float64
+	Layer  []int32
+	Weight []float64
+}
+
+// Len is the number of points.
+func (p *Points) Len() int { return len(p.Weight) }
+
+// Dim is the number of coordinates.
+func (p *Points) Dim() int { return len(p.Coords) }
+
+// Validate checks shapes and values; the error names the point.
+func (p *Points) Validate() error {
+	n := p.Len()
+	if p.Dim() == 0 {
+		return fmt.Errorf("clue: points have no coordinates")
+	}
+	for d, c := range p.Coords {
+		if len(c) != n {
+			return fmt.Errorf("clue: coordinate %d has %d values for %d points", d, len(c), n)
+		}
+	}
+	if len(p.Layer) != 0 && len(p.Layer) != n {
+		return fmt.Errorf("clue: %d layers for %d points", len(p.Layer), n)
+	}
+	for i, w := range p.Weight {
+		if !(w >= 0) || math.IsInf(w, 0) {
+			return fmt.Errorf("clue: point %d: weight %v must be finite and not negative", i, w)
+		}
+		for d := range p.Coords {
+			if v := p.Coords[d][i]; math.IsNaN(v) || math.IsInf(v, 0) {
+				return fmt.Errorf("clue: point %d: coordinate %d is %v", i, d, v)
+			}
+		}
+	}
+	return nil
+}
+
+// Result holds CLUE's output per point, in input order.
+type Result struct {
+	Rho       []float64
+	Delta     []float64 // +Inf without a nearest-higher
+	NH        []int32   // nearest-higher index, -1 for none
+	IsSeed    []bool
+	ClusterID []int32 // -1 for outliers and their followers
+	Clusters  int     // number of seeds
+	Outliers  int     // points with cluster id -1
+}
