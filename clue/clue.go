@@ -220,7 +220,17 @@ func (c *Clusterer) neighbours(i int, r, limit float64, s *scratch) []candidate 
 	}
 	base := int(c.tile[i]) / g.perLayer * g.perLayer
 	s.spans = g.spans(x[:g.dim], r, base, s.spans[:0])
-	cands := s.cands[:0]
+	total := 0
+	for _, sp := range s.spans {
+		total += int(sp.hi - sp.lo)
+	}
+	if cap(s.cands) < total {
+		s.cands = make([]candidate, total+total/2)
+	}
+	// Every point is written and kept when within the limit: no branch
+	// to mispredict on the distance test.
+	cands := s.cands[:total]
+	n := 0
 	if g.dim == 2 { // the common case, without the loop over dimensions
 		xs, ys := c.coords[0], c.coords[1]
 		for _, sp := range s.spans {
@@ -228,9 +238,9 @@ func (c *Clusterer) neighbours(i int, r, limit float64, s *scratch) []candidate 
 				dx, dy := xs[j]-x[0], ys[j]-x[1]
 				// The conversions forbid fused multiply-adds, so that every
 				// distance is the same bits wherever it is computed.
-				if d2 := float64(dx*dx) + float64(dy*dy); d2 <= limit {
-					cands = append(cands, candidate{j, d2})
-				}
+				d2 := float64(dx*dx) + float64(dy*dy)
+				cands[n] = candidate{j, d2}
+				n += b2i(d2 <= limit)
 			}
 		}
 	} else {
@@ -241,14 +251,12 @@ func (c *Clusterer) neighbours(i int, r, limit float64, s *scratch) []candidate 
 					dx := col[j] - x[d]
 					d2 += float64(dx * dx)
 				}
-				if d2 <= limit {
-					cands = append(cands, candidate{j, d2})
-				}
+				cands[n] = candidate{j, d2}
+				n += b2i(d2 <= limit)
 			}
 		}
 	}
-	s.cands = cands
-	return cands
+	return cands[:n]
 }
 
 func (c *Clusterer) scratch(w int) *scratch {
@@ -299,29 +307,55 @@ func (c *Clusterer) density(p Params) {
 	})
 }
 
-// nearestHigher computes nh and delta for every point.
+// nearestHigher computes nh and delta for every point: keep the higher
+// candidates (without branches), take the smallest squared distance, and
+// look at exact distance ties only among the candidates within a few ulps
+// of it, the only ones whose square root can round to the same distance.
 func (c *Clusterer) nearestHigher(p Params) {
 	dm := p.DM()
 	limit := threshold(dm)
+	rho, order := c.rho, c.order
 	c.parallel(len(c.order), func(w, lo, hi int) {
 		s := c.scratches[w]
 		for i := lo; i < hi; i++ {
-			rhoI, idxI := c.rho[i], c.order[i]
-			best, bestD := int32(-1), math.Inf(1)
-			for _, cd := range c.neighbours(i, dm, limit, s) {
-				j := cd.j
-				rhoJ := c.rho[j]
-				if rhoJ < rhoI || rhoJ == rhoI && c.order[j] <= idxI {
-					continue // not higher (or i itself)
+			rhoI, idxI := rho[i], order[i]
+			cands := c.neighbours(i, dm, limit, s)
+			m := 0
+			minD2 := math.Inf(1)
+			for _, cd := range cands {
+				rhoJ := rho[cd.j]
+				cands[m] = cd
+				higher := b2i(rhoJ > rhoI) | b2i(rhoJ == rhoI)&b2i(order[cd.j] > idxI)
+				m += higher
+				if higher == 1 {
+					minD2 = min(minD2, cd.d2)
 				}
-				d := math.Sqrt(cd.d2)
-				if best < 0 || d < bestD || d == bestD && (rhoJ > c.rho[best] || rhoJ == c.rho[best] && c.order[j] < c.order[best]) {
-					best, bestD = j, d
+			}
+			best, bestD := int32(-1), math.Inf(1)
+			if m > 0 {
+				bestD = math.Sqrt(minD2)
+				ties := minD2 * (1 + 1e-15)
+				for _, cd := range cands[:m] {
+					if cd.d2 > ties || math.Sqrt(cd.d2) != bestD {
+						continue
+					}
+					j := cd.j
+					if best < 0 || rho[j] > rho[best] || rho[j] == rho[best] && order[j] < order[best] {
+						best = j
+					}
 				}
 			}
 			c.nh[i], c.delta[i] = best, bestD
 		}
 	})
+}
+
+// b2i is 1 for true and 0 for false.
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // seedsAndFollowers classifies the points and lists each point's
