@@ -1,0 +1,146 @@
+package cluecsv
+
+import (
+	"bytes"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hitflow/hitflow/clue"
+)
+
+func TestReadWriteRoundTrip(t *testing.T) {
+	in := "x0,x1,layer,weight\n1.5,2,0,1\n-3,4.25,2,0.5\n"
+	tab, err := Read(strings.NewReader(in), "in.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tab.Points.Len() != 2 || tab.Points.Coords[1][1] != 4.25 || tab.Points.Layer[1] != 2 || tab.Points.Weight[1] != 0.5 {
+		t.Fatalf("%+v", tab)
+	}
+	r, err := clue.Run(&tab.Points, clue.Params{DC: 1, RhoC: 0.7, DeltaC: 1, DeltaO: 1}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := Write(&out, tab, r); err != nil {
+		t.Fatal(err)
+	}
+	want := "x0,x1,layer,weight,rho,delta,nh,isSeed,clusterId\n1.5,2,0,1,1,inf,-1,1,0\n-3,4.25,2,0.5,0.5,inf,-1,0,-1\n"
+	if out.String() != want {
+		t.Fatalf("got\n%s\nwant\n%s", out.String(), want)
+	}
+	back, err := Read(&out, "out.csv")
+	if err != nil || back.Points.Len() != 2 || back.Points.Coords[0][1] != -3 {
+		t.Fatalf("reading the output back: %v", err)
+	}
+}
+
+func TestHeaderless(t *testing.T) {
+	tab, err := Read(strings.NewReader("1,2,3,4\n5,6,7,8\n"), "h.csv")
+	if err != nil || !tab.Layer || tab.Points.Layer[1] != 7 || tab.Points.Weight[0] != 4 || strings.Join(tab.Coords, ",") != "x,y" {
+		t.Fatalf("%v %+v", err, tab)
+	}
+}
+
+func TestErrors(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"x,y\n1,2\n", "line 1: header \"x,y\" has no weight column"},
+		{"x,y,energy,weight\n", `line 1: unknown column "energy"`},
+		{"x,y,weight\n1,2,3\n1,nan,1\n", "line 3: coordinate y = \"nan\" is not a finite number"},
+		{"x,y,weight\n1,2,-1\n", "line 2: weight \"-1\" is not a finite number >= 0"},
+		{"x,y,weight\n1,2\n", "line 2: 2 fields, want 3"},
+		{"x,y,layer,weight\n1,2,1.5,1\n", `line 2: layer "1.5" is not an integer`},
+		{"1,2,3\n", "line 1: no header and 3 columns"},
+		{"", "no header and no points"},
+	} {
+		_, err := Read(strings.NewReader(tc.in), "bad.csv")
+		if err == nil || !strings.Contains(err.Error(), "bad.csv: "+tc.want) && !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: error %v, want %q", tc.in, err, tc.want)
+		}
+	}
+}
+
+func FuzzRead(f *testing.F) {
+	f.Add([]byte("x0,x1,weight\n1,2,1\n"))
+	f.Add([]byte("x,y,z,layer,weight\n1,2,3,4,5\n"))
+	f.Add([]byte("1,2,3,4\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		tab, err := Read(bytes.NewReader(data), "fuzz")
+		if err != nil {
+			return
+		}
+		if err := tab.Points.Validate(); err != nil {
+			t.Fatalf("accepted invalid points: %v", err)
+		}
+		if tab.Points.Len() > 0 && tab.Points.Len() < 200 {
+			if _, err := clue.Run(&tab.Points, clue.Params{DC: 1, RhoC: 1, DeltaC: 1, DeltaO: 2}, 2); err != nil && !strings.Contains(err.Error(), "tile") {
+				t.Fatalf("clustering accepted points: %v", err)
+			}
+		}
+	})
+}
+
+// golden pins the clusters and outliers found when this test was written,
+// so that any change of behaviour shows.
+var golden = map[string][2]int{
+	"aniso_1000": {6, 72}, "blob": {4, 0}, "data_1024": {20, 115}, "data_16384": {20, 1595},
+	"data_4096": {20, 413}, "data_65536": {20, 6318}, "sissa_1000": {9, 119}, "sissa_4000": {14, 189},
+	"toyDetector_1000": {95, 54}, "toyDetector_10000": {632, 137}, "toyDetector_5000": {373, 145},
+}
+
+// TestSharedDatasets runs every file of ../shared/data/clue with the
+// parameters its reference outputs were made with and checks the results
+// are sane: seeds and clusters found, every cluster contains its seed,
+// outliers have low density.
+func TestSharedDatasets(t *testing.T) {
+	dir := "../../../shared/data/clue"
+	params := map[string][3]float64{ // dc, rhoc, dm
+		"sissa_1000": {21, 10, 21}, "sissa_4000": {20, 10, 20}, "toyDetector_1000": {4, 2.5, 4},
+		"toyDetector_5000": {2.5, 2, 7.5}, "toyDetector_10000": {2.5, 2, 7.5}, "blob": {1, 5, 2},
+		"aniso_1000": {25, 5, 23}, "data_1024": {1.3, 10, 1.3}, "data_4096": {1.3, 10, 1.3},
+		"data_16384": {1.3, 10, 1.3}, "data_65536": {1.3, 10, 1.3},
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "*.csv"))
+	if len(files) == 0 {
+		t.Skipf("shared data %s not present; skipping", dir)
+	}
+	for _, f := range files {
+		name := strings.TrimSuffix(filepath.Base(f), ".csv")
+		ps, ok := params[name]
+		if !ok {
+			continue
+		}
+		fh, err := os.Open(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tab, err := Read(fh, f)
+		fh.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := clue.Params{DC: ps[0], RhoC: ps[1], DeltaC: ps[2], DeltaO: ps[2]}
+		r, err := clue.Run(&tab.Points, p, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Clusters == 0 || r.Outliers == tab.Points.Len() {
+			t.Errorf("%s: %d clusters, %d outliers", name, r.Clusters, r.Outliers)
+		}
+		for i, id := range r.ClusterID {
+			if r.IsSeed[i] && id < 0 {
+				t.Errorf("%s: seed %d without cluster", name, i)
+			}
+			if id < 0 && r.Rho[i] >= p.RhoC && math.IsInf(r.Delta[i], 1) {
+				t.Errorf("%s: dense isolated point %d is an outlier", name, i)
+			}
+		}
+		t.Logf("%-18s %6d points: %4d clusters, %5d outliers", name, tab.Points.Len(), r.Clusters, r.Outliers)
+		if g := golden[name]; r.Clusters != g[0] || r.Outliers != g[1] {
+			t.Errorf("%s: %d clusters and %d outliers, before %d and %d", name, r.Clusters, r.Outliers, g[0], g[1])
+		}
+	}
+}
