@@ -25,6 +25,10 @@ func TestDependencyRules(t *testing.T) {
 		{"pixel/pixelsim", []string{mod + "pixel/tpx3", mod + "pixel/pipeline", mod + "output", mod + "cmd", "github.com/spf13"}},
 		{"pixel/pipeline", []string{mod + "output", mod + "cmd", "github.com/spf13"}},
 		{"output", []string{mod + "cmd", "github.com/spf13"}},
+		{"clue", []string{mod + "pixel", mod + "clue/", mod + "output", mod + "cmd", "github.com/spf13", "gonum.org/v1/plot"}},
+		{"clue/cluecsv", []string{mod + "pixel", mod + "output", mod + "cmd", "github.com/spf13"}},
+		{"clue/cluesim", []string{mod + "pixel", mod + "output", mod + "cmd", "github.com/spf13"}},
+		{"pixel/tpx3", []string{mod + "clue"}},
 	}
 	for _, r := range rules {
 		deps, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}", "./"+r.pkg).Output()

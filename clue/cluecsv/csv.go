@@ -128,14 +128,21 @@ func Read(r io.Reader, name string) (*Table, error) {
 	return t, nil
 }
 
-// Write writes the table's points with the result columns.
+// WritePoints writes the table's points alone.
+func WritePoints(w io.Writer, t *Table) error { return Write(w, t, nil) }
+
+// Write writes the table's points with the result columns (none when r is
+// nil).
 func Write(w io.Writer, t *Table, r *clue.Result) error {
 	bw := bufio.NewWriterSize(w, 1<<20)
 	hdr := append([]string{}, t.Coords...)
 	if t.Layer {
 		hdr = append(hdr, "layer")
 	}
-	hdr = append(hdr, "weight", "rho", "delta", "nh", "isSeed", "clusterId")
+	hdr = append(hdr, "weight")
+	if r != nil {
+		hdr = append(hdr, "rho", "delta", "nh", "isSeed", "clusterId")
+	}
 	bw.WriteString(strings.Join(hdr, ",") + "\n")
 	var b []byte
 	p := &t.Points
@@ -150,6 +157,13 @@ func Write(w io.Writer, t *Table, r *clue.Result) error {
 			b = append(b, ',')
 		}
 		b = strconv.AppendFloat(b, p.Weight[i], 'g', -1, 64)
+		if r == nil {
+			b = append(b, '\n')
+			if _, err := bw.Write(b); err != nil {
+				return err
+			}
+			continue
+		}
 		b = append(b, ',')
 		b = strconv.AppendFloat(b, r.Rho[i], 'g', -1, 64)
 		b = append(b, ',')

@@ -19,7 +19,7 @@ func newSimulateCmd(stderr io.Writer) *cobra.Command {
 		Use:   "simulate",
 		Short: "Write synthetic data for tests, demos and benchmarks",
 	}
-	cmd.AddCommand(newSimulatePixelCmd(stderr))
+	cmd.AddCommand(newSimulatePixelCmd(stderr), newSimulateClueCmd(stderr))
 	return cmd
 }
 

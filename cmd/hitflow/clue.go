@@ -1,0 +1,275 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hitflow/hitflow/clue"
+	"github.com/hitflow/hitflow/clue/cluecsv"
+	"github.com/hitflow/hitflow/clue/cluesim"
+	"github.com/hitflow/hitflow/output"
+)
+
+type clueOptions struct {
+	dc, rhoc, deltac, deltao, tile float64
+	kernel, out, plot              string
+	axes                           []int
+	plotLayer                      int
+	workers                        int
+}
+
+func newClueCmd(stdout, stderr io.Writer) *cobra.Command {
+	o := clueOptions{kernel: "flat", out: "-", axes: []int{0, 1}, plotLayer: -1}
+	cmd := &cobra.Command{
+		Use:   "clue --dc D --rhoc R [flags] -o out.csv in.csv",
+		Short: "Density clustering of weighted points (CLUE)",
+		Long: `Cluster weighted 2D or N-dimensional points, layer by layer, with CLUE
+(Rovere et al. 2020). The input CSV names its coordinate columns (x, y[, z]
+or x0..xN), an optional integer layer column and the weight column; a
+file without a header has the four columns x,y,layer,weight. The output
+repeats the input columns and adds rho, delta (inf when there is no
+nearest-higher), nh, isSeed and clusterId (-1 for outliers).
+deltac and deltao default to dc. Kernels: flat, cms, gaussian[:std[:amp]],
+exponential[:rate[:amp]].`,
+		Example: `  hitflow clue --dc 20 --rhoc 10 -o out.csv sissa_4000.csv
+  hitflow clue --dc 2.5 --rhoc 2 --deltao 7.5 --deltac 7.5 --plot toy.png -o out.csv toyDetector_5000.csv
+  hitflow clue --dc 1 --rhoc 5 --deltac 2 --deltao 2 --kernel gaussian:0.5 --plot-axes 0,2 --plot blob.png -o - blob.csv`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usagef("clue takes one input file, got %d", len(args))
+			}
+			for _, f := range []string{"dc", "rhoc"} {
+				if !cmd.Flags().Changed(f) {
+					return usagef("clue needs --%s", f)
+				}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if !cmd.Flags().Changed("deltac") {
+				o.deltac = o.dc
+			}
+			if !cmd.Flags().Changed("deltao") {
+				o.deltao = o.dc
+			}
+			return runClue(o, args[0], stdout, stderr)
+		},
+	}
+	f := cmd.Flags()
+	f.Float64Var(&o.dc, "dc", 0, "density cut-off distance")
+	f.Float64Var(&o.rhoc, "rhoc", 0, "minimum density of a seed")
+	f.Float64Var(&o.deltac, "deltac", 0, "minimum separation of a seed (default dc)")
+	f.Float64Var(&o.deltao, "deltao", 0, "minimum separation of an outlier (default dc)")
+	f.StringVar(&o.kernel, "kernel", o.kernel, "density kernel: flat, cms, gaussian[:std[:amp]], exponential[:rate[:amp]]")
+	f.Float64Var(&o.tile, "tile", 0, "grid tile size (0: automatic, from dm and the extent)")
+	f.IntVar(&o.workers, "workers", 0, "worker goroutines (0: all cores)")
+	f.StringVarP(&o.out, "output", "o", o.out, "output CSV; - for stdout")
+	f.StringVar(&o.plot, "plot", "", "also draw the points coloured by cluster (.png or .svg)")
+	f.IntSliceVar(&o.axes, "plot-axes", o.axes, "the two coordinates the plot shows")
+	f.IntVar(&o.plotLayer, "plot-layer", o.plotLayer, "plot only this layer (-1: all)")
+	return cmd
+}
+
+func runClue(o clueOptions, in string, stdout, stderr io.Writer) error {
+	k, err := clue.ParseKernel(o.kernel, o.dc)
+	if err != nil {
+		return usageError{err}
+	}
+	p := clue.Params{DC: o.dc, RhoC: o.rhoc, DeltaC: o.deltac, DeltaO: o.deltao, Kernel: k, TileSize: o.tile}
+	if err := p.Validate(); err != nil {
+		return usageError{err}
+	}
+	if len(o.axes) != 2 {
+		return usagef("--plot-axes takes two coordinates, got %v", o.axes)
+	}
+	f, err := os.Open(in)
+	if err != nil {
+		return err
+	}
+	tab, err := cluecsv.Read(f, in)
+	f.Close()
+	if err != nil {
+		return err
+	}
+	c := &clue.Clusterer{Workers: o.workers}
+	start := time.Now()
+	r, err := c.Run(&tab.Points, p)
+	if err != nil {
+		return fmt.Errorf("%s: %w", in, err)
+	}
+	elapsed := time.Since(start)
+	w, closeOut, err := create(o.out, stdout)
+	if err != nil {
+		return err
+	}
+	if err := cluecsv.Write(w, tab, r); err != nil {
+		return err
+	}
+	if err := closeOut(); err != nil {
+		return err
+	}
+	if o.plot != "" {
+		if err := writeCluePlot(o, tab, r); err != nil {
+			return err
+		}
+	}
+	seeds := 0
+	for _, s := range r.IsSeed {
+		if s {
+			seeds++
+		}
+	}
+	fmt.Fprintf(stderr, "points %d, seeds %d, clusters %d, outliers %d, %.1f ms (%d workers)\n",
+		tab.Points.Len(), seeds, r.Clusters, r.Outliers, float64(elapsed.Microseconds())/1000, workersOf(o.workers))
+	return nil
+}
+
+func workersOf(w int) int {
+	if w > 0 {
+		return w
+	}
+	return runtime.GOMAXPROCS(0)
+}
+
+func writeCluePlot(o clueOptions, tab *cluecsv.Table, r *clue.Result) error {
+	format := strings.TrimPrefix(strings.ToLower(filepath.Ext(o.plot)), ".")
+	if format != "png" && format != "svg" {
+		return usagef("--plot %s: want a .png or .svg file", o.plot)
+	}
+	po := output.CLUEPlot{X: o.axes[0], Y: o.axes[1], Format: format, Title: filepath.Base(o.plot)}
+	if o.plotLayer >= 0 {
+		l := int32(o.plotLayer)
+		po.Layer = &l
+	}
+	f, err := os.Create(o.plot)
+	if err != nil {
+		return err
+	}
+	if err := output.WriteCLUEPlot(f, &tab.Points, r, po); err != nil {
+		f.Close()
+		return fmt.Errorf("%s: %w", o.plot, err)
+	}
+	return f.Close()
+}
+
+type simulateClueOptions struct {
+	layers, points, clusterSize int
+	seed                        uint64
+	out                         string
+}
+
+func newSimulateClueCmd(stderr io.Writer) *cobra.Command {
+	o := simulateClueOptions{layers: 100, points: 10000, clusterSize: 50, seed: 1}
+	cmd := &cobra.Command{
+		Use:   "clue -o FILE.csv",
+		Short: "Simulate the CLUE paper's synthetic calorimeter",
+		Long: `Simulate layers of unit-weight points on [-250, 250] cm: Gaussian clusters
+of sigma 3 cm and 5 % uniform noise, seeded. The CSV has the columns
+x,y,layer,weight.`,
+		Example: `  hitflow simulate clue --layers 100 --points 10000 --seed 1 -o calo.csv
+  hitflow clue --dc 3 --rhoc 8 --deltac 5 --deltao 5 --tile 5 -o out.csv calo.csv`,
+		Args: noArgs,
+		RunE: func(*cobra.Command, []string) error {
+			if o.out == "" {
+				return usagef("simulate clue needs -o FILE")
+			}
+			pts, err := cluesim.Generate(cluesim.Options{Layers: o.layers, PointsPerLayer: o.points, PointsPerCluster: o.clusterSize, Seed: o.seed}, nil)
+			if err != nil {
+				return usageError{err}
+			}
+			f, err := os.Create(o.out)
+			if err != nil {
+				return err
+			}
+			tab := &cluecsv.Table{Coords: []string{"x", "y"}, Layer: true, Points: *pts}
+			if err := cluecsv.WritePoints(f, tab); err != nil {
+				f.Close()
+				return err
+			}
+			if err := f.Close(); err != nil {
+				return err
+			}
+			fmt.Fprintf(stderr, "wrote %d points (%d layers, seed %d) to %s\n", pts.Len(), o.layers, o.seed, o.out)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.IntVar(&o.layers, "layers", o.layers, "number of layers")
+	f.IntVar(&o.points, "points", o.points, "points per layer")
+	f.IntVar(&o.clusterSize, "cluster-size", o.clusterSize, "points per cluster")
+	f.Uint64Var(&o.seed, "seed", o.seed, "random seed")
+	f.StringVarP(&o.out, "output", "o", "", "output CSV")
+	return cmd
+}
+
+// benchClue reproduces the paper's Table 1.
+func newBenchCmd(stdout, stderr io.Writer) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Reproduce the papers' benchmarks",
+	}
+	var steps, repeat int
+	c := &cobra.Command{
+		Use:   "clue",
+		Short: "The CLUE paper's Table 1: 100 layers of 1,000 to 10,000 points",
+		Long: `Time CLUE on the synthetic calorimeter of the paper (100 layers, 1,000 to
+10,000 points per layer in steps, bin 5 cm, dc 3, deltac = deltao 5,
+rhoc 8), on one worker and on all cores, with the time of each step. Each
+point is the median of the repetitions, after a warm-up run that sizes the
+reused buffers. Prints a Markdown table.`,
+		Example: "  hitflow bench clue\n  hitflow bench clue --steps 3 --repeat 3",
+		Args:    noArgs,
+		RunE: func(*cobra.Command, []string) error {
+			if steps < 1 || steps > 10 || repeat < 1 {
+				return usagef("--steps must be 1..10 and --repeat positive")
+			}
+			return runBenchClue(steps, repeat, stdout)
+		},
+	}
+	c.Flags().IntVar(&steps, "steps", 10, "number of sizes (1,000 points per layer more each)")
+	c.Flags().IntVar(&repeat, "repeat", 5, "repetitions per point (median)")
+	cmd.AddCommand(c)
+	return cmd
+}
+
+func runBenchClue(steps, repeat int, stdout io.Writer) error {
+	p := clue.Params{DC: 3, RhoC: 8, DeltaC: 5, DeltaO: 5, TileSize: 5}
+	fmt.Fprintf(stdout, "| points | workers | index | density | nearest-higher | seeds/followers | expansion | overhead | total (ms) |\n")
+	fmt.Fprintf(stdout, "|---|---|---|---|---|---|---|---|---|\n")
+	var pts *clue.Points
+	workers := []int{1}
+	if n := runtime.GOMAXPROCS(0); n > 1 {
+		workers = append(workers, n)
+	}
+	for s := 1; s <= steps; s++ {
+		var err error
+		if pts, err = cluesim.Generate(cluesim.Options{PointsPerLayer: 1000 * s, Seed: uint64(s)}, pts); err != nil {
+			return err
+		}
+		for _, w := range workers {
+			c := &clue.Clusterer{Workers: w}
+			if _, err := c.Run(pts, p); err != nil {
+				return err
+			}
+			runs := make([]clue.Timings, repeat)
+			for i := range runs {
+				c.Run(pts, p)
+				runs[i] = c.Timings
+			}
+			slices.SortFunc(runs, func(a, b clue.Timings) int { return int(a.Total() - b.Total()) })
+			m := runs[repeat/2]
+			ms := func(d time.Duration) string { return fmt.Sprintf("%.1f", float64(d.Microseconds())/1000) }
+			fmt.Fprintf(stdout, "| %d | %d | %s | %s | %s | %s | %s | %s | %s |\n", pts.Len(), w,
+				ms(m.Index), ms(m.Density), ms(m.NearestHigher), ms(m.SeedsFollowers), ms(m.Expansion), ms(m.Overhead), ms(m.Total()))
+		}
+	}
+	return nil
+}
