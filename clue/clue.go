@@ -314,12 +314,20 @@ func (c *Clusterer) density(p Params) {
 func (c *Clusterer) nearestHigher(p Params) {
 	dm := p.DM()
 	limit := threshold(dm)
+	first := min(dm, firstRadius*p.DC)
+	firstLimit := threshold(first)
 	rho, order := c.rho, c.order
 	c.parallel(len(c.order), func(w, lo, hi int) {
 		s := c.scratches[w]
 		for i := lo; i < hi; i++ {
 			rhoI, idxI := rho[i], order[i]
-			cands := c.neighbours(i, dm, limit, s)
+			// Most points have a higher one close by: search a small
+			// radius first. A higher point found within it bounds the
+			// nearest one, so that search is then complete.
+			cands := c.neighbours(i, first, firstLimit, s)
+			if !anyHigher(cands, rho, order, rhoI, idxI) {
+				cands = c.neighbours(i, dm, limit, s)
+			}
 			m := 0
 			minD2 := math.Inf(1)
 			for _, cd := range cands {
@@ -348,6 +356,20 @@ func (c *Clusterer) nearestHigher(p Params) {
 			c.nh[i], c.delta[i] = best, bestD
 		}
 	})
+}
+
+// firstRadius is the radius, in units of dc, of the first nearest-higher
+// search (measured best on the paper's calorimeter among 0.3, 0.5, 1).
+const firstRadius = 0.5
+
+// anyHigher reports whether a candidate is higher than (rhoI, idxI).
+func anyHigher(cands []candidate, rho []float64, order []int32, rhoI float64, idxI int32) bool {
+	for _, cd := range cands {
+		if rho[cd.j] > rhoI || rho[cd.j] == rhoI && order[cd.j] > idxI {
+			return true
+		}
+	}
+	return false
 }
 
 // b2i is 1 for true and 0 for false.

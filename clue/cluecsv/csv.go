@@ -192,4 +192,3 @@ func b2i(b bool) int {
 	}
 	return 0
 }
-
