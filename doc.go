@@ -8,7 +8,10 @@
 //	pixel/tpx3       Timepix3 formats (.tpx3, .t3pa, Katherine, CSV), calibration
 //	pixel/pixelsim   synthetic datasets after Čelko et al.
 //	pixel/pipeline   decode -> calibrate -> sort -> cluster -> write
-//	output           writers for analysis formats
+//	clue             CLUE density clustering
+//	clue/cluecsv     CLUE's CSV input and output
+//	clue/cluesim     the CLUE paper's synthetic calorimeter
+//	output           writers and plots for analysis formats
 //
 // Dependencies run one way: domain packages never import each other's
 // domains, output or the CLI; only cmd/hitflow imports cobra.
