@@ -1,0 +1,75 @@
+package jpet
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+)
+
+// Screen keeps the events whose hits lie on the strips or beyond their
+// ends by at most margin times sigma_z (the resolution smears measured hits
+// past the ends; the authors' own files have such events) and returns the
+// number left out. A negative margin keeps every event.
+func (s Scanner) Screen(events []Event, margin float64) (kept []Event, rejected int) {
+	if margin < 0 {
+		return events, 0
+	}
+	limit := s.L/2 + margin*s.SigmaZ
+	kept = events[:0:0]
+	for _, e := range events {
+		if math.Abs(e.ZU) > limit || math.Abs(e.ZD) > limit {
+			rejected++
+			continue
+		}
+		kept = append(kept, e)
+	}
+	return kept, rejected
+}
+
+// ReadEvents reads the authors' binary event format: little-endian float32
+// triples (z_u, z_d, dl), no header. A size that is not a multiple of 12
+// bytes or a non-finite value is an error naming the file and the byte
+// offset (the events before it are returned).
+func ReadEvents(r io.Reader, name string) ([]Event, error) {
+	br := bufio.NewReaderSize(r, 1<<16)
+	var events []Event
+	var rec [12]byte
+	for off := int64(0); ; off += 12 {
+		n, err := io.ReadFull(br, rec[:])
+		if err == io.EOF {
+			return events, nil
+		}
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			return events, fmt.Errorf("jpet: %s: byte %d: %d trailing bytes; the file is not a whole number of 12-byte events", name, off, n)
+		}
+		if err != nil {
+			return events, fmt.Errorf("jpet: %s: byte %d: %w", name, off, err)
+		}
+		var v [3]float64
+		for i := range v {
+			v[i] = float64(math.Float32frombits(binary.LittleEndian.Uint32(rec[4*i:])))
+			if math.IsNaN(v[i]) || math.IsInf(v[i], 0) {
+				return events, fmt.Errorf("jpet: %s: byte %d: event %d has a non-finite value", name, off, off/12)
+			}
+		}
+		events = append(events, Event{v[0], v[1], v[2]})
+	}
+}
+
+// WriteEvents writes events in the authors' binary format.
+func WriteEvents(w io.Writer, events []Event) error {
+	bw := bufio.NewWriterSize(w, 1<<16)
+	var rec [12]byte
+	for _, e := range events {
+		for i, v := range [3]float64{e.ZU, e.ZD, e.DL} {
+			binary.LittleEndian.PutUint32(rec[4*i:], math.Float32bits(float32(v)))
+		}
+		if _, err := bw.Write(rec[:]); err != nil {
+			return err
+		}
+	}
+	return bw.Flush()
+}
