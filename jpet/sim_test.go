@@ -1,0 +1,186 @@
+package jpet
+
+import (
+	"bytes"
+	"encoding/binary"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestSimulationReproducibleAndPlausible(t *testing.T) {
+	s := PaperScanner().WithDefaults()
+	ph := PaperPhantom()
+	// The authors' A.bin (82,510 detected of 200,000) was made with angles
+	// over (-pi/2, pi/2), not the paper's (-pi/4, pi/4).
+	a, err := Simulate(s, ph, SimOptions{Emissions: 200000, Seed: 7, Workers: 1, MaxAngle: math.Pi / 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := Simulate(s, ph, SimOptions{Emissions: 200000, Seed: 7, Workers: 3, MaxAngle: math.Pi / 2})
+	if !slices.Equal(a.Events, b.Events) || !slices.Equal(a.Naive, b.Naive) {
+		t.Fatal("worker count changed the simulation")
+	}
+	if n := len(a.Events); math.Abs(float64(n)-82510) > 4*math.Sqrt(82510) {
+		t.Fatalf("%d events detected of 200000", n)
+	}
+	var emitted, detected float64
+	for i := range a.Emitted {
+		emitted += a.Emitted[i]
+		detected += a.Detected[i]
+	}
+	if emitted != 200000 || int(detected) != len(a.Events) {
+		t.Fatalf("emitted %v detected %v events %d", emitted, detected, len(a.Events))
+	}
+}
+
+// TestReconstructionQuality: on a simulated phantom the error falls over
+// the first iterations, and the hot ellipses come out hotter than the
+// background by the right order.
+func TestReconstructionQuality(t *testing.T) {
+	s := PaperScanner().WithDefaults()
+	ph := PaperPhantom()
+	sim, err := Simulate(s, ph, SimOptions{Emissions: 150000, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := NewReconstructor(s, sim.Events, Options{Sensitivity: true, Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var errs []float64
+	var q Quality
+	for range 5 {
+		r.Iterate()
+		q = Compare(s, &ph, r.Image())
+		errs = append(errs, q.NRMSE)
+	}
+	t.Logf("NRMSE by iteration %.3f; ellipse means %.3f (true %v)", errs, q.Mean, q.True)
+	for i := 1; i < 4; i++ {
+		if errs[i] >= errs[i-1] {
+			t.Fatalf("error did not fall: %v", errs)
+		}
+	}
+	// Background 0.1, hot 0.7 and 0.5: the contrast must show, within a
+	// factor 2 of the truth.
+	for k := range 5 {
+		ratio := q.Mean[k] / q.Mean[5]
+		want := q.True[k] / q.True[5]
+		if ratio < want/2 || ratio > want*2 {
+			t.Errorf("ellipse %d: %.2f times the background, truth %.2f", k, ratio, want)
+		}
+	}
+}
+
+func TestWorkersAgree(t *testing.T) {
+	s := PaperScanner().WithDefaults()
+	sim, _ := Simulate(s, PaperPhantom(), SimOptions{Emissions: 20000, Seed: 1})
+	run := func(w int) []float64 {
+		r, _ := NewReconstructor(s, sim.Events, Options{Workers: w})
+		for range 3 {
+			r.Iterate()
+		}
+		return slices.Clone(r.Image())
+	}
+	one := run(1)
+	if again := run(1); !slices.Equal(one, again) {
+		t.Fatal("not deterministic for one worker")
+	}
+	for _, w := range []int{2, 3, 7} {
+		img := run(w)
+		if again := run(w); !slices.Equal(img, again) {
+			t.Fatalf("not deterministic for %d workers", w)
+		}
+		for i := range img {
+			if math.Abs(img[i]-one[i]) > 1e-6*math.Max(math.Abs(one[i]), 1e-3) {
+				t.Fatalf("%d workers: pixel %d %v vs %v", w, i, img[i], one[i])
+			}
+		}
+	}
+}
+
+func TestEventsIO(t *testing.T) {
+	in := []Event{{0.01, -0.02, 0.03}, {-0.1, 0.1, 0}}
+	var buf bytes.Buffer
+	if err := WriteEvents(&buf, in); err != nil {
+		t.Fatal(err)
+	}
+	out, err := ReadEvents(bytes.NewReader(buf.Bytes()), "e.bin")
+	if err != nil || len(out) != 2 || float32(out[0].ZD) != float32(-0.02) {
+		t.Fatalf("%v %v", out, err)
+	}
+	if _, err := ReadEvents(bytes.NewReader(buf.Bytes()[:20]), "e.bin"); err == nil || !strings.Contains(err.Error(), "e.bin: byte 12: 8 trailing bytes") {
+		t.Fatalf("error %v", err)
+	}
+	bad := slices.Clone(buf.Bytes())
+	binary.LittleEndian.PutUint32(bad[16:], math.Float32bits(float32(math.NaN())))
+	ev, err := ReadEvents(bytes.NewReader(bad), "e.bin")
+	if err == nil || !strings.Contains(err.Error(), "byte 12: event 1 has a non-finite value") || len(ev) != 1 {
+		t.Fatalf("error %v, %d events", err, len(ev))
+	}
+}
+
+func FuzzReadEvents(f *testing.F) {
+	f.Add(make([]byte, 24))
+	f.Add([]byte{0, 0, 0x80, 0x7f, 1, 2, 3})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		ev, err := ReadEvents(bytes.NewReader(data), "fuzz")
+		if err == nil && len(ev) != len(data)/12 {
+			t.Fatalf("%d events from %d bytes", len(ev), len(data))
+		}
+		s := PaperScanner().WithDefaults()
+		kept, _ := s.Screen(ev, 5)
+		if len(kept) > 0 && len(kept) < 50 {
+			r, err := NewReconstructor(s, kept, Options{Workers: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.Iterate()
+			for _, v := range r.Image() {
+				if math.IsNaN(v) || v < 0 {
+					t.Fatalf("pixel %v", v)
+				}
+			}
+		}
+	})
+}
+
+func TestPhantomFile(t *testing.T) {
+	f := openJPET(t, "phantom.txt")
+	ph, err := ParsePhantom(f, "phantom.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := PaperPhantom()
+	for i, e := range want.Ellipses {
+		g := ph.Ellipses[i]
+		if math.Abs(g.Z-e.Z)+math.Abs(g.Y-e.Y)+math.Abs(g.A-e.A)+math.Abs(g.B-e.B)+math.Abs(g.Angle-e.Angle)+math.Abs(g.Activity-e.Activity) > 1e-12 {
+			t.Fatalf("ellipse %d: %+v, want %+v", i, g, e)
+		}
+	}
+	for _, bad := range []string{"ellipse 1 2 3\n", "point 1 x 3\n", "ellipse 0 0 -1 1 0 1\n", "# nothing\n"} {
+		if _, err := ParsePhantom(strings.NewReader(bad), "p.txt"); err == nil || !strings.Contains(err.Error(), "p.txt") {
+			t.Errorf("%q: error %v", bad, err)
+		}
+	}
+	p, err := ParsePhantom(strings.NewReader("0 0 0.01 0.01 0 1\npoint 0.05 0 2\n"), "p.txt")
+	if err != nil || len(p.Ellipses) != 1 || len(p.Points) != 1 {
+		t.Fatalf("%+v %v", p, err)
+	}
+	// Overlaps: the first listed ellipse gives the activity.
+	if a, k := want.Activity(0, 0); a != 0.3 || k != 0 {
+		t.Fatalf("activity at the centre %v from %d", a, k)
+	}
+}
+
+func TestNRRD(t *testing.T) {
+	var buf bytes.Buffer
+	if err := WriteNRRD(&buf, []float64{1, 2, 3, 4, 5, 6}, 3, 2); err != nil {
+		t.Fatal(err)
+	}
+	hdr, data, ok := bytes.Cut(buf.Bytes(), []byte("\n\n"))
+	if !ok || !strings.Contains(string(hdr), "sizes: 3 2") || len(data) != 24 || math.Float32frombits(binary.LittleEndian.Uint32(data[20:])) != 6 {
+		t.Fatalf("%q", buf.String())
+	}
+}
