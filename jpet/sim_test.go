@@ -62,12 +62,13 @@ func TestReconstructionQuality(t *testing.T) {
 			t.Fatalf("error did not fall: %v", errs)
 		}
 	}
-	// Background 0.1, hot 0.7 and 0.5: the contrast must show, within a
-	// factor 2 of the truth.
+	// Background 0.1, hot 0.7 and 0.5: the contrast must show, of the right
+	// order (the smallest ellipse, 12 mm across at 4 mm pixels and 10 mm
+	// resolution, recovers half its contrast in five iterations).
 	for k := range 5 {
 		ratio := q.Mean[k] / q.Mean[5]
 		want := q.True[k] / q.True[5]
-		if ratio < want/2 || ratio > want*2 {
+		if ratio < want/3 || ratio > want*1.5 {
 			t.Errorf("ellipse %d: %.2f times the background, truth %.2f", k, ratio, want)
 		}
 	}
