@@ -2,6 +2,7 @@ package jpet
 
 import (
 	"fmt"
+	"math"
 	"runtime"
 	"sync"
 )
@@ -120,39 +121,104 @@ func (r *Reconstructor) Iterate() {
 
 // accumulate adds the events' contributions to acc: per event a first
 // pass over the ellipse computes the denominator (and keeps the kernel
-// values), a second adds kernel*rho/denominator to each pixel.
+// values), a second adds kernel*rho/denominator to each pixel. The ellipse
+// is walked row by row over exactly the pixels whose centres it contains,
+// with the kernel's row constants computed once per row; the Gaussian
+// kernel's exponent is a quadratic in the pixel offset, so along a row it
+// is stepped with two multiplications per pixel instead of an exp.
 func (r *Reconstructor) accumulate(events []prepared, acc []float64, cache []contribution) []contribution {
 	s := r.s
 	rho, sens := r.rho, r.sens
-	kind := r.opt.Kernel
+	gaussian := r.opt.Kernel == Gaussian
+	p := s.Pixel
+	zFirst := -float64(s.NZ)*p/2 + p/2 // centre of column 0
+	yFirst := float64(s.NY)*p/2 - p/2  // centre of row 0
 	for i := range events {
 		e := &events[i]
 		k := &e.k
 		cache = cache[:0]
 		var denom float64
+		sec2 := k.sec * k.sec
 		for iy := e.y0; iy < e.y1; iy++ {
-			for iz := e.z0; iz < e.z1; iz++ {
-				zc, yc := s.PixelCentre(iz, iy)
-				dz, dy := zc-k.z, yc-k.y
-				if !k.inside(dy, dz) {
-					continue
+			yc := yFirst - float64(iy)*p
+			dy := yc - k.y
+			lo, hi, ok := k.rowSpan(dy, zFirst, p, e.z0, e.z1)
+			if !ok {
+				continue
+			}
+			row := iy * s.NZ
+			// Row constants: a and o depend on the row only, b on the
+			// column through b1 = dz - dy*tan.
+			Y := yc
+			a1, a2, a3 := -(Y-k.r)*sec2, -(Y+k.r)*sec2, -2*Y*k.sec*k.tan
+			b3 := -2 * dy * k.sec
+			aCa := (a1*a1+a2*a2)*k.isz2 + a3*a3*k.isdl2
+			b3C := b3 * b3 * k.isdl2
+			dz0 := zFirst + float64(lo)*p - k.z
+			b1 := dz0 - dy*k.tan
+			if gaussian {
+				// K = norm/sqrt(aCa) * exp(-isz2*b1^2 - b3C/2), b1 += p.
+				g := k.norm / math.Sqrt(aCa) * math.Exp(-k.isz2*b1*b1-0.5*b3C)
+				step := math.Exp(-k.isz2 * (2*b1*p + p*p))
+				ratio := math.Exp(-2 * k.isz2 * p * p)
+				for iz := lo; iz <= hi; iz++ {
+					pix := row + iz
+					v := g * rho[pix]
+					cache = append(cache, contribution{int32(pix), v})
+					if sens != nil {
+						v *= sens[pix]
+					}
+					denom += v
+					g *= step
+					step *= ratio
 				}
-				pix := iy*s.NZ + iz
-				v := k.value(kind, dz, dy) * rho[pix]
+				continue
+			}
+			o1, o2, o3 := a1*k.tan, a2*k.tan, -Y*k.sec*(1+2*k.tan*k.tan)
+			// n = n0 + n1*b1, bCa = m0 + m1*b1, bCb = 2*isz2*b1^2 + b3C.
+			n0, n1 := aCa+2*o3*b3*k.isdl2, 2*(o1+o2)*k.isz2
+			m0, m1 := a3*b3*k.isdl2, (a1+a2)*k.isz2
+			for iz := lo; iz <= hi; iz++ {
+				n := n0 + n1*b1
+				bCa := m0 + m1*b1
+				kv := k.norm / math.Sqrt(n) * math.Exp(-0.5*(2*k.isz2*b1*b1+b3C-bCa*bCa/n))
+				pix := row + iz
+				v := kv * rho[pix]
 				cache = append(cache, contribution{int32(pix), v})
 				if sens != nil {
-					denom += v * sens[pix]
-				} else {
-					denom += v
+					v *= sens[pix]
 				}
+				denom += v
+				b1 += p
 			}
 		}
 		if denom == 0 {
 			continue
 		}
+		inv := 1 / denom
 		for _, c := range cache {
-			acc[c.pix] += c.v / denom
+			acc[c.pix] += c.v * inv
 		}
 	}
 	return cache
+}
+
+// rowSpan returns the columns [lo, hi] within [z0, z1) of the pixels on a
+// row at offset dy whose centres lie in the ellipse: the analytic interval,
+// widened by one pixel and trimmed with the exact test, so that the set is
+// the one a pixel-by-pixel test gives.
+func (k *kernel) rowSpan(dy, zFirst, p float64, z0, z1 int) (lo, hi int, ok bool) {
+	disc := k.b*k.b*dy*dy - 4*k.c*(k.a*dy*dy-9)
+	centre := -k.b * dy / (2 * k.c)
+	half := math.Sqrt(max(disc, 0)) / (2 * k.c)
+	dzOf := func(iz int) float64 { return zFirst + float64(iz)*p - k.z }
+	lo = max(z0, int(math.Floor((k.z+centre-half-zFirst)/p))-1)
+	hi = min(z1-1, int(math.Ceil((k.z+centre+half-zFirst)/p))+1)
+	for lo <= hi && !k.inside(dy, dzOf(lo)) {
+		lo++
+	}
+	for hi >= lo && !k.inside(dy, dzOf(hi)) {
+		hi--
+	}
+	return lo, hi, lo <= hi
 }

@@ -1,0 +1,33 @@
+package jpet
+
+import (
+	"fmt"
+	"testing"
+)
+
+// BenchmarkIteration times one MLEM iteration of 1e6 simulated events with
+// the paper's set-up.
+func BenchmarkIteration(b *testing.B) {
+	s := PaperScanner().WithDefaults()
+	sim, err := Simulate(s, PaperPhantom(), SimOptions{Emissions: 1250000, Seed: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	events := sim.Events[:min(len(sim.Events), 1000000)]
+	for _, kind := range []KernelKind{Analytic, Gaussian} {
+		for _, w := range []int{1, 2} {
+			b.Run(fmt.Sprintf("%s/workers=%d", map[KernelKind]string{Analytic: "analytic", Gaussian: "gaussian"}[kind], w), func(b *testing.B) {
+				r, err := NewReconstructor(s, events, Options{Kernel: kind, Workers: w})
+				if err != nil {
+					b.Fatal(err)
+				}
+				r.Iterate() // warm-up
+				b.ReportAllocs()
+				for b.Loop() {
+					r.Iterate()
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(events)), "ns/event")
+			})
+		}
+	}
+}
