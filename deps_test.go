@@ -28,7 +28,9 @@ func TestDependencyRules(t *testing.T) {
 		{"clue", []string{mod + "pixel", mod + "clue/", mod + "output", mod + "cmd", "github.com/spf13", "gonum.org/v1/plot"}},
 		{"clue/cluecsv", []string{mod + "pixel", mod + "output", mod + "cmd", "github.com/spf13"}},
 		{"clue/cluesim", []string{mod + "pixel", mod + "output", mod + "cmd", "github.com/spf13"}},
-		{"pixel/tpx3", []string{mod + "clue"}},
+		{"pixel/tpx3", []string{mod + "clue", mod + "jpet"}},
+		{"jpet", []string{mod + "pixel", mod + "clue", mod + "output", mod + "cmd", "github.com/spf13", "gonum.org/v1/plot"}},
+		{"clue", []string{mod + "jpet"}},
 	}
 	for _, r := range rules {
 		deps, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}", "./"+r.pkg).Output()

@@ -139,6 +139,7 @@ func (r *Reconstructor) accumulate(events []prepared, acc []float64, cache []con
 		cache = cache[:0]
 		var denom float64
 		sec2 := k.sec * k.sec
+		ratio := math.Exp(-2 * k.isz2 * p * p) // of consecutive Gaussian steps
 		for iy := e.y0; iy < e.y1; iy++ {
 			yc := yFirst - float64(iy)*p
 			dy := yc - k.y
@@ -160,7 +161,6 @@ func (r *Reconstructor) accumulate(events []prepared, acc []float64, cache []con
 				// K = norm/sqrt(aCa) * exp(-isz2*b1^2 - b3C/2), b1 += p.
 				g := k.norm / math.Sqrt(aCa) * math.Exp(-k.isz2*b1*b1-0.5*b3C)
 				step := math.Exp(-k.isz2 * (2*b1*p + p*p))
-				ratio := math.Exp(-2 * k.isz2 * p * p)
 				for iz := lo; iz <= hi; iz++ {
 					pix := row + iz
 					v := g * rho[pix]
@@ -209,16 +209,28 @@ func (r *Reconstructor) accumulate(events []prepared, acc []float64, cache []con
 // the one a pixel-by-pixel test gives.
 func (k *kernel) rowSpan(dy, zFirst, p float64, z0, z1 int) (lo, hi int, ok bool) {
 	disc := k.b*k.b*dy*dy - 4*k.c*(k.a*dy*dy-9)
-	centre := -k.b * dy / (2 * k.c)
+	centre := k.z - k.b*dy/(2*k.c) - zFirst // in z from column 0's centre
 	half := math.Sqrt(max(disc, 0)) / (2 * k.c)
-	dzOf := func(iz int) float64 { return zFirst + float64(iz)*p - k.z }
-	lo = max(z0, int(math.Floor((k.z+centre-half-zFirst)/p))-1)
-	hi = min(z1-1, int(math.Ceil((k.z+centre+half-zFirst)/p))+1)
-	for lo <= hi && !k.inside(dy, dzOf(lo)) {
+	lo = max(z0, int(math.Ceil((centre-half)/p)))
+	hi = min(z1-1, int(math.Floor((centre+half)/p)))
+	dzOf := zFirst - k.z
+	// Rounding can put an end one pixel off either way: fix it with the
+	// exact test.
+	if lo > z0 && k.inside(dy, dzOf+float64(lo-1)*p) {
+		lo--
+	} else if lo <= hi && !k.inside(dy, dzOf+float64(lo)*p) {
 		lo++
 	}
-	for hi >= lo && !k.inside(dy, dzOf(hi)) {
+	if hi < z1-1 && k.inside(dy, dzOf+float64(hi+1)*p) {
+		hi++
+	} else if hi >= lo && !k.inside(dy, dzOf+float64(hi)*p) {
 		hi--
+	}
+	if disc < 0 && lo > hi { // the row may still touch at the vertex
+		c := min(max(int(math.Round(centre/p)), z0), z1-1)
+		if k.inside(dy, dzOf+float64(c)*p) {
+			return c, c, true
+		}
 	}
 	return lo, hi, lo <= hi
 }

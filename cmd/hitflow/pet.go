@@ -270,3 +270,50 @@ func writePNG(name string, img []float64, s jpet.Scanner) error {
 	}
 	return f.Close()
 }
+
+func newBenchPetCmd(stdout io.Writer) *cobra.Command {
+	var events int
+	cmd := &cobra.Command{
+		Use:   "pet",
+		Short: "Time one MLEM iteration on the paper's set-up",
+		Long: `Simulate events of the paper's phantom with the paper's set-up (R = 0.125 m,
+L = 0.3 m, 4 mm pixels, sigma_z 10 mm, sigma_dl 40 mm) and time one MLEM
+iteration (after a warm-up one) for each kernel on 1 worker and on all
+cores. Prints a Markdown table.`,
+		Example: "  hitflow bench pet\n  hitflow bench pet --events 10000000",
+		Args:    noArgs,
+		RunE: func(*cobra.Command, []string) error {
+			if events < 1 {
+				return usagef("--events must be positive")
+			}
+			s := jpet.PaperScanner().WithDefaults()
+			// About 80 % of the emissions are detected with angles in (-pi/4, pi/4).
+			sim, err := jpet.Simulate(s, jpet.PaperPhantom(), jpet.SimOptions{Emissions: events * 5 / 4, Seed: 1})
+			if err != nil {
+				return err
+			}
+			ev := sim.Events[:min(events, len(sim.Events))]
+			fmt.Fprintf(stdout, "| events | kernel | workers | s per iteration | ns per event |\n|---|---|---|---|---|\n")
+			workers := []int{1}
+			if n := workersOf(0); n > 1 {
+				workers = append(workers, n)
+			}
+			for _, kind := range []jpet.KernelKind{jpet.Analytic, jpet.Gaussian} {
+				for _, w := range workers {
+					r, err := jpet.NewReconstructor(s, ev, jpet.Options{Kernel: kind, Workers: w})
+					if err != nil {
+						return err
+					}
+					r.Iterate()
+					t := time.Now()
+					r.Iterate()
+					d := time.Since(t)
+					fmt.Fprintf(stdout, "| %d | %s | %d | %.3f | %.0f |\n", len(ev), map[jpet.KernelKind]string{jpet.Analytic: "analytic", jpet.Gaussian: "gaussian"}[kind], w, d.Seconds(), float64(d.Nanoseconds())/float64(len(ev)))
+				}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().IntVar(&events, "events", 1000000, "number of detected events")
+	return cmd
+}

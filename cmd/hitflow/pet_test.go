@@ -1,0 +1,61 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+func TestPetCommands(t *testing.T) {
+	dir := t.TempDir()
+	prefix := filepath.Join(dir, "ph")
+	code, _, stderr := hitflow(t, "pet", "simulate", "--emissions", "20000", "--seed", "4", "--text", "-o", prefix)
+	if code != 0 {
+		t.Fatalf("simulate: %s", stderr)
+	}
+	fi, err := os.Stat(prefix + ".bin")
+	if err != nil || fi.Size()%12 != 0 || fi.Size() == 0 {
+		t.Fatalf("events file: %v", err)
+	}
+	for _, img := range []string{"_emitted", "_detected", "_naive"} {
+		b, err := os.ReadFile(prefix + img + ".nrrd")
+		if err != nil || !bytes.HasPrefix(b, []byte("NRRD0004\n")) || !bytes.Contains(b, []byte("sizes: 75 63")) {
+			t.Fatalf("%s: %v", img, err)
+		}
+	}
+	rec := filepath.Join(dir, "rec")
+	code, _, stderr = hitflow(t, "pet", "reconstruct", prefix+".bin", "--iterations", "3", "--png-every", "2", "--truth", "paper", "-o", rec)
+	if code != 0 {
+		t.Fatalf("reconstruct: %s", stderr)
+	}
+	nrmse := regexp.MustCompile(`NRMSE ([0-9.]+)`).FindAllStringSubmatch(stderr, -1)
+	if len(nrmse) != 3 || !(nrmse[2][1] < nrmse[0][1]) {
+		t.Fatalf("NRMSE lines %v in %q", nrmse, stderr)
+	}
+	for _, f := range []string{rec + ".nrrd", rec + "_02.png", rec + "_03.png"} {
+		if _, err := os.Stat(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bad := filepath.Join(dir, "bad.bin")
+	os.WriteFile(bad, make([]byte, 13), 0o644)
+	for _, tc := range []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{"pet", "reconstruct", bad, "-o", rec}, 1, "bad.bin: byte 12: 1 trailing bytes"},
+		{[]string{"pet", "reconstruct", prefix + ".bin", "--kernel", "box", "-o", rec}, 2, "unknown kernel"},
+		{[]string{"pet", "reconstruct", prefix + ".bin", "--radius", "-1", "-o", rec}, 2, "R = -1"},
+		{[]string{"pet", "simulate", "--angle", "120", "-o", prefix}, 2, "angle range"},
+		{[]string{"bench", "pet", "--events", "0"}, 2, "--events"},
+	} {
+		code, _, stderr := hitflow(t, tc.args...)
+		if code != tc.code || !strings.Contains(stderr, tc.msg) {
+			t.Errorf("%v: exit %d, %q; want %d with %q", tc.args, code, stderr, tc.code, tc.msg)
+		}
+	}
+}
