@@ -11,6 +11,7 @@
 //	clue             CLUE density clustering
 //	clue/cluecsv     CLUE's CSV input and output
 //	clue/cluesim     the CLUE paper's synthetic calorimeter
+//	jpet             two-strip J-PET list-mode MLEM reconstruction
 //	output           writers and plots for analysis formats
 //
 // Dependencies run one way: domain packages never import each other's

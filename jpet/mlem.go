@@ -157,31 +157,30 @@ func (r *Reconstructor) accumulate(events []prepared, acc []float64, cache []con
 			b3C := b3 * b3 * k.isdl2
 			dz0 := zFirst + float64(lo)*p - k.z
 			b1 := dz0 - dy*k.tan
+			// The Gaussian: K = norm/sqrt(aCa) * exp(-isz2*b1^2 - b3C/2),
+			// stepped as b1 += p. The analytic kernel: n = n0 + n1*b1,
+			// bCa = m0 + m1*b1, bCb = 2*isz2*b1^2 + b3C.
+			var g, step, n0, n1, m0, m1 float64
 			if gaussian {
-				// K = norm/sqrt(aCa) * exp(-isz2*b1^2 - b3C/2), b1 += p.
-				g := k.norm / math.Sqrt(aCa) * math.Exp(-k.isz2*b1*b1-0.5*b3C)
-				step := math.Exp(-k.isz2 * (2*b1*p + p*p))
-				for iz := lo; iz <= hi; iz++ {
-					pix := row + iz
-					v := g * rho[pix]
-					cache = append(cache, contribution{int32(pix), v})
-					if sens != nil {
-						v *= sens[pix]
-					}
-					denom += v
+				g = k.norm / math.Sqrt(aCa) * math.Exp(-k.isz2*b1*b1-0.5*b3C)
+				step = math.Exp(-k.isz2 * (2*b1*p + p*p))
+			} else {
+				o1, o2, o3 := a1*k.tan, a2*k.tan, -Y*k.sec*(1+2*k.tan*k.tan)
+				n0, n1 = aCa+2*o3*b3*k.isdl2, 2*(o1+o2)*k.isz2
+				m0, m1 = a3*b3*k.isdl2, (a1+a2)*k.isz2
+			}
+			for iz := lo; iz <= hi; iz++ {
+				var kv float64
+				if gaussian {
+					kv = g
 					g *= step
 					step *= ratio
+				} else {
+					n := n0 + n1*b1
+					bCa := m0 + m1*b1
+					kv = k.norm / math.Sqrt(n) * math.Exp(-0.5*(2*k.isz2*b1*b1+b3C-bCa*bCa/n))
+					b1 += p
 				}
-				continue
-			}
-			o1, o2, o3 := a1*k.tan, a2*k.tan, -Y*k.sec*(1+2*k.tan*k.tan)
-			// n = n0 + n1*b1, bCa = m0 + m1*b1, bCb = 2*isz2*b1^2 + b3C.
-			n0, n1 := aCa+2*o3*b3*k.isdl2, 2*(o1+o2)*k.isz2
-			m0, m1 := a3*b3*k.isdl2, (a1+a2)*k.isz2
-			for iz := lo; iz <= hi; iz++ {
-				n := n0 + n1*b1
-				bCa := m0 + m1*b1
-				kv := k.norm / math.Sqrt(n) * math.Exp(-0.5*(2*k.isz2*b1*b1+b3C-bCa*bCa/n))
 				pix := row + iz
 				v := kv * rho[pix]
 				cache = append(cache, contribution{int32(pix), v})
@@ -189,7 +188,6 @@ func (r *Reconstructor) accumulate(events []prepared, acc []float64, cache []con
 					v *= sens[pix]
 				}
 				denom += v
-				b1 += p
 			}
 		}
 		if denom == 0 {
