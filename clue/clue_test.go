@@ -209,3 +209,29 @@ func TestFsum(t *testing.T) {
 		}
 	}
 }
+
+// TestAllocationsPerRun: with the buffers reused, a run allocates a fixed
+// handful (goroutines and their closures), never per point.
+func TestAllocationsPerRun(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 9))
+	make2D := func(n int) *Points {
+		p := &Points{Coords: [][]float64{make([]float64, n), make([]float64, n)}, Weight: make([]float64, n)}
+		for i := range n {
+			p.Coords[0][i], p.Coords[1][i], p.Weight[i] = r.Float64()*100, r.Float64()*100, 1
+		}
+		return p
+	}
+	p := Params{DC: 2, RhoC: 3, DeltaC: 3, DeltaO: 3}
+	for _, w := range []int{1, 2} {
+		var counts []float64
+		for _, n := range []int{10000, 100000} {
+			pts := make2D(n)
+			c := &Clusterer{Workers: w}
+			c.Run(pts, p) // warm up
+			counts = append(counts, testing.AllocsPerRun(5, func() { c.Run(pts, p) }))
+		}
+		if counts[1] > counts[0] || counts[1] > 64 {
+			t.Errorf("%d workers: %v allocations per run at 1e4 and 1e5 points", w, counts)
+		}
+	}
+}

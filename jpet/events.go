@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strconv"
+	"strings"
 )
 
 // Screen keeps the events whose hits lie on the strips or beyond their
@@ -72,4 +74,36 @@ func WriteEvents(w io.Writer, events []Event) error {
 		}
 	}
 	return bw.Flush()
+}
+
+// ReadEventsText reads events as text, one "z_u z_d dl" a line; '#'
+// starts a comment. Errors name the file and line.
+func ReadEventsText(r io.Reader, name string) ([]Event, error) {
+	sc := bufio.NewScanner(r)
+	var events []Event
+	line := 0
+	for sc.Scan() {
+		line++
+		text, _, _ := strings.Cut(sc.Text(), "#")
+		f := strings.Fields(text)
+		if len(f) == 0 {
+			continue
+		}
+		if len(f) != 3 {
+			return events, fmt.Errorf("jpet: %s: line %d: %d values, want z_u z_d dl", name, line, len(f))
+		}
+		var v [3]float64
+		for i, s := range f {
+			x, err := strconv.ParseFloat(s, 64)
+			if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+				return events, fmt.Errorf("jpet: %s: line %d: %q is not a finite number", name, line, s)
+			}
+			v[i] = x
+		}
+		events = append(events, Event{v[0], v[1], v[2]})
+	}
+	if err := sc.Err(); err != nil {
+		return events, fmt.Errorf("jpet: %s: line %d: %w", name, line+1, err)
+	}
+	return events, nil
 }

@@ -122,6 +122,18 @@ func TestEventsIO(t *testing.T) {
 	}
 }
 
+func TestEventsText(t *testing.T) {
+	ev, err := ReadEventsText(strings.NewReader("# z_u z_d dl\n0.01 -0.02 0.03\n\n-0.1 0.1 0 # c\n"), "e.txt")
+	if err != nil || len(ev) != 2 || ev[1] != (Event{-0.1, 0.1, 0}) {
+		t.Fatalf("%v %v", ev, err)
+	}
+	for _, bad := range []string{"1 2\n", "1 2 x\n", "1 2 NaN\n"} {
+		if _, err := ReadEventsText(strings.NewReader(bad), "e.txt"); err == nil || !strings.Contains(err.Error(), "e.txt: line 1") {
+			t.Errorf("%q: %v", bad, err)
+		}
+	}
+}
+
 func FuzzReadEvents(f *testing.F) {
 	f.Add(make([]byte, 24))
 	f.Add([]byte{0, 0, 0x80, 0x7f, 1, 2, 3})

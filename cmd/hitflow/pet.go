@@ -158,7 +158,7 @@ func newPetReconstructCmd(stdout, stderr io.Writer) *cobra.Command {
 	var sensitivity, authorsBox bool
 	var margin float64
 	cmd := &cobra.Command{
-		Use:   "reconstruct EVENTS.bin -o PREFIX",
+		Use:   "reconstruct EVENTS.bin|EVENTS.txt -o PREFIX",
 		Short: "List-mode MLEM reconstruction",
 		Long: `Reconstruct an image from list-mode events (the authors' float32 format)
 with MLEM and the analytic kernel (or the Gaussian one), starting from 1
@@ -211,7 +211,11 @@ round-off).`,
 			if err != nil {
 				return err
 			}
-			events, err := jpet.ReadEvents(f, args[0])
+			read := jpet.ReadEvents
+			if strings.EqualFold(filepath.Ext(args[0]), ".txt") {
+				read = jpet.ReadEventsText
+			}
+			events, err := read(f, args[0])
 			f.Close()
 			if err != nil {
 				return err

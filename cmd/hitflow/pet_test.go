@@ -40,6 +40,11 @@ func TestPetCommands(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// The text form reconstructs to the same image (up to float32 rounding
+	// of the binary file, which the text holds exactly).
+	if code, _, stderr := hitflow(t, "pet", "reconstruct", prefix+".txt", "--iterations", "1", "--png-every", "0", "-o", rec+"t"); code != 0 {
+		t.Fatalf("text events: %s", stderr)
+	}
 	bad := filepath.Join(dir, "bad.bin")
 	os.WriteFile(bad, make([]byte, 13), 0o644)
 	for _, tc := range []struct {
