@@ -58,7 +58,7 @@ func TestAccumulateMatchesReference(t *testing.T) {
 		}
 		fast := make([]float64, len(r.rho))
 		slow := make([]float64, len(r.rho))
-		r.accumulate(r.events, fast, nil)
+		r.accumulate(r.events, fast, nil, &rowConsts{})
 		r.accumulateReference(r.events, slow, nil)
 		for i := range fast {
 			if math.Abs(fast[i]-slow[i]) > 1e-9*math.Max(slow[i], 1e-6) {

@@ -34,6 +34,7 @@ type Reconstructor struct {
 	sens    []float64
 	acc     [][]float64 // per worker
 	caches  [][]contribution
+	rows    []rowConsts
 	workers int
 }
 
@@ -85,6 +86,7 @@ func NewReconstructor(s Scanner, events []Event, opt Options) (*Reconstructor, e
 	}
 	r.acc = make([][]float64, w)
 	r.caches = make([][]contribution, w)
+	r.rows = make([]rowConsts, w)
 	for i := range r.acc {
 		r.acc[i] = make([]float64, len(r.rho))
 	}
@@ -106,7 +108,7 @@ func (r *Reconstructor) Iterate() {
 	var wg sync.WaitGroup
 	for id := range w {
 		lo, hi := id*len(r.events)/w, (id+1)*len(r.events)/w
-		wg.Go(func() { r.caches[id] = r.accumulate(r.events[lo:hi], r.acc[id], r.caches[id]) })
+		wg.Go(func() { r.caches[id] = r.accumulate(r.events[lo:hi], r.acc[id], r.caches[id], &r.rows[id]) })
 	}
 	wg.Wait()
 	for p := range r.rho {
@@ -121,67 +123,77 @@ func (r *Reconstructor) Iterate() {
 
 // accumulate adds the events' contributions to acc: per event a first
 // pass over the ellipse computes the denominator (and keeps the kernel
-// values), a second adds kernel*rho/denominator to each pixel. The ellipse
-// is walked row by row over exactly the pixels whose centres it contains,
-// with the kernel's row constants computed once per row; the Gaussian
-// kernel's exponent is a quadratic in the pixel offset, so along a row it
-// is stepped with two multiplications per pixel instead of an exp.
-func (r *Reconstructor) accumulate(events []prepared, acc []float64, cache []contribution) []contribution {
+// values), a second adds kernel*rho/denominator to each pixel.
+//
+// An event's ellipse is tall (sigma_dl is four times sigma_z: ~30 rows by
+// ~7 columns at the paper's set-up), so it is walked column by column over
+// exactly the pixels whose centres it contains. What depends on the row
+// only (the kernel's a and o vectors) is computed once per row; along a
+// column the Gaussian kernel's exponent is a quadratic in dy, so the
+// factor is stepped with two multiplications per pixel.
+func (r *Reconstructor) accumulate(events []prepared, acc []float64, cache []contribution, rows *rowConsts) []contribution {
 	s := r.s
 	rho, sens := r.rho, r.sens
 	gaussian := r.opt.Kernel == Gaussian
 	p := s.Pixel
 	zFirst := -float64(s.NZ)*p/2 + p/2 // centre of column 0
 	yFirst := float64(s.NY)*p/2 - p/2  // centre of row 0
+	rows.resize(s.NY)
 	for i := range events {
 		e := &events[i]
 		k := &e.k
 		cache = cache[:0]
 		var denom float64
 		sec2 := k.sec * k.sec
-		ratio := math.Exp(-2 * k.isz2 * p * p) // of consecutive Gaussian steps
 		for iy := e.y0; iy < e.y1; iy++ {
-			yc := yFirst - float64(iy)*p
-			dy := yc - k.y
-			lo, hi, ok := k.rowSpan(dy, zFirst, p, e.z0, e.z1)
-			if !ok {
-				continue
-			}
-			row := iy * s.NZ
-			// Row constants: a and o depend on the row only, b on the
-			// column through b1 = dz - dy*tan.
-			Y := yc
+			Y := yFirst - float64(iy)*p
+			dy := Y - k.y
 			a1, a2, a3 := -(Y-k.r)*sec2, -(Y+k.r)*sec2, -2*Y*k.sec*k.tan
 			b3 := -2 * dy * k.sec
 			aCa := (a1*a1+a2*a2)*k.isz2 + a3*a3*k.isdl2
-			b3C := b3 * b3 * k.isdl2
-			dz0 := zFirst + float64(lo)*p - k.z
-			b1 := dz0 - dy*k.tan
-			// The Gaussian: K = norm/sqrt(aCa) * exp(-isz2*b1^2 - b3C/2),
-			// stepped as b1 += p. The analytic kernel: n = n0 + n1*b1,
-			// bCa = m0 + m1*b1, bCb = 2*isz2*b1^2 + b3C.
-			var g, step, n0, n1, m0, m1 float64
+			rows.b3C[iy] = b3 * b3 * k.isdl2
 			if gaussian {
-				g = k.norm / math.Sqrt(aCa) * math.Exp(-k.isz2*b1*b1-0.5*b3C)
-				step = math.Exp(-k.isz2 * (2*b1*p + p*p))
-			} else {
-				o1, o2, o3 := a1*k.tan, a2*k.tan, -Y*k.sec*(1+2*k.tan*k.tan)
-				n0, n1 = aCa+2*o3*b3*k.isdl2, 2*(o1+o2)*k.isz2
-				m0, m1 = a3*b3*k.isdl2, (a1+a2)*k.isz2
+				rows.pref[iy] = k.norm / math.Sqrt(aCa)
+				continue
 			}
-			for iz := lo; iz <= hi; iz++ {
+			// n = n0 + n1*b1 and bCa = m0 + m1*b1 with b1 = dz - dy*tan.
+			o1, o2, o3 := a1*k.tan, a2*k.tan, -Y*k.sec*(1+2*k.tan*k.tan)
+			rows.n0[iy], rows.n1[iy] = aCa+2*o3*b3*k.isdl2, 2*(o1+o2)*k.isz2
+			rows.m0[iy], rows.m1[iy] = a3*b3*k.isdl2, (a1+a2)*k.isz2
+		}
+		// Consecutive steps of the Gaussian along a column differ by the
+		// constant second difference of its exponent.
+		curve := math.Exp(-2 * p * p * (k.isz2*k.tan*k.tan + 2*k.isdl2*sec2))
+		for iz := e.z0; iz < e.z1; iz++ {
+			dz := zFirst + float64(iz)*p - k.z
+			lo, hi, ok := k.columnSpan(dz, yFirst-k.y, p, e.y0, e.y1)
+			if !ok {
+				continue
+			}
+			dy := yFirst - float64(lo)*p - k.y
+			var g, step float64
+			if gaussian {
+				q := func(dy float64) float64 {
+					u := dz - dy*k.tan
+					return -k.isz2*u*u - 2*k.isdl2*sec2*dy*dy
+				}
+				g = math.Exp(q(dy))
+				step = math.Exp(q(dy-p) - q(dy))
+			}
+			for iy := lo; iy <= hi; iy++ {
 				var kv float64
 				if gaussian {
-					kv = g
+					kv = rows.pref[iy] * g
 					g *= step
-					step *= ratio
+					step *= curve
 				} else {
-					n := n0 + n1*b1
-					bCa := m0 + m1*b1
-					kv = k.norm / math.Sqrt(n) * math.Exp(-0.5*(2*k.isz2*b1*b1+b3C-bCa*bCa/n))
-					b1 += p
+					b1 := dz - dy*k.tan
+					n := rows.n0[iy] + rows.n1[iy]*b1
+					bCa := rows.m0[iy] + rows.m1[iy]*b1
+					kv = k.norm / math.Sqrt(n) * math.Exp(-0.5*(2*k.isz2*b1*b1+rows.b3C[iy]-bCa*bCa/n))
+					dy -= p
 				}
-				pix := row + iz
+				pix := iy*s.NZ + iz
 				v := kv * rho[pix]
 				cache = append(cache, contribution{int32(pix), v})
 				if sens != nil {
@@ -201,32 +213,41 @@ func (r *Reconstructor) accumulate(events []prepared, acc []float64, cache []con
 	return cache
 }
 
-// rowSpan returns the columns [lo, hi] within [z0, z1) of the pixels on a
-// row at offset dy whose centres lie in the ellipse: the analytic interval,
-// widened by one pixel and trimmed with the exact test, so that the set is
-// the one a pixel-by-pixel test gives.
-func (k *kernel) rowSpan(dy, zFirst, p float64, z0, z1 int) (lo, hi int, ok bool) {
-	disc := k.b*k.b*dy*dy - 4*k.c*(k.a*dy*dy-9)
-	centre := k.z - k.b*dy/(2*k.c) - zFirst // in z from column 0's centre
-	half := math.Sqrt(max(disc, 0)) / (2 * k.c)
-	lo = max(z0, int(math.Ceil((centre-half)/p)))
-	hi = min(z1-1, int(math.Floor((centre+half)/p)))
-	dzOf := zFirst - k.z
-	// Rounding can put an end one pixel off either way: fix it with the
-	// exact test.
-	if lo > z0 && k.inside(dy, dzOf+float64(lo-1)*p) {
+// rowConsts are one worker's per-row kernel constants of the current event.
+type rowConsts struct{ pref, b3C, n0, n1, m0, m1 []float64 }
+
+func (r *rowConsts) resize(n int) {
+	if len(r.pref) < n {
+		*r = rowConsts{make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)}
+	}
+}
+
+// columnSpan returns the rows [lo, hi] within [y0, y1) of the pixels in the
+// column at offset dz whose centres lie in the ellipse (top is the offset
+// of row 0's centre from the event): the analytic interval, its ends
+// fixed with the exact test so that the set is the one a pixel-by-pixel
+// test gives.
+func (k *kernel) columnSpan(dz, top, p float64, y0, y1 int) (lo, hi int, ok bool) {
+	// A*dy^2 + B*dz*dy + C*dz^2 <= 9; row iy has dy = top - iy*p.
+	disc := k.b*k.b*dz*dz - 4*k.a*(k.c*dz*dz-9)
+	centre := -k.b * dz / (2 * k.a)
+	half := math.Sqrt(max(disc, 0)) / (2 * k.a)
+	in := func(iy int) bool { return k.inside(top-float64(iy)*p, dz) }
+	lo = max(y0, int(math.Ceil((top-centre-half)/p)))
+	hi = min(y1-1, int(math.Floor((top-centre+half)/p)))
+	if lo > y0 && in(lo-1) {
 		lo--
-	} else if lo <= hi && !k.inside(dy, dzOf+float64(lo)*p) {
+	} else if lo <= hi && !in(lo) {
 		lo++
 	}
-	if hi < z1-1 && k.inside(dy, dzOf+float64(hi+1)*p) {
+	if hi < y1-1 && in(hi+1) {
 		hi++
-	} else if hi >= lo && !k.inside(dy, dzOf+float64(hi)*p) {
+	} else if hi >= lo && !in(hi) {
 		hi--
 	}
-	if disc < 0 && lo > hi { // the row may still touch at the vertex
-		c := min(max(int(math.Round(centre/p)), z0), z1-1)
-		if k.inside(dy, dzOf+float64(c)*p) {
+	if disc < 0 && lo > hi { // the column may still touch at the vertex
+		c := min(max(int(math.Round((top-centre)/p)), y0), y1-1)
+		if in(c) {
 			return c, c, true
 		}
 	}
