@@ -25,7 +25,7 @@ func (r *Reconstructor) accumulateReference(events []prepared, acc []float64, ca
 				if !k.inside(dy, dz) {
 					continue
 				}
-				pix := iy*s.NZ + iz
+				pix := r.at(iz, iy)
 				v := k.value(kind, dz, dy) * rho[pix]
 				cache = append(cache, contribution{int32(pix), v})
 				if sens != nil {
@@ -39,10 +39,40 @@ func (r *Reconstructor) accumulateReference(events []prepared, acc []float64, ca
 			continue
 		}
 		for _, c := range cache {
-			acc[c.pix] += c.v / denom
+			acc[c.pix] += c.k / denom
 		}
 	}
 	return cache
+}
+
+// TestKernelCache: iterations from kept kernel values (float32) agree with
+// computed ones to float32 precision, with the budget covering all, some
+// or none of the events.
+func TestKernelCache(t *testing.T) {
+	s := PaperScanner().WithDefaults()
+	sim, _ := Simulate(s, PaperPhantom(), SimOptions{Emissions: 20000, Seed: 8})
+	run := func(budget int64) ([]float64, int) {
+		r, _ := NewReconstructor(s, sim.Events, Options{Workers: 2, KernelCache: budget, Sensitivity: true})
+		for range 4 {
+			r.Iterate()
+		}
+		return slices.Clone(r.Image()), r.CachedEvents()
+	}
+	want, none := run(0)
+	if none != 0 {
+		t.Fatal("kept kernels without a budget")
+	}
+	for _, budget := range []int64{1 << 20, 1 << 30} {
+		got, kept := run(budget)
+		if kept == 0 || budget == 1<<30 && kept != len(sim.Events) || budget == 1<<20 && kept == len(sim.Events) {
+			t.Fatalf("budget %d kept %d of %d events", budget, kept, len(sim.Events))
+		}
+		for i := range want {
+			if math.Abs(got[i]-want[i]) > 1e-5*math.Max(want[i], 1e-3) {
+				t.Fatalf("budget %d: pixel %d %v vs %v", budget, i, got[i], want[i])
+			}
+		}
+	}
 }
 
 // TestAccumulateMatchesReference: the row-wise kernel (interval, row
@@ -58,7 +88,7 @@ func TestAccumulateMatchesReference(t *testing.T) {
 		}
 		fast := make([]float64, len(r.rho))
 		slow := make([]float64, len(r.rho))
-		r.accumulate(r.events, fast, nil, &rowConsts{})
+		r.accumulate(r.events, fast, nil, &rowConsts{}, &kernelStore{})
 		r.accumulateReference(r.events, slow, nil)
 		for i := range fast {
 			if math.Abs(fast[i]-slow[i]) > 1e-9*math.Max(slow[i], 1e-6) {

@@ -17,6 +17,12 @@ type Options struct {
 	// column are never visited. Off by default.
 	AuthorsBox bool
 	Workers    int // 0: GOMAXPROCS
+	// KernelCache is how many bytes the reconstruction may keep kernel
+	// values in (a float32 per pixel of an event, about 4.5 bytes with
+	// the column runs that locate them), so that iterations after the
+	// first read them instead of computing them; events beyond the budget
+	// are computed every time. 0 keeps none.
+	KernelCache int64
 }
 
 // prepared is an event's constants for every iteration.
@@ -30,17 +36,19 @@ type Reconstructor struct {
 	s       Scanner
 	opt     Options
 	events  []prepared
-	rho     []float64
+	rho     []float64 // column-major, see at
+	img     []float64 // row-major copy returned by Image
 	sens    []float64
 	acc     [][]float64 // per worker
 	caches  [][]contribution
 	rows    []rowConsts
+	stores  []kernelStore
 	workers int
 }
 
 type contribution struct {
 	pix int32
-	v   float64 // kernel times rho
+	k   float64 // kernel value
 }
 
 // NewReconstructor prepares the events. The image starts at 1 everywhere.
@@ -64,7 +72,7 @@ func NewReconstructor(s Scanner, events []Event, opt Options) (*Reconstructor, e
 		r.sens = make([]float64, len(r.rho))
 		for iy := range s.NY {
 			for iz := range s.NZ {
-				r.sens[iy*s.NZ+iz] = s.PixelSensitivity(iz, iy)
+				r.sens[r.at(iz, iy)] = s.PixelSensitivity(iz, iy)
 			}
 		}
 	}
@@ -87,6 +95,10 @@ func NewReconstructor(s Scanner, events []Event, opt Options) (*Reconstructor, e
 	r.acc = make([][]float64, w)
 	r.caches = make([][]contribution, w)
 	r.rows = make([]rowConsts, w)
+	r.stores = make([]kernelStore, w)
+	for i := range r.stores {
+		r.stores[i].budget = int(opt.KernelCache / int64(w))
+	}
 	for i := range r.acc {
 		r.acc[i] = make([]float64, len(r.rho))
 	}
@@ -95,7 +107,22 @@ func NewReconstructor(s Scanner, events []Event, opt Options) (*Reconstructor, e
 
 // Image returns the current image, row-major, row 0 at +y; valid until the
 // next iteration.
-func (r *Reconstructor) Image() []float64 { return r.rho }
+func (r *Reconstructor) Image() []float64 {
+	s := r.s
+	if len(r.img) != len(r.rho) {
+		r.img = make([]float64, len(r.rho))
+	}
+	for iy := range s.NY {
+		for iz := range s.NZ {
+			r.img[iy*s.NZ+iz] = r.rho[r.at(iz, iy)]
+		}
+	}
+	return r.img
+}
+
+// at is the internal index of pixel (iz, iy). The image is kept column
+// by column (y runs fastest) because events are walked along columns.
+func (r *Reconstructor) at(iz, iy int) int { return iz*r.s.NY + iy }
 
 // Scanner returns the geometry with the image size filled in.
 func (r *Reconstructor) Scanner() Scanner { return r.s }
@@ -108,7 +135,9 @@ func (r *Reconstructor) Iterate() {
 	var wg sync.WaitGroup
 	for id := range w {
 		lo, hi := id*len(r.events)/w, (id+1)*len(r.events)/w
-		wg.Go(func() { r.caches[id] = r.accumulate(r.events[lo:hi], r.acc[id], r.caches[id], &r.rows[id]) })
+		wg.Go(func() {
+			r.caches[id] = r.accumulate(r.events[lo:hi], r.acc[id], r.caches[id], &r.rows[id], &r.stores[id])
+		})
 	}
 	wg.Wait()
 	for p := range r.rho {
@@ -119,6 +148,34 @@ func (r *Reconstructor) Iterate() {
 		}
 		r.rho[p] = sum
 	}
+	for i := range r.stores {
+		r.stores[i].built = true
+	}
+}
+
+// kernelStore keeps the kernel values of a worker's first events, column
+// run by column run, so that pixel indices need not be stored.
+type kernelStore struct {
+	budget int // bytes it may hold
+	k      []float32
+	runs   []colRun
+	end    []int // end[i]: where event i's runs end; events past len(end) are not kept
+	built  bool
+	tmp    []colRun // the runs of the event being computed
+}
+
+// colRun is the rows lo..hi of column iz inside an event's ellipse.
+type colRun struct{ iz, lo, hi int32 }
+
+func (st *kernelStore) bytes() int { return 4*len(st.k) + 12*len(st.runs) }
+
+// CachedEvents returns how many events have their kernel values kept.
+func (r *Reconstructor) CachedEvents() int {
+	n := 0
+	for i := range r.stores {
+		n += len(r.stores[i].end)
+	}
+	return n
 }
 
 // accumulate adds the events' contributions to acc: per event a first
@@ -131,7 +188,7 @@ func (r *Reconstructor) Iterate() {
 // only (the kernel's a and o vectors) is computed once per row; along a
 // column the Gaussian kernel's exponent is a quadratic in dy, so the
 // factor is stepped with two multiplications per pixel.
-func (r *Reconstructor) accumulate(events []prepared, acc []float64, cache []contribution, rows *rowConsts) []contribution {
+func (r *Reconstructor) accumulate(events []prepared, acc []float64, cache []contribution, rows *rowConsts, store *kernelStore) []contribution {
 	s := r.s
 	rho, sens := r.rho, r.sens
 	gaussian := r.opt.Kernel == Gaussian
@@ -139,10 +196,21 @@ func (r *Reconstructor) accumulate(events []prepared, acc []float64, cache []con
 	zFirst := -float64(s.NZ)*p/2 + p/2 // centre of column 0
 	yFirst := float64(s.NY)*p/2 - p/2  // centre of row 0
 	rows.resize(s.NY)
+	kOffset := 0 // position in store.k of the next kept event
 	for i := range events {
+		if store.built && i < len(store.end) {
+			start := 0
+			if i > 0 {
+				start = store.end[i-1]
+			}
+			kStart := kOffset
+			kOffset = accumulateKept(store.k, kStart, store.runs[start:store.end[i]], s.NY, rho, sens, acc)
+			continue
+		}
 		e := &events[i]
 		k := &e.k
 		cache = cache[:0]
+		store.tmp = store.tmp[:0]
 		var denom float64
 		sec2 := k.sec * k.sec
 		for iy := e.y0; iy < e.y1; iy++ {
@@ -170,6 +238,7 @@ func (r *Reconstructor) accumulate(events []prepared, acc []float64, cache []con
 			if !ok {
 				continue
 			}
+			store.tmp = append(store.tmp, colRun{int32(iz), int32(lo), int32(hi)})
 			dy := yFirst - float64(lo)*p - k.y
 			var g, step float64
 			if gaussian {
@@ -193,24 +262,70 @@ func (r *Reconstructor) accumulate(events []prepared, acc []float64, cache []con
 					kv = k.norm / math.Sqrt(n) * math.Exp(-0.5*(2*k.isz2*b1*b1+rows.b3C[iy]-bCa*bCa/n))
 					dy -= p
 				}
-				pix := iy*s.NZ + iz
+				pix := iz*s.NY + iy
+				cache = append(cache, contribution{int32(pix), kv})
 				v := kv * rho[pix]
-				cache = append(cache, contribution{int32(pix), v})
 				if sens != nil {
 					v *= sens[pix]
 				}
 				denom += v
 			}
 		}
+		if !store.built && i == len(store.end) && store.bytes()+4*len(cache)+12*len(store.tmp) <= store.budget {
+			for _, c := range cache {
+				store.k = append(store.k, float32(c.k))
+			}
+			store.runs = append(store.runs, store.tmp...)
+			store.end = append(store.end, len(store.runs))
+		}
 		if denom == 0 {
 			continue
 		}
 		inv := 1 / denom
 		for _, c := range cache {
-			acc[c.pix] += c.v * inv
+			acc[c.pix] += c.k * rho[c.pix] * inv
 		}
 	}
 	return cache
+}
+
+// accumulateKept is the two passes of one event from kept kernel values
+// ks[at:] laid out by the column runs; it returns where the event's values
+// end.
+func accumulateKept(ks []float32, at int, runs []colRun, ny int, rho, sens, acc []float64) int {
+	// Each run is a contiguous slice of the column-major image, so the
+	// inner loops run over aligned sub-slices without bounds checks.
+	var denom float64
+	j := at
+	for _, r := range runs {
+		pix, n := int(r.iz)*ny+int(r.lo), int(r.hi-r.lo)+1
+		kr, rr := ks[j:j+n], rho[pix:pix+n]
+		if sens != nil {
+			sr := sens[pix : pix+n]
+			for q, k := range kr {
+				denom += float64(k) * rr[q] * sr[q]
+			}
+		} else {
+			for q, k := range kr {
+				denom += float64(k) * rr[q]
+			}
+		}
+		j += n
+	}
+	if denom == 0 {
+		return j
+	}
+	inv := 1 / denom
+	j = at
+	for _, r := range runs {
+		pix, n := int(r.iz)*ny+int(r.lo), int(r.hi-r.lo)+1
+		kr, rr, ar := ks[j:j+n], rho[pix:pix+n], acc[pix:pix+n]
+		for q, k := range kr {
+			ar[q] += float64(k) * rr[q] * inv
+		}
+		j += n
+	}
+	return j
 }
 
 // rowConsts are one worker's per-row kernel constants of the current event.
