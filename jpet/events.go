@@ -92,13 +92,9 @@ func ReadEventsText(r io.Reader, name string) ([]Event, error) {
 		if len(f) != 3 {
 			return events, fmt.Errorf("jpet: %s: line %d: %d values, want z_u z_d dl", name, line, len(f))
 		}
-		var v [3]float64
-		for i, s := range f {
-			x, err := strconv.ParseFloat(s, 64)
-			if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
-				return events, fmt.Errorf("jpet: %s: line %d: %q is not a finite number", name, line, s)
-			}
-			v[i] = x
+		v, err := finite(f, name, line)
+		if err != nil {
+			return events, err
 		}
 		events = append(events, Event{v[0], v[1], v[2]})
 	}
@@ -106,4 +102,18 @@ func ReadEventsText(r io.Reader, name string) ([]Event, error) {
 		return events, fmt.Errorf("jpet: %s: line %d: %w", name, line+1, err)
 	}
 	return events, nil
+}
+
+// finite parses text fields as finite numbers; the error names the file
+// and line.
+func finite(fields []string, name string, line int) ([]float64, error) {
+	v := make([]float64, len(fields))
+	for i, s := range fields {
+		x, err := strconv.ParseFloat(s, 64)
+		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+			return nil, fmt.Errorf("jpet: %s: line %d: %q is not a finite number", name, line, s)
+		}
+		v[i] = x
+	}
+	return v, nil
 }

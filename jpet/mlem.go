@@ -124,9 +124,6 @@ func (r *Reconstructor) Image() []float64 {
 // by column (y runs fastest) because events are walked along columns.
 func (r *Reconstructor) at(iz, iy int) int { return iz*r.s.NY + iy }
 
-// Scanner returns the geometry with the image size filled in.
-func (r *Reconstructor) Scanner() Scanner { return r.s }
-
 // Iterate runs one MLEM iteration. Events are split into one contiguous
 // block per worker and the workers' images are summed in worker order, so
 // the result is deterministic for a given number of workers.

@@ -77,13 +77,9 @@ func ParsePhantom(r io.Reader, name string) (Phantom, error) {
 		if _, err := strconv.ParseFloat(f[0], 64); err != nil {
 			kind, f = strings.ToLower(f[0]), f[1:]
 		}
-		v := make([]float64, len(f))
-		for i, s := range f {
-			x, err := strconv.ParseFloat(s, 64)
-			if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
-				return p, fmt.Errorf("jpet: %s: line %d: %q is not a finite number", name, line, s)
-			}
-			v[i] = x
+		v, err := finite(f, name, line)
+		if err != nil {
+			return p, err
 		}
 		switch {
 		case kind == "ellipse" && len(v) == 6:
