@@ -102,9 +102,8 @@ func (s *Sorter) merge(b *Hits) {
 	s.pending, s.merged = s.merged, s.pending
 }
 
-// release moves the pending hits with time <= limit to the output. The
-// released prefix is dropped by copying the rest down only once it is
-// longer than what remains, so each hit is moved a bounded number of times.
+// release moves the pending hits with time <= limit to the output and
+// copies the rest (about a window's worth of hits) to the front.
 func (s *Sorter) release(limit Time) {
 	p := &s.pending
 	k := sort.Search(p.Len(), func(i int) bool { return p.ToA[i] > limit })
