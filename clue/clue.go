@@ -287,6 +287,10 @@ func (c *Clusterer) density(p Params) {
 	c.parallel(len(c.order), func(w, lo, hi int) {
 		s := c.scratches[w]
 		for i := lo; i < hi; i++ {
+			if exact && k.Kind == Flat && c.grid.dim == 2 {
+				c.rho[i] = c.flatDensity2D(i, p.DC, limit, s)
+				continue
+			}
 			var sum, comp float64 // a double-double when not exact
 			for _, cd := range c.neighbours(i, p.DC, limit, s) {
 				term := c.weight[cd.j]
@@ -305,6 +309,24 @@ func (c *Clusterer) density(p Params) {
 			c.rho[i] = sum + comp
 		}
 	})
+}
+
+// flatDensity2D is the density of the commonest case (2D, flat kernel,
+// integer weights, so exact in any order): the weights within the limit
+// summed as the points are scanned, with no candidate list.
+func (c *Clusterer) flatDensity2D(i int, r, limit float64, s *scratch) float64 {
+	g := &c.grid
+	x := [2]float64{c.coords[0][i], c.coords[1][i]}
+	s.spans = g.spans(x[:], r, int(c.tile[i])/g.perLayer*g.perLayer, s.spans[:0])
+	xs, ys, w := c.coords[0], c.coords[1], c.weight
+	var sum float64
+	for _, sp := range s.spans {
+		for j := sp.lo; j < sp.hi; j++ {
+			dx, dy := xs[j]-x[0], ys[j]-x[1]
+			sum += w[j] * float64(b2i(float64(dx*dx)+float64(dy*dy) <= limit))
+		}
+	}
+	return sum
 }
 
 // nearestHigher computes nh and delta for every point: keep the higher
