@@ -343,6 +343,16 @@ func (c *Clusterer) nearestHigher(p Params) {
 		s := c.scratches[w]
 		for i := lo; i < hi; i++ {
 			rhoI, idxI := rho[i], order[i]
+			if c.grid.dim == 2 {
+				if best, d, ok := c.nearestHigher2D(i, first, firstLimit, s); ok {
+					c.nh[i], c.delta[i] = best, d
+					continue
+				}
+				if best, d, ok := c.nearestHigher2D(i, dm, limit, s); ok {
+					c.nh[i], c.delta[i] = best, d
+					continue
+				}
+			}
 			// Most points have a higher one close by: search a small
 			// radius first. A higher point found within it bounds the
 			// nearest one, so that search is then complete.
@@ -392,6 +402,45 @@ func anyHigher(cands []candidate, rho []float64, order []int32, rhoI float64, id
 		}
 	}
 	return false
+}
+
+// nearestHigher2D is one branch-free pass over the tiles of a 2D search:
+// it keeps the smallest squared distance among the higher points (as
+// ordered bit patterns, with non-candidates mapped to the largest) and the
+// next smallest. It reports ok = false when it cannot decide alone: no
+// higher point within the radius, or a second one whose distance may round
+// to the same value (an exact tie), which the general path resolves.
+func (c *Clusterer) nearestHigher2D(i int, r, limit float64, s *scratch) (int32, float64, bool) {
+	g := &c.grid
+	x := [2]float64{c.coords[0][i], c.coords[1][i]}
+	s.spans = g.spans(x[:], r, int(c.tile[i])/g.perLayer*g.perLayer, s.spans[:0])
+	xs, ys, rho, order := c.coords[0], c.coords[1], c.rho, c.order
+	rhoI, idxI := rho[i], order[i]
+	const none = math.MaxUint64
+	best, next := uint64(none), uint64(none)
+	bestJ := int32(-1)
+	for _, sp := range s.spans {
+		for j := sp.lo; j < sp.hi; j++ {
+			dx, dy := xs[j]-x[0], ys[j]-x[1]
+			d2 := float64(dx*dx) + float64(dy*dy)
+			rhoJ := rho[j]
+			ok := b2i(d2 <= limit) & (b2i(rhoJ > rhoI) | b2i(rhoJ == rhoI)&b2i(order[j] > idxI))
+			// Non-negative floats order as their bits; a miss becomes none.
+			key := math.Float64bits(d2) | (uint64(ok) - 1)
+			next = min(next, max(key, best))
+			if key < best {
+				best, bestJ = key, j
+			}
+		}
+	}
+	if best == none {
+		return -1, math.Inf(1), false
+	}
+	d2 := math.Float64frombits(best)
+	if next != none && math.Float64frombits(next) <= d2*(1+1e-15) {
+		return -1, 0, false
+	}
+	return bestJ, math.Sqrt(d2), true
 }
 
 // b2i is 1 for true and 0 for false.
