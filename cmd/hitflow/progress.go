@@ -12,7 +12,6 @@ import (
 // progress shows a byte progress bar on a terminal once a run has taken
 // more than a second; it stays silent otherwise.
 type progress struct {
-	w     io.Writer
 	total int64
 	start time.Time
 	bar   *progressbar.ProgressBar
@@ -22,7 +21,20 @@ type progress struct {
 func newProgress(w io.Writer, total int64, quiet bool) *progress {
 	f, isFile := w.(*os.File)
 	off := quiet || total <= 0 || !isFile || !term.IsTerminal(int(f.Fd()))
-	return &progress{w: w, total: total, start: time.Now(), off: off}
+	p := &progress{total: total, start: time.Now(), off: off}
+	if !off {
+		// Made now so that its rate counts from the start; it draws
+		// nothing until the first Set.
+		p.bar = progressbar.NewOptions64(total,
+			progressbar.OptionSetWriter(w),
+			progressbar.OptionShowBytes(true),
+			progressbar.OptionSetDescription("reading"),
+			progressbar.OptionThrottle(100*time.Millisecond),
+			progressbar.OptionClearOnFinish(),
+		)
+		p.bar.StartWithoutRender()
+	}
+	return p
 }
 
 // Update reports the bytes done so far.
@@ -30,21 +42,12 @@ func (p *progress) Update(done int64) {
 	if p.off || time.Since(p.start) < time.Second {
 		return
 	}
-	if p.bar == nil {
-		p.bar = progressbar.NewOptions64(p.total,
-			progressbar.OptionSetWriter(p.w),
-			progressbar.OptionShowBytes(true),
-			progressbar.OptionSetDescription("reading"),
-			progressbar.OptionThrottle(100*time.Millisecond),
-			progressbar.OptionClearOnFinish(),
-		)
-	}
 	p.bar.Set64(done)
 }
 
-// Done removes the bar.
+// Done removes the bar if it was drawn.
 func (p *progress) Done() {
-	if p.bar != nil {
+	if p.bar != nil && time.Since(p.start) >= time.Second {
 		p.bar.Finish()
 	}
 }
