@@ -86,9 +86,6 @@ func NewClusterer(cfg Config) (*Clusterer, error) {
 // KeepMembers makes the emitted [Clusters] carry the hits of each cluster.
 func (c *Clusterer) KeepMembers(keep bool) { c.keepMembers = keep }
 
-// Config returns the clusterer's configuration.
-func (c *Clusterer) Config() Config { return c.cfg }
-
 // Stats returns the counts so far.
 func (c *Clusterer) Stats() Stats { return c.stats }
 
