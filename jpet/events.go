@@ -79,29 +79,39 @@ func WriteEvents(w io.Writer, events []Event) error {
 // ReadEventsText reads events as text, one "z_u z_d dl" a line; '#'
 // starts a comment. Errors name the file and line.
 func ReadEventsText(r io.Reader, name string) ([]Event, error) {
-	sc := bufio.NewScanner(r)
 	var events []Event
+	err := eachLine(r, name, func(line int, f []string) error {
+		if len(f) != 3 {
+			return fmt.Errorf("jpet: %s: line %d: %d values, want z_u z_d dl", name, line, len(f))
+		}
+		v, err := finite(f, name, line)
+		if err != nil {
+			return err
+		}
+		events = append(events, Event{v[0], v[1], v[2]})
+		return nil
+	})
+	return events, err
+}
+
+// eachLine calls fn with the white-space separated fields of every line
+// that is not blank once '#' comments are cut.
+func eachLine(r io.Reader, name string, fn func(line int, fields []string) error) error {
+	sc := bufio.NewScanner(r)
 	line := 0
 	for sc.Scan() {
 		line++
 		text, _, _ := strings.Cut(sc.Text(), "#")
-		f := strings.Fields(text)
-		if len(f) == 0 {
-			continue
+		if f := strings.Fields(text); len(f) > 0 {
+			if err := fn(line, f); err != nil {
+				return err
+			}
 		}
-		if len(f) != 3 {
-			return events, fmt.Errorf("jpet: %s: line %d: %d values, want z_u z_d dl", name, line, len(f))
-		}
-		v, err := finite(f, name, line)
-		if err != nil {
-			return events, err
-		}
-		events = append(events, Event{v[0], v[1], v[2]})
 	}
 	if err := sc.Err(); err != nil {
-		return events, fmt.Errorf("jpet: %s: line %d: %w", name, line+1, err)
+		return fmt.Errorf("jpet: %s: line %d: %w", name, line+1, err)
 	}
-	return events, nil
+	return nil
 }
 
 // finite parses text fields as finite numbers; the error names the file

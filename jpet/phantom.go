@@ -1,7 +1,6 @@
 package jpet
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"math"
@@ -64,40 +63,33 @@ func (p *Phantom) Activity(z, y float64) (float64, int) {
 // comment.
 func ParsePhantom(r io.Reader, name string) (Phantom, error) {
 	var p Phantom
-	sc := bufio.NewScanner(r)
-	line := 0
-	for sc.Scan() {
-		line++
-		text, _, _ := strings.Cut(sc.Text(), "#")
-		f := strings.Fields(text)
-		if len(f) == 0 {
-			continue
-		}
+	err := eachLine(r, name, func(line int, f []string) error {
 		kind := "ellipse"
 		if _, err := strconv.ParseFloat(f[0], 64); err != nil {
 			kind, f = strings.ToLower(f[0]), f[1:]
 		}
 		v, err := finite(f, name, line)
 		if err != nil {
-			return p, err
+			return err
 		}
 		switch {
 		case kind == "ellipse" && len(v) == 6:
 			if !(v[2] > 0 && v[3] > 0) || v[5] < 0 {
-				return p, fmt.Errorf("jpet: %s: line %d: half-axes must be positive and activity not negative", name, line)
+				return fmt.Errorf("jpet: %s: line %d: half-axes must be positive and activity not negative", name, line)
 			}
 			p.Ellipses = append(p.Ellipses, Ellipse{v[0], v[1], v[2], v[3], v[4], v[5]})
 		case kind == "point" && len(v) == 3:
 			if v[2] < 0 {
-				return p, fmt.Errorf("jpet: %s: line %d: negative activity", name, line)
+				return fmt.Errorf("jpet: %s: line %d: negative activity", name, line)
 			}
 			p.Points = append(p.Points, PointSource{v[0], v[1], v[2]})
 		default:
-			return p, fmt.Errorf("jpet: %s: line %d: want \"ellipse z y a b angle activity\" or \"point z y activity\"", name, line)
+			return fmt.Errorf("jpet: %s: line %d: want \"ellipse z y a b angle activity\" or \"point z y activity\"", name, line)
 		}
-	}
-	if err := sc.Err(); err != nil {
-		return p, fmt.Errorf("jpet: %s: %w", name, err)
+		return nil
+	})
+	if err != nil {
+		return p, err
 	}
 	if len(p.Ellipses) == 0 && len(p.Points) == 0 {
 		return p, fmt.Errorf("jpet: %s: no shapes", name)
