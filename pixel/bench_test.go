@@ -58,26 +58,54 @@ func BenchmarkCluster(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				var offset pixel.Time
-				span := batches[len(batches)-1].ToA[batches[len(batches)-1].Len()-1] + pixel.Millisecond
-				hits := 0
-				b.ReportAllocs()
-				b.ResetTimer()
-				for b.Loop() {
-					// Repeat the set with a time offset, as the paper does.
-					for _, h := range batches {
-						shift(h, offset)
-						c.Add(h)
-						shift(h, -offset)
-						hits += h.Len()
-					}
-					offset += span
-				}
-				c.Flush()
-				b.ReportMetric(float64(hits)/b.Elapsed().Seconds()/1e6, "Mhit/s")
+				benchStream(b, batches, c)
 			})
 		}
 	}
+}
+
+// BenchmarkLanes measures the parallel clusterer on the same sets, with
+// one and two workers (local definition).
+func BenchmarkLanes(b *testing.B) {
+	for _, ds := range []struct {
+		name string
+		rate float64
+	}{{"gamma", 2.5}, {"pion45", 23}, {"pb90", 20}} {
+		batches := simulated(b, ds.name, 1<<22, ds.rate)
+		for _, workers := range []int{1, 2} {
+			b.Run(fmt.Sprintf("%s/workers=%d", ds.name, workers), func(b *testing.B) {
+				l, err := pixel.NewLanes(pixel.DefaultConfig(), workers, 0)
+				if err != nil {
+					b.Fatal(err)
+				}
+				benchStream(b, batches, l)
+			})
+		}
+	}
+}
+
+// benchStream clusters the batches again and again, each repetition
+// shifted in time after the previous one, as the paper does.
+func benchStream(b *testing.B, batches []*pixel.Hits, c interface {
+	Add(*pixel.Hits) *pixel.Clusters
+	Flush() *pixel.Clusters
+}) {
+	var offset pixel.Time
+	span := batches[len(batches)-1].ToA[batches[len(batches)-1].Len()-1] + pixel.Millisecond
+	hits := 0
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		for _, h := range batches {
+			shift(h, offset)
+			c.Add(h)
+			shift(h, -offset)
+			hits += h.Len()
+		}
+		offset += span
+	}
+	c.Flush()
+	b.ReportMetric(float64(hits)/b.Elapsed().Seconds()/1e6, "Mhit/s")
 }
 
 // BenchmarkSorter measures the reorder stage on gamma hits, sorted and
@@ -108,5 +136,25 @@ func BenchmarkSorter(b *testing.B) {
 func shift(h *pixel.Hits, by pixel.Time) {
 	for i := range h.ToA {
 		h.ToA[i] += by
+	}
+}
+
+// BenchmarkChunked measures the chunked union-find on the same sets, with
+// one and two workers.
+func BenchmarkChunked(b *testing.B) {
+	for _, ds := range []struct {
+		name string
+		rate float64
+	}{{"gamma", 2.5}, {"pion45", 23}, {"pb90", 20}} {
+		batches := simulated(b, ds.name, 1<<22, ds.rate)
+		for _, workers := range []int{1, 2} {
+			b.Run(fmt.Sprintf("%s/workers=%d", ds.name, workers), func(b *testing.B) {
+				c, err := pixel.NewChunkedClusterer(pixel.DefaultConfig(), workers, 0)
+				if err != nil {
+					b.Fatal(err)
+				}
+				benchStream(b, batches, c)
+			})
+		}
 	}
 }

@@ -41,15 +41,17 @@ type Clusterer struct {
 	occ     []byte   // one bit per pixel: ref is not 0 (small enough for L1)
 
 	// The buffer: hits not yet emitted, and per-hit union-find state.
-	buf    Hits
-	parent []int32 // union-find parent; dead once emitted
-	next   []int32 // next member of the same cluster, or -1
-	tail   []int32 // at a root: last member of the list
-	latest []int32 // at a root: the cluster's latest hit
-	front  int     // hits in [1, front) are all dead
-	now    Time    // latest time seen
-	remap  []int32 // compaction scratch
-	order  []int32 // emission scratch
+	buf     Hits
+	seq     []int64 // arrival number of each hit in the whole stream
+	parent  []int32 // union-find parent; dead once emitted
+	next    []int32 // next member of the same cluster, or -1
+	tail    []int32 // at a root: last member of the list
+	latest  []int32 // at a root: the cluster's latest hit
+	front   int     // hits in [1, front) are all dead
+	now     Time    // latest time seen
+	nextSeq int64   // arrival number of the next hit
+	remap   []int32 // compaction scratch
+	order   []int32 // emission scratch
 
 	compactAt int // compact once this many hits at the front are dead
 
@@ -70,6 +72,7 @@ func NewClusterer(cfg Config) (*Clusterer, error) {
 	// old to join anything, a root of its own.
 	c.extend(1)
 	c.buf.ToA[0] = sentinelTime
+	c.seq[0] = -1
 	c.parent[0], c.next[0], c.tail[0], c.latest[0] = 0, -1, 0, 0
 	c.front = 1
 	k := 0
@@ -110,7 +113,7 @@ func (c *Clusterer) Add(h *Hits) *Clusters {
 	// new hits find an empty neighbourhood (the fast path).
 	for from := 0; from < h.Len(); from += emitEvery {
 		c.addRange(h, from, min(h.Len(), from+emitEvery))
-		c.emit(false)
+		c.emit(emitClosed)
 	}
 	c.stats.Clustered = c.stats.Hits - c.stats.OutOfRange
 	return &c.out
@@ -119,7 +122,7 @@ func (c *Clusterer) Add(h *Hits) *Clusters {
 // Flush emits every buffered cluster; call it at the end of the stream.
 func (c *Clusterer) Flush() *Clusters {
 	c.out.Reset()
-	c.emit(true)
+	c.emit(emitAll)
 	return &c.out
 }
 
@@ -131,6 +134,7 @@ func (c *Clusterer) extend(n int) {
 		b.E = growLen(b.E, n)
 	}
 	c.parent, c.next, c.tail, c.latest = growLen(c.parent, n), growLen(c.next, n), growLen(c.tail, n), growLen(c.latest, n)
+	c.seq = growLen(c.seq, n)
 }
 
 // truncate cuts every per-hit column to length n.
@@ -141,6 +145,7 @@ func (c *Clusterer) truncate(n int) {
 		b.E = b.E[:n]
 	}
 	c.parent, c.next, c.tail, c.latest = c.parent[:n], c.next[:n], c.tail[:n], c.latest[:n]
+	c.seq = c.seq[:n]
 }
 
 func growLen[T any](s []T, n int) []T {
@@ -158,7 +163,7 @@ func (c *Clusterer) addRange(h *Hits, from, to int) {
 	n0 := c.buf.Len()
 	c.extend(n0 + to - from)
 	bx, by, btoa, btot := c.buf.X, c.buf.Y, c.buf.ToA, c.buf.ToT
-	parent, next, tail, latest := c.parent, c.next, c.tail, c.latest
+	parent, next, tail, latest, seq := c.parent, c.next, c.tail, c.latest, c.seq
 	ref, occ := c.ref, c.occ
 	offsets := &c.offsets // bit q of a candidate mask is the pixel at p+offsets[q]
 	stride := int32(c.stride)
@@ -166,6 +171,7 @@ func (c *Clusterer) addRange(h *Hits, from, to int) {
 	dt := c.cfg.DtMax
 	local, window := c.cfg.Definition == Local, c.cfg.Definition == Window
 	now := c.now
+	arrival := c.nextSeq
 	calibrated := h.Calibrated()
 	i := int32(n0)
 	for k := from; k < to; k++ {
@@ -182,6 +188,8 @@ func (c *Clusterer) addRange(h *Hits, from, to int) {
 			c.buf.E[i] = 0
 		}
 		parent[i], next[i], tail[i], latest[i] = i, -1, i, i
+		seq[i] = arrival
+		arrival++
 		late := t < now
 		if late {
 			c.stats.Late++
@@ -254,6 +262,7 @@ func (c *Clusterer) addRange(h *Hits, from, to int) {
 		i++
 	}
 	c.now = now
+	c.nextSeq = arrival
 	c.truncate(int(i))
 }
 
@@ -280,24 +289,30 @@ func find(parent []int32, j int32) int32 {
 	return j
 }
 
+// emitMode says which clusters emit writes out.
+type emitMode uint8
+
+const (
+	emitClosed    emitMode = iota // closed clusters up to the first open one
+	emitAll                       // every cluster: the end of the stream
+	emitAllClosed                 // every closed cluster; the clusterer is reset after
+)
+
 // emit writes out clusters in root order while they are closed (all of
-// them when flushing) and compacts the buffer when it pays off. The
-// features are accumulated in registers while the cluster's list is walked
-// once; the output columns are written by index.
-func (c *Clusterer) emit(flush bool) {
+// them when flushing) and compacts the buffer when it pays off.
+func (c *Clusterer) emit(mode emitMode) {
 	n := int32(c.buf.Len())
 	limit := c.now - c.cfg.DtMax
-	b := &c.buf
-	bx, by, btoa, btot := b.X, b.Y, b.ToA, b.ToT
+	btoa := c.buf.ToA
 	calibrated := c.calibrated
-	parent, next, latest := c.parent, c.next, c.latest
+	parent, latest := c.parent, c.latest
 	window := c.cfg.Definition == Window
 	out := &c.out
 	out.Calibrated = calibrated
 	k := out.Len()
 	out.extend(k + int(n) - c.front) // at most one cluster per hit
 	// The columns as locals: stores through out would reload them.
-	ids, sizes, firsts, lasts := out.ID, out.Size, out.FirstToA, out.LastToA
+	ids, roots, sizes, firsts, lasts := out.ID, out.root, out.Size, out.FirstToA, out.LastToA
 	totSums, eSums, xs, ys := out.ToTSum, out.ESum, out.X, out.Y
 	xmins, xmaxs, ymins, ymaxs, maxs := out.XMin, out.XMax, out.YMin, out.YMax, out.Max
 	id := c.nextID
@@ -306,30 +321,22 @@ func (c *Clusterer) emit(flush bool) {
 		if parent[i] == dead {
 			continue
 		}
-		// Every root before i is emitted, so i is a root. Its cluster can
-		// still take hits while its first hit (window definition) or its
-		// latest hit (otherwise) is within dt of the present.
+		// Every root before i is emitted, so i is a root (except after an
+		// open cluster was skipped). Its cluster can still take hits while
+		// its first hit (window definition) or its latest hit (otherwise)
+		// is within dt of the present.
 		open := btoa[latest[i]]
 		if window {
 			open = btoa[i]
 		}
-		if !flush && open >= limit {
+		if mode != emitAll && open >= limit || parent[i] != i {
+			if mode == emitAllClosed {
+				continue
+			}
 			break
 		}
-		var f features
-		if next[i] < 0 { // a single hit, the commonest cluster
-			x, y := bx[i], by[i]
-			w := float64(btot[i])
-			if calibrated {
-				f.eSum = float64(b.E[i])
-				w = f.eSum
-			}
-			c.forget(i, x, y)
-			f = features{1, btoa[i], btoa[i], int64(btot[i]), f.eSum, float64(x), float64(y), x, x, y, y, w}
-		} else {
-			f = c.summarise(i)
-		}
-		ids[k], sizes[k], firsts[k], lasts[k] = id, f.size, f.first, f.last
+		f := c.summarise(i)
+		ids[k], roots[k], sizes[k], firsts[k], lasts[k] = id, c.seq[i], f.size, f.first, f.last
 		totSums[k], eSums[k], xs[k], ys[k] = f.totSum, f.eSum, f.x, f.y
 		xmins[k], xmaxs[k], ymins[k], ymaxs[k], maxs[k] = f.xmin, f.xmax, f.ymin, f.ymax, f.max
 		k++
@@ -341,56 +348,31 @@ func (c *Clusterer) emit(flush bool) {
 	c.nextID = id
 	out.truncate(k)
 	c.stats.Clusters = c.nextID
+	if mode == emitAllClosed {
+		return
+	}
 	c.front = int(i)
 	if c.front == int(n) || c.front >= c.compactAt && 2*c.front >= int(n) {
 		c.compact()
 	}
 }
 
-// features of one cluster, as in [Clusters].
-type features struct {
-	size                   int32
-	first, last            Time
-	totSum                 int64
-	eSum, x, y             float64
-	xmin, xmax, ymin, ymax uint16
-	max                    float64
-}
-
 // summarise returns the features of the cluster rooted at r and marks its
 // hits dead, clearing the matrix entries that point to them.
 func (c *Clusterer) summarise(r int32) features {
 	b := &c.buf
-	bx, by, btoa, btot := b.X, b.Y, b.ToA, b.ToT
 	calibrated := c.calibrated
-	next := c.next
-	var size int32
-	var totSum int64
-	var eSum, wSum, wx, wy, sx, sy float64
-	first, last := btoa[r], btoa[r]
-	xmin, xmax, ymin, ymax := bx[r], bx[r], by[r], by[r]
-	peak := -1.0
-	for j := r; j >= 0; j = next[j] {
-		x, y, t := bx[j], by[j], btoa[j]
-		size++
-		first, last = min(first, t), max(last, t)
-		totSum += int64(btot[j])
-		w := float64(btot[j])
+	s := newFeatureSum()
+	var e float32
+	for j := r; j >= 0; j = c.next[j] {
+		x, y := b.X[j], b.Y[j]
 		if calibrated {
-			w = float64(b.E[j])
-			eSum += w
+			e = b.E[j]
 		}
-		fx, fy := float64(x), float64(y)
-		wSum, wx, wy, sx, sy = wSum+w, wx+w*fx, wy+w*fy, sx+fx, sy+fy
-		xmin, xmax, ymin, ymax = min(xmin, x), max(xmax, x), min(ymin, y), max(ymax, y)
-		peak = max(peak, w)
+		s.add(x, y, b.ToA[j], b.ToT[j], e, calibrated)
 		c.forget(j, x, y)
 	}
-	// A cluster without positive weight gets its plain centroid.
-	if wSum <= 0 {
-		wx, wy, wSum = sx, sy, float64(size)
-	}
-	return features{size, first, last, totSum, eSum, wx / wSum, wy / wSum, xmin, xmax, ymin, ymax, peak}
+	return s.result(calibrated)
 }
 
 // forget marks hit j on pixel (x, y) dead and clears the matrix entry if it
@@ -445,7 +427,7 @@ func (c *Clusterer) compact() {
 		if calibrated {
 			b.E[k] = b.E[j]
 		}
-		c.parent[k], c.next[k] = c.parent[j], c.next[j]
+		c.parent[k], c.next[k], c.seq[k] = c.parent[j], c.next[j], c.seq[j]
 		if c.parent[j] == int32(j) {
 			c.tail[k], c.latest[k] = c.tail[j], c.latest[j]
 		} else { // not read at a non-root; keep it a valid index
@@ -464,4 +446,52 @@ func (c *Clusterer) compact() {
 	}
 	c.truncate(int(k))
 	c.front = 1
+}
+
+// restart empties the clusterer for a new stream whose first hit has
+// arrival number first. The pixel matrix is cleared by visiting the
+// buffered hits, as cheap as the hits are few.
+func (c *Clusterer) restart(first int64) {
+	for j := 1; j < c.buf.Len(); j++ {
+		p := (int(c.buf.Y[j])+1)*c.stride + int(c.buf.X[j]) + 1
+		c.ref[p] = 0
+		c.occ[p>>3] &^= 1 << (p & 7)
+	}
+	c.truncate(1)
+	c.calibrated, c.buf.E = false, c.buf.E[:0]
+	c.front = 1
+	c.now = -1 << 63
+	c.nextSeq = first
+	c.nextID = 0
+	c.stats = Stats{}
+	c.out.Reset()
+}
+
+// openState appends to dst a description of the clusters that later hits
+// can still join: for each, in root order, its size and the arrival
+// numbers of its hits in list order. Two clusterers at the same point of a
+// time-ordered stream with equal open states cluster the rest of it
+// identically, down to the order in which features are summed.
+func (c *Clusterer) openState(dst []int64) []int64 {
+	limit := c.now - c.cfg.DtMax
+	window := c.cfg.Definition == Window
+	for i := int32(c.front); i < int32(c.buf.Len()); i++ {
+		if c.parent[i] != i {
+			continue
+		}
+		open := c.buf.ToA[c.latest[i]]
+		if window {
+			open = c.buf.ToA[i]
+		}
+		if open < limit {
+			continue
+		}
+		at := len(dst)
+		dst = append(dst, 0)
+		for j := i; j >= 0; j = c.next[j] {
+			dst = append(dst, c.seq[j])
+		}
+		dst[at] = int64(len(dst) - at - 1)
+	}
+	return dst
 }

@@ -135,7 +135,7 @@ func runClusterer(t *testing.T, r *rand.Rand, tc testCase, def Definition) ([]in
 		cp := &Clusters{}
 		cp.Reset()
 		for i := range cl.Len() {
-			cp.copyFrom(cl, i)
+			cp.appendFrom(cl, i)
 		}
 		batches = append(batches, cp)
 	}
@@ -178,24 +178,6 @@ func runClusterer(t *testing.T, r *rand.Rand, tc testCase, def Definition) ([]in
 		t.Fatalf("stats %+v for %d hits, %d clusters", st, len(tc.hits), id)
 	}
 	return label, batches
-}
-
-// copyFrom appends cluster i of src, members included.
-func (c *Clusters) copyFrom(src *Clusters, i int) {
-	c.ID = append(c.ID, src.ID[i])
-	c.Size = append(c.Size, src.Size[i])
-	c.FirstToA = append(c.FirstToA, src.FirstToA[i])
-	c.LastToA = append(c.LastToA, src.LastToA[i])
-	c.ToTSum = append(c.ToTSum, src.ToTSum[i])
-	c.ESum = append(c.ESum, src.ESum[i])
-	c.X = append(c.X, src.X[i])
-	c.Y = append(c.Y, src.Y[i])
-	c.XMin, c.XMax = append(c.XMin, src.XMin[i]), append(c.XMax, src.XMax[i])
-	c.YMin, c.YMax = append(c.YMin, src.YMin[i]), append(c.YMax, src.YMax[i])
-	c.Max = append(c.Max, src.Max[i])
-	c.Calibrated = src.Calibrated
-	c.Members.AppendRange(&src.Members, src.Start[i], src.Start[i+1])
-	c.Start = append(c.Start, c.Members.Len())
 }
 
 func TestClustererMatchesReference(t *testing.T) {

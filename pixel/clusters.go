@@ -5,6 +5,7 @@ package pixel
 // energy when the hits were calibrated and the ToT otherwise.
 type Clusters struct {
 	ID         []int64   // running number from 0 in emission order
+	root       []int64   // arrival number of the first hit: the output order
 	Size       []int32   // hits
 	FirstToA   []Time    // earliest hit
 	LastToA    []Time    // latest hit; the span is LastToA - FirstToA
@@ -35,7 +36,7 @@ func (c *Clusters) Reset() {
 
 // extend grows every feature column to length n.
 func (c *Clusters) extend(n int) {
-	c.ID, c.Size, c.FirstToA, c.LastToA = growLen(c.ID, n), growLen(c.Size, n), growLen(c.FirstToA, n), growLen(c.LastToA, n)
+	c.ID, c.root, c.Size, c.FirstToA, c.LastToA = growLen(c.ID, n), growLen(c.root, n), growLen(c.Size, n), growLen(c.FirstToA, n), growLen(c.LastToA, n)
 	c.ToTSum, c.ESum, c.X, c.Y = growLen(c.ToTSum, n), growLen(c.ESum, n), growLen(c.X, n), growLen(c.Y, n)
 	c.XMin, c.XMax, c.YMin, c.YMax = growLen(c.XMin, n), growLen(c.XMax, n), growLen(c.YMin, n), growLen(c.YMax, n)
 	c.Max = growLen(c.Max, n)
@@ -43,8 +44,34 @@ func (c *Clusters) extend(n int) {
 
 // truncate cuts every feature column to length n.
 func (c *Clusters) truncate(n int) {
-	c.ID, c.Size, c.FirstToA, c.LastToA = c.ID[:n], c.Size[:n], c.FirstToA[:n], c.LastToA[:n]
+	c.ID, c.root, c.Size, c.FirstToA, c.LastToA = c.ID[:n], c.root[:n], c.Size[:n], c.FirstToA[:n], c.LastToA[:n]
 	c.ToTSum, c.ESum, c.X, c.Y = c.ToTSum[:n], c.ESum[:n], c.X[:n], c.Y[:n]
 	c.XMin, c.XMax, c.YMin, c.YMax = c.XMin[:n], c.XMax[:n], c.YMin[:n], c.YMax[:n]
 	c.Max = c.Max[:n]
 }
+
+// appendFrom appends cluster i of src, members included when src has them.
+func (c *Clusters) appendFrom(src *Clusters, i int) { c.appendRange(src, i, i+1) }
+
+// appendRange appends clusters [i, j) of src, members included when src
+// has them.
+func (c *Clusters) appendRange(src *Clusters, i, j int) {
+	c.ID, c.root, c.Size = append(c.ID, src.ID[i:j]...), append(c.root, src.root[i:j]...), append(c.Size, src.Size[i:j]...)
+	c.FirstToA, c.LastToA = append(c.FirstToA, src.FirstToA[i:j]...), append(c.LastToA, src.LastToA[i:j]...)
+	c.ToTSum, c.ESum = append(c.ToTSum, src.ToTSum[i:j]...), append(c.ESum, src.ESum[i:j]...)
+	c.X, c.Y = append(c.X, src.X[i:j]...), append(c.Y, src.Y[i:j]...)
+	c.XMin, c.XMax = append(c.XMin, src.XMin[i:j]...), append(c.XMax, src.XMax[i:j]...)
+	c.YMin, c.YMax = append(c.YMin, src.YMin[i:j]...), append(c.YMax, src.YMax[i:j]...)
+	c.Max = append(c.Max, src.Max[i:j]...)
+	c.Calibrated = src.Calibrated
+	if len(src.Start) > j {
+		from, shift := src.Start[i], c.Members.Len()-src.Start[i]
+		c.Members.AppendRange(&src.Members, from, src.Start[j])
+		for _, s := range src.Start[i+1 : j+1] {
+			c.Start = append(c.Start, s+shift)
+		}
+	}
+}
+
+// appendAll appends every cluster of src.
+func (c *Clusters) appendAll(src *Clusters) { c.appendRange(src, 0, src.Len()) }

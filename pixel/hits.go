@@ -73,6 +73,15 @@ func (h *Hits) Append(x, y uint16, toa Time, tot uint16) {
 	h.ToT = append(h.ToT, tot)
 }
 
+// view returns hits [i, j) of h, sharing its storage.
+func (h *Hits) view(i, j int) *Hits {
+	v := &Hits{X: h.X[i:j], Y: h.Y[i:j], ToA: h.ToA[i:j], ToT: h.ToT[i:j]}
+	if h.Calibrated() {
+		v.E = h.E[i:j]
+	}
+	return v
+}
+
 // AppendFrom appends hit i of src.
 func (h *Hits) AppendFrom(src *Hits, i int) { h.AppendRange(src, i, i+1) }
 

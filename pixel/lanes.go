@@ -1,0 +1,442 @@
+package pixel
+
+import (
+	"runtime"
+	"slices"
+	"sync"
+)
+
+// DefaultWindow is the number of hits per lane window.
+const DefaultWindow = 1 << 16
+
+// firstCheckpoint is where a window's first state snapshot is taken; the
+// following ones are at twice, four times ... that many hits.
+const firstCheckpoint = 256
+
+// Lanes clusters a time-ordered stream on several goroutines (the paper's
+// data lanes with temporal splitting) and returns exactly the clusters of
+// the sequential [Clusterer], features and order included.
+//
+// The stream is cut into windows of a fixed number of hits, dealt to
+// goroutines that each cluster one window from an empty state. A window's
+// start differs from the sequential run only through the clusters open at
+// its border, so its lane is repaired by the lane before it: once that lane
+// has clustered its own window, it goes on into the next one with its
+// exact state and compares its open clusters with the ones the next lane
+// snapshotted at checkpoints (256, 512, 1024 ... hits in). At the first
+// checkpoint where they are equal, both lanes would cluster the rest
+// identically; the earlier lane emits every cluster closed by then and
+// stops, and the next lane's clusters closed before that point are
+// dropped. Open clusters at the border usually close within dt, so the
+// repair costs a few hundred hits per window. A cluster longer than a
+// window (a hot pixel, a grazing ion) keeps the earlier lane going across
+// windows, and the lanes it passes are discarded: correct for any input, at
+// the sequential speed while it lasts.
+//
+// This holds for all three cluster definitions, including the incremental
+// ones, where a border can change clusters far from it. On a stream with
+// late hits (see [Clusterer.Add]) the lanes cluster them as well as
+// possible, which is not always as the sequential clusterer does.
+//
+// A Lanes is driven from one goroutine like a Clusterer; after Flush it
+// can take a new stream.
+type Lanes struct {
+	cfg     Config
+	size    int // hits per window
+	check0  int // first checkpoint
+	keep    bool
+	cpu     chan struct{} // a token per worker, held while clustering
+	slots   chan struct{} // a token per window in flight, for bounded memory
+	ready   chan *Clusters
+	free    chan *Clusters
+	wg      sync.WaitGroup
+	pool    sync.Pool
+	cur     *window // being filled
+	last    *window // last dispatched
+	nextSeq int64
+	now     Time
+	nextID  int64
+	stats   Stats
+	out     Clusters
+}
+
+// window is a run of hits and what its lane found.
+type window struct {
+	base        int64 // arrival number of the first hit
+	hits        Hits
+	checkpoints []int     // snapshot offsets
+	snaps       [][]int64 // open state at each checkpoint
+	fresh       Clusters  // clusters the lane emitted within the window
+	freshDone   chan struct{}
+	next        *window // the following window, nil at the end of the stream
+	nextReady   chan struct{}
+	ext         chan *segment // the lane's clusters after its window
+	abort       chan struct{} // closed when another lane has covered this window
+}
+
+// segment is what a lane emitted while reading the hits of window w (nil:
+// the end of the stream) after its own window.
+type segment struct {
+	w    *window
+	out  Clusters
+	cut  int64   // arrival number where the lanes met, or -1
+	open []int64 // roots of the clusters open there, ascending
+}
+
+// NewLanes returns a parallel clusterer with the given number of workers
+// (GOMAXPROCS if < 1) and hits per window ([DefaultWindow] if < 1).
+func NewLanes(cfg Config, workers, windowHits int) (*Lanes, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if workers < 1 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	if windowHits < 1 {
+		windowHits = DefaultWindow
+	}
+	l := &Lanes{
+		cfg: cfg, size: windowHits, check0: firstCheckpoint,
+		cpu:   make(chan struct{}, workers),
+		slots: make(chan struct{}, 2*workers+2),
+		ready: make(chan *Clusters, 4*workers+4),
+		free:  make(chan *Clusters, 4*workers+4),
+		now:   -1 << 63,
+	}
+	l.pool.New = func() any {
+		c, _ := NewClusterer(cfg) // validated above
+		return c
+	}
+	l.out.Reset()
+	return l, nil
+}
+
+// KeepMembers makes the emitted [Clusters] carry the hits of each cluster.
+// Call it before the first hit.
+func (l *Lanes) KeepMembers(keep bool) { l.keep = keep }
+
+// Stats returns the counts so far. Clusters counts the clusters returned.
+func (l *Lanes) Stats() Stats { return l.stats }
+
+// Add takes a batch of time-ordered hits and returns the clusters finished
+// so far, valid until the next call. It blocks while the lanes are full.
+func (l *Lanes) Add(h *Hits) *Clusters {
+	l.out.Reset()
+	l.stats.Hits += int64(h.Len())
+	width, height := l.cfg.Width, l.cfg.Height
+	for i := 0; i < h.Len(); {
+		if int(h.X[i]) >= width || int(h.Y[i]) >= height {
+			l.stats.OutOfRange++
+			i++
+			continue
+		}
+		if l.cur == nil {
+			l.acquireSlot()
+			l.cur = l.newWindow()
+		}
+		// A run of hits inside the sensor, as far as the window has room.
+		j := i
+		for end := min(h.Len(), i+l.size-l.cur.hits.Len()); j < end && int(h.X[j]) < width && int(h.Y[j]) < height; j++ {
+			if t := h.ToA[j]; t < l.now {
+				l.stats.Late++
+			} else {
+				l.now = t
+			}
+		}
+		l.cur.hits.AppendRange(h, i, j)
+		i = j
+		if l.cur.hits.Len() == l.size {
+			l.dispatch()
+		}
+	}
+	l.collect(false)
+	l.stats.Clustered = l.stats.Hits - l.stats.OutOfRange
+	return &l.out
+}
+
+// Flush ends the stream and returns every remaining cluster.
+func (l *Lanes) Flush() *Clusters {
+	l.out.Reset()
+	if l.cur != nil {
+		l.dispatch()
+	}
+	if l.last != nil {
+		close(l.last.nextReady)
+		l.collect(true)
+		l.wg.Wait()
+		l.last = nil
+		l.ready = make(chan *Clusters, cap(l.ready))
+	}
+	return &l.out
+}
+
+func (l *Lanes) newWindow() *window {
+	w := &window{
+		base:      l.nextSeq,
+		freshDone: make(chan struct{}),
+		nextReady: make(chan struct{}),
+		ext:       make(chan *segment, 1),
+		abort:     make(chan struct{}),
+	}
+	w.hits.Reserve(l.size)
+	w.fresh.Reset()
+	return w
+}
+
+// dispatch starts the lane of the filled window.
+func (l *Lanes) dispatch() {
+	w := l.cur
+	l.cur = nil
+	l.nextSeq += int64(w.hits.Len())
+	for at := l.check0; at < w.hits.Len(); at *= 2 {
+		w.checkpoints = append(w.checkpoints, at)
+	}
+	if l.last == nil {
+		go l.assemble(w)
+	} else {
+		l.last.next = w
+		close(l.last.nextReady)
+	}
+	l.last = w
+	l.wg.Add(1)
+	go l.run(w)
+}
+
+// acquireSlot waits for room for one more window, taking in the assembled
+// clusters meanwhile: the assembler frees the room.
+func (l *Lanes) acquireSlot() {
+	for {
+		select {
+		case l.slots <- struct{}{}:
+			return
+		case b := <-l.ready:
+			l.take(b)
+		}
+	}
+}
+
+// collect moves assembled clusters to the output, waiting for all of them
+// at the end of the stream.
+func (l *Lanes) collect(all bool) {
+	for {
+		var b *Clusters
+		var ok bool
+		if all {
+			b, ok = <-l.ready
+		} else {
+			select {
+			case b, ok = <-l.ready:
+			default:
+				return
+			}
+		}
+		if !ok {
+			return
+		}
+		l.take(b)
+	}
+}
+
+// take appends an assembled batch to the output and recycles it.
+func (l *Lanes) take(b *Clusters) {
+	l.out.appendAll(b)
+	l.stats.Clusters += int64(b.Len())
+	b.Reset()
+	select {
+	case l.free <- b:
+	default:
+	}
+}
+
+// run is a lane: it clusters window w from an empty state, taking
+// snapshots at the checkpoints, then carries on into the next windows.
+func (l *Lanes) run(w *window) {
+	defer l.wg.Done()
+	l.cpu <- struct{}{}
+	c := l.pool.Get().(*Clusterer)
+	c.KeepMembers(l.keep)
+	c.restart(w.base)
+	from := 0
+	for _, at := range w.checkpoints {
+		w.fresh.appendAll(c.Add(w.hits.view(from, at)))
+		w.snaps = append(w.snaps, c.openState(nil))
+		from = at
+	}
+	w.fresh.appendAll(c.Add(w.hits.view(from, w.hits.Len())))
+	close(w.freshDone)
+	<-l.cpu
+	l.extend(w, c)
+	l.pool.Put(c)
+}
+
+// extend goes on from the end of w's lane into the following windows until
+// its open clusters equal a snapshot of the lane there, or the stream ends.
+func (l *Lanes) extend(w *window, c *Clusterer) {
+	defer close(w.ext)
+	var state []int64
+	for cur := w; ; {
+		select {
+		case <-cur.nextReady:
+		case <-w.abort:
+			return
+		}
+		nx := cur.next
+		seg := &segment{w: nx, cut: -1}
+		seg.out.Reset()
+		if nx != nil {
+			select {
+			case <-nx.freshDone:
+			case <-w.abort:
+				return
+			}
+		}
+		l.cpu <- struct{}{}
+		if nx == nil {
+			seg.out.appendAll(c.Flush())
+		} else {
+			from := 0
+			for j, at := range nx.checkpoints {
+				seg.out.appendAll(c.Add(nx.hits.view(from, at)))
+				from = at
+				state = c.openState(state[:0])
+				if slices.Equal(state, nx.snaps[j]) {
+					c.out.Reset()
+					c.emit(emitAllClosed)
+					seg.out.appendAll(&c.out)
+					seg.cut, seg.open = nx.base+int64(at), roots(state)
+					break
+				}
+			}
+			if seg.cut < 0 {
+				seg.out.appendAll(c.Add(nx.hits.view(from, nx.hits.Len())))
+			}
+		}
+		<-l.cpu
+		select {
+		case w.ext <- seg:
+		case <-w.abort:
+			return
+		}
+		if nx == nil || seg.cut >= 0 {
+			return
+		}
+		cur = nx
+	}
+}
+
+// roots returns the roots of an open state.
+func roots(state []int64) []int64 {
+	var r []int64
+	for i := 0; i < len(state); i += int(state[i]) + 1 {
+		r = append(r, state[i+1])
+	}
+	return r
+}
+
+// assemble follows the chain of lanes whose clusters are exact, from the
+// first window, and sends their clusters in root order (the sequential
+// output order) with their final ids.
+func (l *Lanes) assemble(link *window) {
+	defer close(l.ready)
+	var pend Clusters // earlier lanes' clusters not yet sent, by root
+	pend.Reset()
+	pendAt := 0
+	cut, open := int64(-1), []int64(nil)
+	out := l.batch()
+	keep := func(src *Clusters, i int) bool {
+		r := src.root[i]
+		if r >= cut {
+			return true
+		}
+		_, found := slices.BinarySearch(open, r)
+		return found
+	}
+	// push sends the kept clusters of src, merging in the pending ones,
+	// in runs copied at once.
+	push := func(src *Clusters) {
+		for i := 0; i < src.Len(); {
+			if !keep(src, i) {
+				i++
+				continue
+			}
+			for pendAt < pend.Len() && pend.root[pendAt] < src.root[i] {
+				l.appendOut(out, &pend, pendAt, pendAt+1)
+				pendAt++
+			}
+			j := i + 1
+			for j < src.Len() && keep(src, j) && (pendAt == pend.Len() || src.root[j] < pend.root[pendAt]) {
+				j++
+			}
+			l.appendOut(out, src, i, j)
+			i = j
+		}
+	}
+	send := func() {
+		if out.Len() > 0 {
+			l.ready <- out
+			out = l.batch()
+		}
+	}
+	for link != nil {
+		<-link.freshDone
+		push(&link.fresh)
+		send()
+		<-l.slots
+		next := (*window)(nil)
+		for seg := range link.ext {
+			if seg.cut < 0 {
+				push(&seg.out)
+				send()
+				if seg.w != nil { // the lane covered that window
+					close(seg.w.abort)
+					<-l.slots
+				}
+				continue
+			}
+			// The lanes met in seg.w: what this lane emitted there joins the
+			// earlier clusters still pending, to be merged with the next lane.
+			var merged Clusters
+			merged.Reset()
+			for i := range seg.out.Len() {
+				if !keep(&seg.out, i) {
+					continue
+				}
+				for pendAt < pend.Len() && pend.root[pendAt] < seg.out.root[i] {
+					merged.appendFrom(&pend, pendAt)
+					pendAt++
+				}
+				merged.appendFrom(&seg.out, i)
+			}
+			for ; pendAt < pend.Len(); pendAt++ {
+				merged.appendFrom(&pend, pendAt)
+			}
+			pend, pendAt = merged, 0
+			cut, open = seg.cut, seg.open
+			next = seg.w
+		}
+		link = next
+	}
+	l.appendOut(out, &pend, pendAt, pend.Len())
+	send()
+}
+
+// appendOut appends clusters [i, j) of src to out with the next ids.
+func (l *Lanes) appendOut(out, src *Clusters, i, j int) {
+	n := out.Len()
+	out.appendRange(src, i, j)
+	for k := n; k < out.Len(); k++ {
+		out.ID[k] = l.nextID
+		l.nextID++
+	}
+}
+
+func (l *Lanes) batch() *Clusters {
+	select {
+	case b := <-l.free:
+		return b
+	default:
+		b := &Clusters{}
+		b.Reset()
+		return b
+	}
+}

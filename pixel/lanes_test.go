@@ -1,0 +1,168 @@
+package pixel
+
+import (
+	"cmp"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// streamCase is a long stream: small clusters at a steady rate, with a hot
+// pixel or a long track now and then, so that clusters cross many windows.
+func streamCase(r *rand.Rand) testCase {
+	tc := testCase{w: 24, h: 24, dt: randDt(r)}
+	if tc.dt == 0 {
+		tc.dt = 200 * Nanosecond
+	}
+	n := 2000 + r.IntN(6000)
+	gap := Time(1 + r.Int64N(int64(tc.dt)))
+	t := Time(0)
+	for len(tc.hits) < n {
+		switch r.IntN(50) {
+		case 0: // a hot pixel firing for a while
+			x, y := r.IntN(tc.w), r.IntN(tc.h)
+			for range 50 + r.IntN(500) {
+				tc.hits = append(tc.hits, refHit{x, y, t + Time(r.Int64N(int64(tc.dt)*20))})
+			}
+		case 1: // a slow track across the sensor
+			y := r.IntN(tc.h)
+			for x := range tc.w {
+				tc.hits = append(tc.hits, refHit{x, y, t + Time(x)*tc.dt*9/10})
+			}
+		default:
+			x, y := r.IntN(tc.w), r.IntN(tc.h)
+			for range 1 + r.IntN(6) {
+				tc.hits = append(tc.hits, refHit{min(tc.w-1, max(0, x+r.IntN(3)-1)), min(tc.h-1, max(0, y+r.IntN(3)-1)), quantise(r, t+Time(r.Int64N(int64(tc.dt)+1)), tc.dt)})
+			}
+		}
+		t += gap
+	}
+	return tc
+}
+
+// sortedHits returns the hits of tc in time order (ties shuffled), the ToT
+// carrying the input index, and random energies when calibrated.
+func sortedHits(r *rand.Rand, tc testCase, calibrated bool) *Hits {
+	order := make([]int, len(tc.hits))
+	for i := range order {
+		order[i] = i
+	}
+	r.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(tc.hits[a].t, tc.hits[b].t) })
+	h := &Hits{}
+	for _, i := range order {
+		hit := tc.hits[i]
+		h.Append(uint16(hit.x), uint16(hit.y), hit.t, uint16(i))
+	}
+	if calibrated {
+		h.E = make([]float32, h.Len())
+		for i := range h.E {
+			h.E[i] = r.Float32() * 100
+		}
+	}
+	return h
+}
+
+// stream is anything fed like a Clusterer.
+type stream interface {
+	Add(*Hits) *Clusters
+	Flush() *Clusters
+	KeepMembers(bool)
+	Stats() Stats
+}
+
+// feed gives h to s in random batches and returns all clusters.
+func feed(r *rand.Rand, s stream, h *Hits) *Clusters {
+	var all Clusters
+	all.Reset()
+	for i := 0; i < h.Len(); {
+		j := min(h.Len(), i+1+r.IntN(1+h.Len()/4))
+		all.appendAll(s.Add(h.view(i, j)))
+		i = j
+	}
+	all.appendAll(s.Flush())
+	return &all
+}
+
+// equalClusters reports the first difference between two outputs.
+func equalClusters(a, b *Clusters) error {
+	if a.Len() != b.Len() {
+		return fmt.Errorf("%d clusters, want %d", a.Len(), b.Len())
+	}
+	for i := range a.Len() {
+		if a.ID[i] != b.ID[i] || a.root[i] != b.root[i] || a.Size[i] != b.Size[i] || a.FirstToA[i] != b.FirstToA[i] ||
+			a.LastToA[i] != b.LastToA[i] || a.ToTSum[i] != b.ToTSum[i] || a.ESum[i] != b.ESum[i] ||
+			a.X[i] != b.X[i] || a.Y[i] != b.Y[i] || a.XMin[i] != b.XMin[i] || a.XMax[i] != b.XMax[i] ||
+			a.YMin[i] != b.YMin[i] || a.YMax[i] != b.YMax[i] || a.Max[i] != b.Max[i] {
+			return fmt.Errorf("cluster %d differs", i)
+		}
+	}
+	if !slices.Equal(a.Start, b.Start) || !slices.Equal(a.Members.ToT, b.Members.ToT) || !slices.Equal(a.Members.E, b.Members.E) {
+		return fmt.Errorf("members differ")
+	}
+	return nil
+}
+
+func TestParallelMatchesSequential(t *testing.T) {
+	seeds := 150
+	if testing.Short() {
+		seeds = 20
+	}
+	gens := map[string]func(*rand.Rand) testCase{"stream": streamCase}
+	for name, gen := range generators {
+		gens[name] = gen
+	}
+	for name, gen := range gens {
+		for _, def := range []Definition{Local, Global, Window} {
+			t.Run(fmt.Sprintf("%s/%s", name, def), func(t *testing.T) {
+				t.Parallel()
+				n := seeds
+				if name == "huge" {
+					n = max(3, seeds/30)
+				}
+				for seed := range n {
+					r := rand.New(rand.NewPCG(uint64(seed), 7+uint64(def)))
+					tc := gen(r)
+					h := sortedHits(r, tc, r.IntN(2) == 0)
+					cfg := Config{Definition: def, DtMax: tc.dt, Width: tc.w, Height: tc.h}
+					seq, _ := NewClusterer(cfg)
+					seq.KeepMembers(true)
+					want := feed(r, seq, h)
+					workers, size := 1+r.IntN(4), 1+r.IntN(1+h.Len()/2)
+					lanes, err := NewLanes(cfg, workers, size)
+					if err != nil {
+						t.Fatal(err)
+					}
+					lanes.check0 = 1 + r.IntN(64)
+					lanes.KeepMembers(true)
+					got := feed(r, lanes, h)
+					if err := equalClusters(got, want); err != nil {
+						t.Fatalf("seed %d (%d hits, dt %d, %d workers, windows of %d, checkpoint %d): %v",
+							seed, h.Len(), tc.dt, workers, size, lanes.check0, err)
+					}
+					if ls, ss := lanes.Stats(), seq.Stats(); ls != ss {
+						t.Fatalf("seed %d: stats %+v, sequential %+v", seed, ls, ss)
+					}
+					if def != Local {
+						continue
+					}
+					chunked, err := NewChunkedClusterer(cfg, workers, 1+r.IntN(1+h.Len()))
+					if err != nil {
+						t.Fatal(err)
+					}
+					chunked.chunk = 1 + r.IntN(200)
+					chunked.KeepMembers(true)
+					got = feed(r, chunked, h)
+					if err := equalClusters(got, want); err != nil {
+						t.Fatalf("seed %d (%d hits, dt %d, %d workers, buffers of %d, chunks of %d+): chunked: %v",
+							seed, h.Len(), tc.dt, workers, chunked.size, chunked.chunk, err)
+					}
+					if cs, ss := chunked.Stats(), seq.Stats(); cs != ss {
+						t.Fatalf("seed %d: chunked stats %+v, sequential %+v", seed, cs, ss)
+					}
+				}
+			})
+		}
+	}
+}

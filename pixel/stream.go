@@ -1,0 +1,77 @@
+package pixel
+
+import (
+	"fmt"
+	"runtime"
+	"strings"
+)
+
+// Mode selects the clustering algorithm; all give the same clusters.
+type Mode uint8
+
+// The clustering modes.
+const (
+	Auto       Mode = iota // the fastest for the machine
+	Sequential             // one goroutine: [Clusterer]
+	LanesMode              // data lanes with temporal splitting: [Lanes]
+	Chunked                // chunked union-find: [ChunkedClusterer]
+)
+
+var modeNames = [...]string{Auto: "auto", Sequential: "sequential", LanesMode: "lanes", Chunked: "chunked"}
+
+func (m Mode) String() string {
+	if int(m) < len(modeNames) {
+		return modeNames[m]
+	}
+	return fmt.Sprintf("Mode(%d)", m)
+}
+
+// ParseMode accepts "auto", "sequential", "lanes" or "chunked".
+func ParseMode(s string) (Mode, error) {
+	for m, name := range modeNames {
+		if strings.EqualFold(s, name) {
+			return Mode(m), nil
+		}
+	}
+	return 0, fmt.Errorf("pixel: unknown clustering mode %q (want auto, sequential, lanes or chunked)", s)
+}
+
+// Stream is a streaming clusterer: [Clusterer], [Lanes] or
+// [ChunkedClusterer]. Add takes time-ordered hits and returns the clusters
+// finished so far (valid until the next call); Flush ends the stream.
+type Stream interface {
+	Add(h *Hits) *Clusters
+	Flush() *Clusters
+	KeepMembers(keep bool)
+	Stats() Stats
+}
+
+// chunkedWindow is the lane window standing in for chunks in chunked mode
+// for the incremental definitions.
+const chunkedWindow = 1 << 14
+
+// NewStream returns a clusterer of the given mode with the given number of
+// workers (all cores when < 1). Auto picks lanes on more than one core.
+func NewStream(cfg Config, mode Mode, workers int) (Stream, error) {
+	if workers < 1 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	if mode == Auto {
+		mode = Sequential
+		if workers > 1 {
+			mode = LanesMode
+		}
+	}
+	switch mode {
+	case Sequential:
+		return NewClusterer(cfg)
+	case LanesMode:
+		return NewLanes(cfg, workers, 0)
+	case Chunked:
+		if cfg.Definition != Local {
+			return NewLanes(cfg, workers, chunkedWindow)
+		}
+		return NewChunkedClusterer(cfg, workers, 0)
+	}
+	return nil, fmt.Errorf("pixel: unknown clustering mode %d", mode)
+}
