@@ -10,8 +10,10 @@ import (
 // DefaultBuffer is the number of new hits per buffer of [ChunkedClusterer].
 const DefaultBuffer = 1 << 20
 
-// minChunk keeps chunks long enough that their borders are a small part.
-const minChunk = 4096
+// chunkHits is the chunk length: short enough that a chunk's hits stay in
+// the L1 cache and the matrix holds few stale references, long enough that
+// the borders are a small part.
+const chunkHits = 4096
 
 // ChunkedClusterer is the chunked union-find of Čelko et al. (section 4,
 // algorithms 2 and 3), the algorithm the paper ran on a GPU, here on
@@ -39,11 +41,12 @@ type ChunkedClusterer struct {
 	cfg     Config
 	workers int
 	size    int // new hits per buffer
-	chunk   int // fewest hits per chunk
+	chunk   int // hits per chunk
 	keep    bool
 	stride  int
 	offsets [9]int32
 	mats    [][]int32 // a pixel matrix per worker, all zero between uses
+	occs    [][]byte  // its occupancy bits, small enough for L1
 
 	buf        Hits
 	seq        []int64 // arrival numbers
@@ -83,7 +86,7 @@ func NewChunkedClusterer(cfg Config, workers, bufferHits int) (*ChunkedClusterer
 	if bufferHits < 1 {
 		bufferHits = DefaultBuffer
 	}
-	c := &ChunkedClusterer{cfg: cfg, workers: workers, size: bufferHits, chunk: minChunk, stride: cfg.Width + 2, now: -1 << 63}
+	c := &ChunkedClusterer{cfg: cfg, workers: workers, size: bufferHits, chunk: chunkHits, stride: cfg.Width + 2, now: -1 << 63}
 	k := 0
 	for dy := -1; dy <= 1; dy++ {
 		for dx := -1; dx <= 1; dx++ {
@@ -91,9 +94,10 @@ func NewChunkedClusterer(cfg Config, workers, bufferHits int) (*ChunkedClusterer
 			k++
 		}
 	}
-	c.mats = make([][]int32, workers)
+	c.mats, c.occs = make([][]int32, workers), make([][]byte, workers)
 	for w := range c.mats {
 		c.mats[w] = make([]int32, c.stride*(cfg.Height+2))
+		c.occs[w] = make([]byte, len(c.mats[w])/8+16)
 	}
 	c.out.Reset()
 	c.pending.Reset()
@@ -156,10 +160,10 @@ func (c *ChunkedClusterer) process(final bool) {
 	for i := range c.parent {
 		c.parent[i] = int32(i)
 	}
-	chunk := max(c.chunk, (n+4*c.workers-1)/(4*c.workers))
+	chunk := c.chunk
 	chunks := (n + chunk - 1) / chunk
 	c.parallel(chunks, func(w, k int) {
-		c.clusterChunk(c.mats[w], k*chunk, min(n, (k+1)*chunk))
+		c.clusterChunk(c.mats[w], c.occs[w], k*chunk, min(n, (k+1)*chunk))
 	})
 	for len(c.pairs) < chunks {
 		c.pairs = append(c.pairs, nil)
@@ -194,12 +198,18 @@ func (c *ChunkedClusterer) parallel(n int, f func(worker, task int)) {
 // pixels within the chunk that are at most dt away (algorithm 2). Sorted
 // hits make the last hit of a pixel the only one to look at: an older one
 // within dt is already joined to it.
-func (c *ChunkedClusterer) clusterChunk(mat []int32, lo, hi int) {
+func (c *ChunkedClusterer) clusterChunk(mat []int32, occ []byte, lo, hi int) {
 	bx, by, toa, parent := c.buf.X, c.buf.Y, c.buf.ToA, c.parent
 	stride, dt, base := int32(c.stride), c.cfg.DtMax, int32(lo)-1
 	for i := int32(lo); i < int32(hi); i++ {
 		p := int32(by[i]+1)*stride + int32(bx[i]) + 1
 		t := toa[i]
+		// Most hits find their nine pixels empty in the occupancy bits.
+		if occupied3(occ, p-stride-1)|occupied3(occ, p-1)|occupied3(occ, p+stride-1) == 0 {
+			mat[p] = i - base
+			occ[p>>3] |= 1 << (p & 7)
+			continue
+		}
 		for _, o := range c.offsets {
 			if r := mat[p+o]; r != 0 {
 				if d := t - toa[base+r]; d <= dt && d >= -dt {
@@ -210,9 +220,14 @@ func (c *ChunkedClusterer) clusterChunk(mat []int32, lo, hi int) {
 		// A late hit does not hide a later one.
 		if r := mat[p]; r == 0 || toa[base+r] <= t {
 			mat[p] = i - base
+			occ[p>>3] |= 1 << (p & 7)
 		}
 	}
 	c.restore(mat, lo, hi)
+	for i := lo; i < hi; i++ {
+		p := (int(by[i])+1)*c.stride + int(bx[i]) + 1
+		occ[p>>3] = 0
+	}
 }
 
 // borderPairs appends the pairs of neighbour hits at most dt apart across

@@ -73,5 +73,8 @@ func (c *Clusters) appendRange(src *Clusters, i, j int) {
 	}
 }
 
+// Append appends every cluster of src, members included when src has them.
+func (c *Clusters) Append(src *Clusters) { c.appendAll(src) }
+
 // appendAll appends every cluster of src.
 func (c *Clusters) appendAll(src *Clusters) { c.appendRange(src, 0, src.Len()) }

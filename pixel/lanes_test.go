@@ -155,7 +155,7 @@ func TestParallelMatchesSequential(t *testing.T) {
 					chunked.KeepMembers(true)
 					got = feed(r, chunked, h)
 					if err := equalClusters(got, want); err != nil {
-						t.Fatalf("seed %d (%d hits, dt %d, %d workers, buffers of %d, chunks of %d+): chunked: %v",
+						t.Fatalf("seed %d (%d hits, dt %d, %d workers, buffers of %d, chunks of %d): chunked: %v",
 							seed, h.Len(), tc.dt, workers, chunked.size, chunked.chunk, err)
 					}
 					if cs, ss := chunked.Stats(), seq.Stats(); cs != ss {

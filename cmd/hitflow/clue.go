@@ -236,7 +236,7 @@ reused buffers. Prints a Markdown table.`,
 	}
 	c.Flags().IntVar(&steps, "steps", 10, "number of sizes (1,000 points per layer more each)")
 	c.Flags().IntVar(&repeat, "repeat", 5, "repetitions per point (median)")
-	cmd.AddCommand(c, newBenchPetCmd(stdout))
+	cmd.AddCommand(c, newBenchPetCmd(stdout), newBenchPixelCmd(stdout, stderr))
 	return cmd
 }
 

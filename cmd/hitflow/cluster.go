@@ -21,6 +21,8 @@ import (
 // clusterOptions are the flags of "hitflow cluster".
 type clusterOptions struct {
 	format, definition, layout string
+	mode                       string
+	workers                    int
 	dt, unsorted               pixel.Time
 	width, height              int
 	calib, hits, tdc, out      string
@@ -28,7 +30,7 @@ type clusterOptions struct {
 }
 
 func newClusterCmd(stdout, stderr io.Writer) *cobra.Command {
-	o := clusterOptions{format: "auto", definition: "local", layout: "row", dt: 200 * pixel.Nanosecond,
+	o := clusterOptions{format: "auto", definition: "local", layout: "row", mode: "auto", dt: 200 * pixel.Nanosecond,
 		unsorted: 500 * pixel.Microsecond, width: 256, height: 256, out: "-"}
 	cmd := &cobra.Command{
 		Use:   "cluster [flags] [FILE...]",
@@ -40,11 +42,15 @@ simulated sample (1,000,000 gamma-like hits, seed 1) is clustered.
 
 Definitions: local (each link within dt, default), global (within dt of
 the cluster's latest hit), window (within dt of the cluster's first hit).
+Modes: sequential (one core), lanes (time windows clustered on --workers
+cores and stitched), chunked (the paper's chunked union-find); all give
+the same clusters in the same order; auto picks lanes on several cores.
 The clusters file format follows the extension: .csv (default, stdout with
 -o -) or .clog. A one-line summary goes to stderr.`,
 		Example: `  hitflow cluster -o clusters.csv run.tpx3
   hitflow cluster --definition global --dt 600ns --calib calib/ -o clusters.clog run.t3pa
-  hitflow cluster --hits labels.csv --unsorted 1ms -o clusters.csv part1.tpx3 part2.tpx3`,
+  hitflow cluster --hits labels.csv --unsorted 1ms -o clusters.csv part1.tpx3 part2.tpx3
+  hitflow cluster --mode chunked --workers 2 -o clusters.csv run.tpx3`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runCluster(cmd.Context(), o, args, stdout, stderr)
 		},
@@ -53,6 +59,8 @@ The clusters file format follows the extension: .csv (default, stdout with
 	f.StringVar(&o.format, "format", o.format, "input format: auto, tpx3, t3pa, katherine or csv")
 	f.StringVar(&o.definition, "definition", o.definition, "cluster definition: local, global or window")
 	f.Var(timeFlag{&o.dt}, "dt", "maximum time distance (200ns, 0.6us, ...)")
+	f.StringVar(&o.mode, "mode", o.mode, "clustering algorithm: auto, sequential, lanes or chunked")
+	f.IntVar(&o.workers, "workers", 0, "clustering cores (0: all)")
 	f.Var(timeFlag{&o.unsorted}, "unsorted", "reorder window of the input; 0 trusts the input order")
 	f.StringVar(&o.layout, "layout", o.layout, "chip placement of .tpx3 data: single, row or quad")
 	f.Var(sizeFlag{&o.width, &o.height}, "sensor", "sensor size of text inputs (linear pixel index width)")
@@ -77,7 +85,16 @@ func runCluster(ctx context.Context, o clusterOptions, files []string, stdout, s
 	if err != nil {
 		return usageError{err}
 	}
+	mode, err := pixel.ParseMode(o.mode)
+	if err != nil {
+		return usageError{err}
+	}
+	if o.workers < 0 {
+		return usagef("--workers must not be negative")
+	}
 	job := pipeline.Job{
+		Mode:     mode,
+		Workers:  o.workers,
 		Reader:   tpx3.Options{Format: format, Layout: layout, Width: o.width, Height: o.height},
 		Unsorted: o.unsorted,
 		Cluster: pixel.Config{Definition: def, DtMax: o.dt,

@@ -36,6 +36,8 @@ type Job struct {
 	Calibration *tpx3.Calibration // nil: uncalibrated
 	Unsorted    pixel.Time        // reorder window; 0 trusts the input order
 	Cluster     pixel.Config
+	Mode        pixel.Mode // clustering algorithm; all give the same clusters
+	Workers     int        // clustering goroutines; 0 means all cores
 	Clusters    ClusterSink
 	Hits        HitSink                // optional
 	TDC         func([]tpx3.TDC) error // optional
@@ -71,13 +73,19 @@ func (s Summary) String() string {
 	return line
 }
 
-// Run executes the job. On a decoding error or cancellation it still
-// clusters and writes everything read before, then returns the error with
-// the summary of what was done.
+// queueDepth is the number of batches between two stages: enough to ride
+// out a slow write, few enough to bound memory.
+const queueDepth = 4
+
+// Run executes the job as three concurrent stages joined by bounded queues:
+// reading (decode and calibrate), clustering (sort and cluster) and
+// writing. A slow stage slows the others; batches are recycled. On a
+// decoding error or cancellation it still clusters and writes everything
+// read before, then returns the error with the summary of what was done.
 func Run(ctx context.Context, job Job) (Summary, error) {
 	start := time.Now()
 	var sum Summary
-	c, err := pixel.NewClusterer(job.Cluster)
+	c, err := pixel.NewStream(job.Cluster, job.Mode, job.Workers)
 	if err != nil {
 		return sum, err
 	}
@@ -86,77 +94,62 @@ func Run(ctx context.Context, job Job) (Summary, error) {
 	if job.Unsorted > 0 {
 		sorter = pixel.NewSorter(job.Unsorted)
 	}
-	var bytesBefore int64
-	emit := func(cl *pixel.Clusters) error {
-		if err := job.Clusters.Write(cl); err != nil {
-			return fmt.Errorf("writing clusters: %w", err)
-		}
-		if job.Hits != nil {
-			for i := range cl.Len() {
-				if err := job.Hits.WriteLabelled(&cl.Members, cl.Start[i], cl.Start[i+1], cl.ID[i]); err != nil {
-					return fmt.Errorf("writing hits: %w", err)
-				}
-			}
-		}
-		return nil
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+
+	freeHits, fullHits := make(chan *pixel.Hits, queueDepth), make(chan *pixel.Hits, queueDepth)
+	freeClusters, fullClusters := make(chan *pixel.Clusters, queueDepth), make(chan *pixel.Clusters, queueDepth)
+	for range queueDepth {
+		freeHits <- &pixel.Hits{}
+		cl := &pixel.Clusters{}
+		cl.Reset()
+		freeClusters <- cl
 	}
-	cluster := func(h *pixel.Hits) error {
-		if sorter != nil {
-			h = sorter.Push(h)
-		}
-		return emit(c.Add(h))
-	}
-	runErr := func() error {
-		var batch pixel.Hits
-		var prev *tpx3.RawReader
-		for _, src := range job.Sources {
-			r, err := tpx3.NewReader(src.R, src.Name, job.Reader)
-			if err != nil {
-				return err
-			}
-			if raw, ok := r.(*tpx3.RawReader); ok {
-				if prev != nil {
-					raw.Continue(prev)
-				}
-				prev = raw
-			}
-			sum.Files++
-			readErr := readSource(ctx, r, &batch, func() error {
-				if job.Calibration != nil {
-					job.Calibration.Apply(&batch)
-				}
-				if raw, ok := r.(*tpx3.RawReader); ok && job.TDC != nil && len(raw.TDC()) > 0 {
-					if err := job.TDC(raw.TDC()); err != nil {
-						return fmt.Errorf("writing TDC: %w", err)
-					}
-				}
-				if job.Progress != nil {
-					job.Progress(bytesBefore + r.Stats().Bytes)
-				}
-				return cluster(&batch)
-			})
-			st := r.Stats()
-			sum.Bytes += st.Bytes
-			bytesBefore += st.Bytes
-			sum.Hits += st.Hits
-			sum.OutOfRange += st.OutOfRange
-			sum.TDC += st.TDC
-			sum.Control += st.Control
-			sum.Unknown += st.Unknown
-			if readErr != nil {
-				return readErr
-			}
-		}
-		return nil
+	readDone := make(chan error, 1)
+	go func() {
+		defer close(fullHits)
+		readDone <- read(ctx, job, &sum, freeHits, fullHits)
 	}()
+	writeDone := make(chan error, 1)
+	go func() {
+		var err error
+		for cl := range fullClusters {
+			if err == nil {
+				if err = write(job, cl); err != nil {
+					cancel(err)
+				}
+			}
+			freeClusters <- cl
+		}
+		writeDone <- err
+	}()
+	pass := func(cl *pixel.Clusters) {
+		if cl.Len() == 0 {
+			return
+		}
+		b := <-freeClusters
+		b.Reset()
+		b.Append(cl)
+		fullClusters <- b
+	}
+	for h := range fullHits {
+		if sorter != nil {
+			pass(c.Add(sorter.Push(h)))
+		} else {
+			pass(c.Add(h))
+		}
+		freeHits <- h
+	}
 	// Whatever happened, what was read is clustered and written.
 	if sorter != nil {
-		if err := emit(c.Add(sorter.Flush())); err != nil && runErr == nil {
-			runErr = err
-		}
+		pass(c.Add(sorter.Flush()))
 	}
-	if err := emit(c.Flush()); err != nil && runErr == nil {
-		runErr = err
+	pass(c.Flush())
+	close(fullClusters)
+	writeErr, readErr := <-writeDone, <-readDone
+	runErr := writeErr
+	if runErr == nil {
+		runErr = readErr
 	}
 	st := c.Stats()
 	sum.OutOfRange += st.OutOfRange
@@ -169,15 +162,86 @@ func Run(ctx context.Context, job Job) (Summary, error) {
 	return sum, runErr
 }
 
-// readSource reads r batch by batch, calling process after each, until the
-// end, an error or cancellation.
-func readSource(ctx context.Context, r tpx3.Reader, batch *pixel.Hits, process func() error) error {
-	for {
-		if err := ctx.Err(); err != nil {
+// write hands a batch of clusters, and their hits, to the sinks.
+func write(job Job, cl *pixel.Clusters) error {
+	if err := job.Clusters.Write(cl); err != nil {
+		return fmt.Errorf("writing clusters: %w", err)
+	}
+	if job.Hits != nil {
+		for i := range cl.Len() {
+			if err := job.Hits.WriteLabelled(&cl.Members, cl.Start[i], cl.Start[i+1], cl.ID[i]); err != nil {
+				return fmt.Errorf("writing hits: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+// read decodes the sources in order into batches taken from free and sends
+// them on full, until the end, an error or cancellation.
+func read(ctx context.Context, job Job, sum *Summary, free <-chan *pixel.Hits, full chan<- *pixel.Hits) error {
+	var bytesBefore int64
+	var prev *tpx3.RawReader
+	for _, src := range job.Sources {
+		r, err := tpx3.NewReader(src.R, src.Name, job.Reader)
+		if err != nil {
 			return err
 		}
+		if raw, ok := r.(*tpx3.RawReader); ok {
+			if prev != nil {
+				raw.Continue(prev)
+			}
+			prev = raw
+		}
+		sum.Files++
+		readErr := readSource(ctx, r, free, full, func(batch *pixel.Hits) error {
+			if job.Calibration != nil {
+				job.Calibration.Apply(batch)
+			}
+			if raw, ok := r.(*tpx3.RawReader); ok && job.TDC != nil && len(raw.TDC()) > 0 {
+				if err := job.TDC(raw.TDC()); err != nil {
+					return fmt.Errorf("writing TDC: %w", err)
+				}
+			}
+			if job.Progress != nil {
+				job.Progress(bytesBefore + r.Stats().Bytes)
+			}
+			return nil
+		})
+		st := r.Stats()
+		sum.Bytes += st.Bytes
+		bytesBefore += st.Bytes
+		sum.Hits += st.Hits
+		sum.OutOfRange += st.OutOfRange
+		sum.TDC += st.TDC
+		sum.Control += st.Control
+		sum.Unknown += st.Unknown
+		if readErr != nil {
+			return readErr
+		}
+	}
+	return nil
+}
+
+// readSource reads r batch by batch, processing each and sending it on,
+// until the end, an error or cancellation. A batch read before an error is
+// still sent.
+func readSource(ctx context.Context, r tpx3.Reader, free <-chan *pixel.Hits, full chan<- *pixel.Hits, process func(*pixel.Hits) error) error {
+	for {
+		if ctx.Err() != nil {
+			return context.Cause(ctx)
+		}
+		var batch *pixel.Hits
+		select {
+		case batch = <-free:
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+		batch.Reset()
 		err := r.Read(batch)
-		if perr := process(); perr != nil {
+		perr := process(batch)
+		full <- batch
+		if perr != nil {
 			return perr
 		}
 		if errors.Is(err, io.EOF) {

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hitflow/hitflow/output"
 	"github.com/hitflow/hitflow/pixel"
@@ -42,6 +43,11 @@ type result struct {
 
 func run(t *testing.T, ctx context.Context, unsorted pixel.Time, def pixel.Definition, data ...[]byte) result {
 	t.Helper()
+	return runMode(t, ctx, unsorted, def, pixel.Sequential, 1, data...)
+}
+
+func runMode(t *testing.T, ctx context.Context, unsorted pixel.Time, def pixel.Definition, mode pixel.Mode, workers int, data ...[]byte) result {
+	t.Helper()
 	var cbuf, hbuf bytes.Buffer
 	cw, _ := output.NewClusterCSV(&cbuf)
 	hw, _ := tpx3.NewCSVWriter(&hbuf, true)
@@ -52,6 +58,8 @@ func run(t *testing.T, ctx context.Context, unsorted pixel.Time, def pixel.Defin
 		Cluster:  pixel.Config{Definition: def, DtMax: 200 * pixel.Nanosecond, Width: 256, Height: 256},
 		Clusters: cw,
 		Hits:     hw,
+		Mode:     mode,
+		Workers:  workers,
 	}
 	for i, d := range data {
 		job.Sources = append(job.Sources, Source{Name: []string{"a.tpx3", "b.tpx3"}[i], R: bytes.NewReader(d)})
@@ -158,5 +166,57 @@ func TestSummaryLine(t *testing.T) {
 	want := "hits read 3000000, clusters 1000, late hits 3, invalid hits 4, out of range 5, 2.0 Mhit/s (2 files, 1.500 s)"
 	if s.String() != want {
 		t.Fatalf("%q", s.String())
+	}
+}
+
+// TestModesIdentical runs every mode with several worker counts on the same
+// disordered input: the cluster and hit files must be byte-identical.
+func TestModesIdentical(t *testing.T) {
+	data := [][]byte{simulateTPX3(t, "pion45", 300000, 50*pixel.Microsecond), simulateTPX3(t, "pb50", 300000, 0)}
+	for _, d := range data {
+		for _, def := range []pixel.Definition{pixel.Local, pixel.Global, pixel.Window} {
+			want := runMode(t, context.Background(), 100*pixel.Microsecond, def, pixel.Sequential, 1, d)
+			if want.err != nil || want.sum.Clusters < 1000 {
+				t.Fatalf("sequential: %v, %+v", want.err, want.sum)
+			}
+			for _, mode := range []pixel.Mode{pixel.LanesMode, pixel.Chunked} {
+				for _, workers := range []int{1, 2, 3} {
+					got := runMode(t, context.Background(), 100*pixel.Microsecond, def, mode, workers, d)
+					if got.err != nil || got.clusters != want.clusters || got.hits != want.hits || got.sum.Clusters != want.sum.Clusters {
+						t.Fatalf("%v, %v, %d workers: output differs from sequential (error %v, %d clusters, want %d)",
+							def, mode, workers, got.err, got.sum.Clusters, want.sum.Clusters)
+					}
+				}
+			}
+		}
+	}
+}
+
+// slowWriter makes every write wait, so that the reader must wait for it.
+type slowWriter struct {
+	ClusterSink
+	writes int
+}
+
+func (s *slowWriter) Write(c *pixel.Clusters) error {
+	s.writes++
+	time.Sleep(time.Millisecond)
+	return s.ClusterSink.Write(c)
+}
+
+// TestSlowWriter checks that a slow writer loses nothing.
+func TestSlowWriter(t *testing.T) {
+	data := simulateTPX3(t, "gamma", 600000, 0)
+	want := run(t, context.Background(), 0, pixel.Local, data)
+	var cbuf bytes.Buffer
+	cw, _ := output.NewClusterCSV(&cbuf)
+	sw := &slowWriter{ClusterSink: cw}
+	layout, _ := tpx3.LayoutByName("single")
+	job := Job{Reader: tpx3.Options{Layout: layout}, Cluster: pixel.DefaultConfig(), Clusters: sw,
+		Sources: []Source{{Name: "a.tpx3", R: bytes.NewReader(data)}}}
+	sum, err := Run(context.Background(), job)
+	cw.Close()
+	if err != nil || cbuf.String() != want.clusters || sum.Clusters != want.sum.Clusters || sw.writes < 2 {
+		t.Fatalf("error %v, %d clusters, want %d, %d writes", err, sum.Clusters, want.sum.Clusters, sw.writes)
 	}
 }

@@ -3,6 +3,7 @@ package tpx3
 import (
 	"bytes"
 	"io"
+	"strings"
 	"testing"
 
 	"github.com/hitflow/hitflow/pixel"
@@ -68,4 +69,21 @@ func FuzzCSV(f *testing.F) {
 	f.Add([]byte("tot,toa_ns,y,x,cluster\n1,1e300,2,3,4\n"))
 	f.Add([]byte("1,2,3,4\n,,,\n"))
 	f.Fuzz(func(t *testing.T, data []byte) { fuzzReader(t, CSV, data) })
+}
+
+// FuzzLabelled checks that the label reader never panics, names the file
+// in every error and keeps labels and hits of equal length.
+func FuzzLabelled(f *testing.F) {
+	f.Add([]byte("x,y,toa_ns,tot,cluster\n1,2,3.5,4,0\n"))
+	f.Add([]byte("cluster,tot,toa_ns,y,x\n-1,1,1e300,2,3\n"))
+	f.Add([]byte("x,y,toa_ns,tot,cluster\n1,2,3,4\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		l, err := ReadLabelled(bytes.NewReader(data), "fuzz.csv")
+		if err != nil && !strings.Contains(err.Error(), "fuzz.csv") {
+			t.Fatalf("error without the file name: %v", err)
+		}
+		if l.Hits.Len() != len(l.Labels) {
+			t.Fatalf("%d hits, %d labels", l.Hits.Len(), len(l.Labels))
+		}
+	})
 }

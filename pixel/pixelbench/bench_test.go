@@ -1,0 +1,40 @@
+package pixelbench
+
+import (
+	"context"
+	"testing"
+
+	"github.com/hitflow/hitflow/pixel"
+	"github.com/hitflow/hitflow/pixel/pixelsim"
+)
+
+// TestMeasureCountsEveryMode checks that every mode clusters the repeated
+// set into the same number of clusters, repeat times the clusters of one
+// pass, and leaves the set unshifted.
+func TestMeasureCountsEveryMode(t *testing.T) {
+	d, _ := pixelsim.DatasetByName("pion45")
+	s, err := Load(d, 100000, 10, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Hits != 100000 || len(s.Batches) != 2 {
+		t.Fatalf("%d hits in %d batches", s.Hits, len(s.Batches))
+	}
+	first := s.Batches[0].ToA[0]
+	one, err := Measure(context.Background(), s, pixel.DefaultConfig(), pixel.Sequential, 1, 1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []pixel.Mode{pixel.Sequential, pixel.LanesMode, pixel.Chunked} {
+		r, err := Measure(context.Background(), s, pixel.DefaultConfig(), mode, 2, 3, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Clusters != 3*one.Clusters || r.Hits != 300000 || len(r.Runs) != 2 || r.MhitPerS() <= 0 {
+			t.Fatalf("%v: %+v, one pass %d clusters", mode, r, one.Clusters)
+		}
+	}
+	if s.Batches[0].ToA[0] != first {
+		t.Fatal("set left shifted")
+	}
+}
