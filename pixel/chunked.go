@@ -61,6 +61,7 @@ type ChunkedClusterer struct {
 	carrySeq   []int64
 
 	pending Clusters // closed clusters waiting for an earlier open one
+	parts   []part
 	closed  Clusters
 	merged  Clusters
 	now     Time
@@ -322,34 +323,21 @@ func (c *ChunkedClusterer) emit(final bool) {
 	c.closed.Reset()
 	c.carry.Reset()
 	c.carrySeq = c.carrySeq[:0]
+	// Features in parallel over ranges of roots, then in order.
+	parts := 1
+	if n >= 4*c.chunk {
+		parts = 4 * c.workers
+	}
+	for len(c.parts) < parts {
+		c.parts = append(c.parts, part{})
+	}
+	c.parallel(parts, func(_, k int) {
+		c.summariseRoots(&c.parts[k], n*k/parts, n*(k+1)/parts)
+	})
 	firstOpen := int64(1<<63 - 1)
-	start := int32(0)
-	var e float32
-	for r := range int32(n) {
-		end := c.count[r]
-		if start == end {
-			continue
-		}
-		members := c.members[start:end]
-		start = end
-		if c.open[r] {
-			firstOpen = min(firstOpen, c.seq[r])
-			continue
-		}
-		s := newFeatureSum()
-		for _, j := range members {
-			if calibrated {
-				e = b.E[j]
-			}
-			s.add(b.X[j], b.Y[j], b.ToA[j], b.ToT[j], e, calibrated)
-		}
-		c.closed.appendFeatures(c.seq[r], s.result(calibrated), calibrated)
-		if c.keep {
-			for _, j := range members {
-				c.closed.Members.AppendFrom(b, int(j))
-			}
-			c.closed.Start = append(c.closed.Start, c.closed.Members.Len())
-		}
+	for k := range parts {
+		c.closed.appendAll(&c.parts[k].closed)
+		firstOpen = min(firstOpen, c.parts[k].firstOpen)
 	}
 	// The hits of open clusters, in arrival order, start the next buffer.
 	for i, r := range c.parent[:n] {
@@ -381,6 +369,60 @@ func (c *ChunkedClusterer) emit(final bool) {
 	}
 	c.seq = append(c.seq[:0], c.carrySeq...)
 	c.carried = b.Len()
+}
+
+// part is the share of one worker in summarising a buffer.
+type part struct {
+	closed    Clusters
+	firstOpen int64 // arrival number of the first open cluster's root
+}
+
+// summariseRoots computes the features of the closed clusters whose roots
+// are in [lo, hi).
+func (c *ChunkedClusterer) summariseRoots(p *part, lo, hi int) {
+	b := &c.buf
+	p.closed.Reset()
+	p.firstOpen = 1<<63 - 1
+	start := int32(0)
+	if lo > 0 {
+		start = c.count[lo-1]
+	}
+	for r := int32(lo); r < int32(hi); r++ {
+		end := c.count[r]
+		if start == end {
+			continue
+		}
+		members := c.members[start:end]
+		start = end
+		if c.open[r] {
+			p.firstOpen = min(p.firstOpen, c.seq[r])
+			continue
+		}
+		p.closed.appendFeatures(c.seq[r], summariseMembers(b, members, c.calibrated), c.calibrated)
+		if c.keep {
+			for _, j := range members {
+				p.closed.Members.AppendFrom(b, int(j))
+			}
+			p.closed.Start = append(p.closed.Start, p.closed.Members.Len())
+		}
+	}
+}
+
+// summariseMembers returns the features of the cluster of the given hits.
+func summariseMembers(b *Hits, members []int32, calibrated bool) features {
+	r := members[0]
+	s := newHitSums(b.X[r], b.Y[r], b.ToA[r], b.ToT[r])
+	for _, j := range members[1:] {
+		s.add(b.X[j], b.Y[j], b.ToA[j], b.ToT[j])
+	}
+	if !calibrated {
+		return s.result()
+	}
+	e := newEnergySums()
+	for _, j := range members {
+		e.add(b.X[j], b.Y[j], b.E[j])
+	}
+	return e.result(&s)
 }
 
 // appendFeatures appends one cluster's features (the id is set on output).

@@ -361,18 +361,26 @@ func (c *Clusterer) emit(mode emitMode) {
 // hits dead, clearing the matrix entries that point to them.
 func (c *Clusterer) summarise(r int32) features {
 	b := &c.buf
-	calibrated := c.calibrated
-	s := newFeatureSum()
-	var e float32
-	for j := r; j >= 0; j = c.next[j] {
-		x, y := b.X[j], b.Y[j]
-		if calibrated {
-			e = b.E[j]
+	bx, by, btoa, btot, next := b.X, b.Y, b.ToA, b.ToT, c.next
+	s := newHitSums(bx[r], by[r], btoa[r], btot[r])
+	c.forget(r, bx[r], by[r])
+	if !c.calibrated {
+		for j := next[r]; j >= 0; j = next[j] {
+			x, y := bx[j], by[j]
+			s.add(x, y, btoa[j], btot[j])
+			c.forget(j, x, y)
 		}
-		s.add(x, y, b.ToA[j], b.ToT[j], e, calibrated)
+		return s.result()
+	}
+	e := newEnergySums()
+	e.add(bx[r], by[r], b.E[r])
+	for j := next[r]; j >= 0; j = next[j] {
+		x, y := bx[j], by[j]
+		s.add(x, y, btoa[j], btot[j])
+		e.add(x, y, b.E[j])
 		c.forget(j, x, y)
 	}
-	return s.result(calibrated)
+	return e.result(&s)
 }
 
 // forget marks hit j on pixel (x, y) dead and clears the matrix entry if it

@@ -15,60 +15,76 @@ type features struct {
 	max                    float64
 }
 
-// featureSum accumulates the features of one cluster. Every sum is exact:
-// integers for ToT weights, 128-bit fixed point for energies. The features
-// therefore do not depend on the order in which the hits are added, and
-// every clustering mode, whatever order its unions took, gives the same
-// bits.
-type featureSum struct {
+// hitSums accumulates the features of one cluster with ToT weights, and
+// energySums the energy-weighted ones. Every sum is exact: integers for
+// ToT, 128-bit fixed point for energies. The features therefore do not
+// depend on the order in which the hits are added, and every clustering
+// mode, whatever order its unions took, gives the same bits.
+type hitSums struct {
 	size                   int32
 	first, last            Time
-	totSum, tx, ty, sx, sy int64 // ToT-weighted and plain position sums
-	e, ex, ey              wide  // energy and energy-weighted sums, 2^-40 keV
+	tot, tx, ty, sx, sy    int64 // ToT sum, ToT-weighted and plain position sums
 	xmin, xmax, ymin, ymax uint16
-	peak                   float64
+	peak                   uint16
+}
+
+// newHitSums starts the sums with one hit.
+func newHitSums(x, y uint16, t Time, tot uint16) hitSums {
+	return hitSums{1, t, t, int64(tot), int64(tot) * int64(x), int64(tot) * int64(y), int64(x), int64(y), x, x, y, y, tot}
+}
+
+func (s *hitSums) add(x, y uint16, t Time, tot uint16) {
+	s.size++
+	s.first, s.last = min(s.first, t), max(s.last, t)
+	s.xmin, s.xmax, s.ymin, s.ymax = min(s.xmin, x), max(s.xmax, x), min(s.ymin, y), max(s.ymax, y)
+	s.tot += int64(tot)
+	s.tx, s.ty = s.tx+int64(tot)*int64(x), s.ty+int64(tot)*int64(y)
+	s.sx, s.sy = s.sx+int64(x), s.sy+int64(y)
+	s.peak = max(s.peak, tot)
+}
+
+// result returns the ToT-weighted features. A cluster without positive
+// weight gets its plain centroid.
+func (s *hitSums) result() features {
+	f := features{size: s.size, first: s.first, last: s.last, totSum: s.tot,
+		xmin: s.xmin, xmax: s.xmax, ymin: s.ymin, ymax: s.ymax, max: float64(s.peak)}
+	if s.tot > 0 {
+		f.x, f.y = float64(s.tx)/float64(s.tot), float64(s.ty)/float64(s.tot)
+	} else {
+		f.x, f.y = float64(s.sx)/float64(s.size), float64(s.sy)/float64(s.size)
+	}
+	return f
+}
+
+// energySums accumulates energies in units of 2^-40 keV.
+type energySums struct {
+	e, ex, ey wide
+	peak      float64
 }
 
 // energyScale makes every energy of 2^-17 keV or more an exact integer.
 const energyScale = 0x1p40
 
-func newFeatureSum() featureSum {
-	return featureSum{first: math.MaxInt64, last: math.MinInt64, xmin: math.MaxUint16, ymin: math.MaxUint16, peak: math.Inf(-1)}
+func newEnergySums() energySums { return energySums{peak: math.Inf(-1)} }
+
+func (s *energySums) add(x, y uint16, e float32) {
+	v := int64(float64(e) * energyScale)
+	s.e.addMul(v, 1)
+	s.ex.addMul(v, uint64(x))
+	s.ey.addMul(v, uint64(y))
+	s.peak = max(s.peak, float64(e))
 }
 
-// add takes one hit; e is ignored unless calibrated.
-func (s *featureSum) add(x, y uint16, t Time, tot uint16, e float32, calibrated bool) {
-	s.size++
-	s.first, s.last = min(s.first, t), max(s.last, t)
-	s.xmin, s.xmax, s.ymin, s.ymax = min(s.xmin, x), max(s.xmax, x), min(s.ymin, y), max(s.ymax, y)
-	s.sx, s.sy = s.sx+int64(x), s.sy+int64(y)
-	s.totSum += int64(tot)
-	if calibrated {
-		v := int64(float64(e) * energyScale)
-		s.e.addMul(v, 1)
-		s.ex.addMul(v, uint64(x))
-		s.ey.addMul(v, uint64(y))
-		s.peak = max(s.peak, float64(e))
-		return
+// result returns the energy-weighted features, the rest from h.
+func (s *energySums) result(h *hitSums) features {
+	f := h.result()
+	w := s.e.float()
+	f.eSum, f.max = w/energyScale, s.peak
+	if w > 0 {
+		f.x, f.y = s.ex.float()/w, s.ey.float()/w
+	} else {
+		f.x, f.y = float64(h.sx)/float64(h.size), float64(h.sy)/float64(h.size)
 	}
-	s.tx, s.ty = s.tx+int64(tot)*int64(x), s.ty+int64(tot)*int64(y)
-	s.peak = max(s.peak, float64(tot))
-}
-
-// result returns the features. A cluster without positive weight gets its
-// plain centroid.
-func (s *featureSum) result(calibrated bool) features {
-	f := features{size: s.size, first: s.first, last: s.last, totSum: s.totSum,
-		xmin: s.xmin, xmax: s.xmax, ymin: s.ymin, ymax: s.ymax, max: s.peak}
-	w, wx, wy := float64(s.totSum), float64(s.tx), float64(s.ty)
-	if calibrated {
-		w, wx, wy = s.e.float(), s.ex.float(), s.ey.float()
-		f.eSum = w / energyScale
-	}
-	if w <= 0 {
-		w, wx, wy = float64(s.size), float64(s.sx), float64(s.sy)
-	}
-	f.x, f.y = wx/w, wy/w
 	return f
 }
 

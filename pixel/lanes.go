@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 )
 
 // DefaultWindow is the number of hits per lane window.
@@ -50,7 +51,8 @@ type Lanes struct {
 	ready   chan *Clusters
 	free    chan *Clusters
 	wg      sync.WaitGroup
-	pool    sync.Pool
+	pool    sync.Pool // clusterers
+	data    sync.Pool // window storage
 	cur     *window // being filled
 	last    *window // last dispatched
 	nextSeq int64
@@ -62,16 +64,42 @@ type Lanes struct {
 
 // window is a run of hits and what its lane found.
 type window struct {
-	base        int64 // arrival number of the first hit
-	hits        Hits
-	checkpoints []int     // snapshot offsets
-	snaps       [][]int64 // open state at each checkpoint
-	fresh       Clusters  // clusters the lane emitted within the window
-	freshDone   chan struct{}
+	*windowData
+	refs      atomic.Int32 // users of windowData; recycled at zero
+	base      int64        // arrival number of the first hit
+	freshDone chan struct{}
 	next        *window // the following window, nil at the end of the stream
 	nextReady   chan struct{}
 	ext         chan *segment // the lane's clusters after its window
 	abort       chan struct{} // closed when another lane has covered this window
+}
+
+// windowData is the storage of a window, recycled.
+type windowData struct {
+	hits        Hits
+	checkpoints []int     // snapshot offsets
+	snaps       [][]int64 // open state at each checkpoint
+	fresh       Clusters  // clusters the lane emitted within the window
+}
+
+// acquire takes a reference to w's data, unless it is already recycled.
+func (w *window) acquire() bool {
+	for {
+		r := w.refs.Load()
+		if r == 0 {
+			return false
+		}
+		if w.refs.CompareAndSwap(r, r+1) {
+			return true
+		}
+	}
+}
+
+// release drops a reference; the last one recycles the data.
+func (l *Lanes) release(w *window) {
+	if w.refs.Add(-1) == 0 {
+		l.data.Put(w.windowData)
+	}
 }
 
 // segment is what a lane emitted while reading the hits of window w (nil:
@@ -171,15 +199,23 @@ func (l *Lanes) Flush() *Clusters {
 }
 
 func (l *Lanes) newWindow() *window {
+	d, _ := l.data.Get().(*windowData)
+	if d == nil {
+		d = &windowData{}
+	}
+	d.hits.Reset()
+	d.hits.Reserve(l.size)
+	d.fresh.Reset()
+	d.checkpoints = d.checkpoints[:0]
 	w := &window{
-		base:      l.nextSeq,
+		windowData: d,
+		base:       l.nextSeq,
 		freshDone: make(chan struct{}),
 		nextReady: make(chan struct{}),
 		ext:       make(chan *segment, 1),
 		abort:     make(chan struct{}),
 	}
-	w.hits.Reserve(l.size)
-	w.fresh.Reset()
+	w.refs.Store(2) // its lane and the assembler
 	return w
 }
 
@@ -257,13 +293,17 @@ func (l *Lanes) run(w *window) {
 	c.KeepMembers(l.keep)
 	c.restart(w.base)
 	from := 0
-	for _, at := range w.checkpoints {
+	for k, at := range w.checkpoints {
 		w.fresh.appendAll(c.Add(w.hits.view(from, at)))
-		w.snaps = append(w.snaps, c.openState(nil))
+		if k == len(w.snaps) {
+			w.snaps = append(w.snaps, nil)
+		}
+		w.snaps[k] = c.openState(w.snaps[k][:0])
 		from = at
 	}
 	w.fresh.appendAll(c.Add(w.hits.view(from, w.hits.Len())))
 	close(w.freshDone)
+	l.release(w)
 	<-l.cpu
 	l.extend(w, c)
 	l.pool.Put(c)
@@ -289,6 +329,9 @@ func (l *Lanes) extend(w *window, c *Clusterer) {
 			case <-w.abort:
 				return
 			}
+			if !nx.acquire() { // the chain has passed it: w is discarded
+				return
+			}
 		}
 		l.cpu <- struct{}{}
 		if nx == nil {
@@ -310,6 +353,7 @@ func (l *Lanes) extend(w *window, c *Clusterer) {
 			if seg.cut < 0 {
 				seg.out.appendAll(c.Add(nx.hits.view(from, nx.hits.Len())))
 			}
+			l.release(nx)
 		}
 		<-l.cpu
 		select {
@@ -381,6 +425,7 @@ func (l *Lanes) assemble(link *window) {
 		<-link.freshDone
 		push(&link.fresh)
 		send()
+		l.release(link)
 		<-l.slots
 		next := (*window)(nil)
 		for seg := range link.ext {
@@ -389,6 +434,7 @@ func (l *Lanes) assemble(link *window) {
 				send()
 				if seg.w != nil { // the lane covered that window
 					close(seg.w.abort)
+					l.release(seg.w)
 					<-l.slots
 				}
 				continue
