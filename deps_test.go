@@ -24,6 +24,7 @@ func TestDependencyRules(t *testing.T) {
 		{"pixel/tpx3", []string{mod + "pixel/pixelsim", mod + "pixel/pipeline", mod + "output", mod + "cmd", "github.com/spf13"}},
 		{"pixel/pixelsim", []string{mod + "pixel/tpx3", mod + "pixel/pipeline", mod + "output", mod + "cmd", "github.com/spf13"}},
 		{"pixel/pipeline", []string{mod + "output", mod + "cmd", "github.com/spf13"}},
+		{"pixel/pixelbench", []string{mod + "pixel/tpx3", mod + "pixel/pipeline", mod + "output", mod + "cmd", "github.com/spf13"}},
 		{"output", []string{mod + "cmd", "github.com/spf13"}},
 		{"clue", []string{mod + "pixel", mod + "clue/", mod + "output", mod + "cmd", "github.com/spf13", "gonum.org/v1/plot"}},
 		{"clue/cluecsv", []string{mod + "pixel", mod + "output", mod + "cmd", "github.com/spf13"}},

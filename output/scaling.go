@@ -15,6 +15,8 @@ type Series struct {
 	Label   string
 	Workers []int
 	Rate    []float64
+	Color   int  // series with the same Color share it
+	Dashed  bool // a dashed line
 }
 
 // WriteScalingPlot draws rate (Mhit/s) against workers, one line and set
@@ -25,10 +27,10 @@ func WriteScalingPlot(w io.Writer, title string, series []Series, format string)
 	p.X.Label.Text = "workers"
 	p.Y.Label.Text = "Mhit/s"
 	p.Y.Min = 0
-	p.Legend.Top = true
-	p.Legend.Left = true
+	p.Legend.Top = false
+	p.Legend.Left = false
 	maxWorkers := 1
-	for k, s := range series {
+	for _, s := range series {
 		if len(s.Workers) != len(s.Rate) || len(s.Workers) == 0 {
 			return fmt.Errorf("output: series %q has %d worker counts and %d rates", s.Label, len(s.Workers), len(s.Rate))
 		}
@@ -41,9 +43,12 @@ func WriteScalingPlot(w io.Writer, title string, series []Series, format string)
 		if err != nil {
 			return err
 		}
-		c := clusterColor(int32(k))
+		c := clusterColor(int32(s.Color))
 		line.Color = c
 		line.Width = vg.Points(1.5)
+		if s.Dashed {
+			line.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
+		}
 		points.Color = c
 		points.Shape = draw.CircleGlyph{}
 		p.Add(line, points)

@@ -8,7 +8,7 @@ import (
 
 func TestScalingPlot(t *testing.T) {
 	var buf bytes.Buffer
-	series := []Series{{"gamma lanes", []int{1, 2}, []float64{10, 19}}, {"pion45 chunked", []int{1, 2}, []float64{8, 15}}}
+	series := []Series{{Label: "gamma lanes", Workers: []int{1, 2}, Rate: []float64{10, 19}}, {Label: "pion45 chunked", Workers: []int{1, 2}, Rate: []float64{8, 15}, Color: 1, Dashed: true}}
 	if err := WriteScalingPlot(&buf, "scaling", series, "png"); err != nil {
 		t.Fatal(err)
 	}
@@ -20,7 +20,7 @@ func TestScalingPlot(t *testing.T) {
 	if b := img.Bounds(); b.Dx() != 605 || b.Dy() != 454 {
 		t.Fatalf("image %v", b)
 	}
-	if err := WriteScalingPlot(&buf, "", []Series{{"bad", []int{1}, nil}}, "png"); err == nil {
+	if err := WriteScalingPlot(&buf, "", []Series{{Label: "bad", Workers: []int{1}}}, "png"); err == nil {
 		t.Fatal("series of unequal length accepted")
 	}
 }

@@ -53,8 +53,8 @@ type Lanes struct {
 	wg      sync.WaitGroup
 	pool    sync.Pool // clusterers
 	data    sync.Pool // window storage
-	cur     *window // being filled
-	last    *window // last dispatched
+	cur     *window   // being filled
+	last    *window   // last dispatched
 	nextSeq int64
 	now     Time
 	nextID  int64
@@ -68,10 +68,10 @@ type window struct {
 	refs      atomic.Int32 // users of windowData; recycled at zero
 	base      int64        // arrival number of the first hit
 	freshDone chan struct{}
-	next        *window // the following window, nil at the end of the stream
-	nextReady   chan struct{}
-	ext         chan *segment // the lane's clusters after its window
-	abort       chan struct{} // closed when another lane has covered this window
+	next      *window // the following window, nil at the end of the stream
+	nextReady chan struct{}
+	ext       chan *segment // the lane's clusters after its window
+	abort     chan struct{} // closed when another lane has covered this window
 }
 
 // windowData is the storage of a window, recycled.
@@ -210,10 +210,10 @@ func (l *Lanes) newWindow() *window {
 	w := &window{
 		windowData: d,
 		base:       l.nextSeq,
-		freshDone: make(chan struct{}),
-		nextReady: make(chan struct{}),
-		ext:       make(chan *segment, 1),
-		abort:     make(chan struct{}),
+		freshDone:  make(chan struct{}),
+		nextReady:  make(chan struct{}),
+		ext:        make(chan *segment, 1),
+		abort:      make(chan struct{}),
 	}
 	w.refs.Store(2) // its lane and the assembler
 	return w

@@ -1,0 +1,97 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestModesAndCompare clusters one file in every mode: the files written
+// are identical, and compare says so; a different dt makes them differ.
+func TestModesAndCompare(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "pb.tpx3")
+	if code, _, stderr := hitflow(t, "simulate", "pixel", "--dataset", "pb50", "--hits", "200000", "--seed", "2", "--rate", "20", "--disorder", "30us", "-o", in); code != 0 {
+		t.Fatal(stderr)
+	}
+	var want string
+	for _, mode := range []string{"sequential", "lanes", "chunked"} {
+		out, hits := filepath.Join(dir, mode+".csv"), filepath.Join(dir, mode+"-hits.csv")
+		if code, _, stderr := hitflow(t, "cluster", "--mode", mode, "--workers", "2", "--hits", hits, "-o", out, in); code != 0 {
+			t.Fatalf("%s: %s", mode, stderr)
+		}
+		b, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want == "" {
+			want = string(b)
+		} else if string(b) != want {
+			t.Fatalf("%s clusters differ from sequential", mode)
+		}
+	}
+	code, stdout, stderr := hitflow(t, "compare", filepath.Join(dir, "chunked-hits.csv"), filepath.Join(dir, "sequential-hits.csv"))
+	m := regexp.MustCompile(`hits 200000 \(only in A 0, only in B 0\), clusters A (\d+), B (\d+), without an identical twin A 0, B 0, IoU 1.000000 \(hit-weighted 1.000000\)`).FindStringSubmatch(stdout)
+	if code != 0 || m == nil || m[1] != m[2] {
+		t.Fatalf("exit %d: %s%s", code, stdout, stderr)
+	}
+	wide := filepath.Join(dir, "wide-hits.csv")
+	if code, _, stderr := hitflow(t, "cluster", "--dt", "2us", "--hits", wide, "-o", filepath.Join(dir, "wide.csv"), in); code != 0 {
+		t.Fatal(stderr)
+	}
+	_, stdout, _ = hitflow(t, "compare", wide, filepath.Join(dir, "sequential-hits.csv"))
+	if strings.Contains(stdout, "twin A 0") || strings.Contains(stdout, "IoU 1.000000") {
+		t.Fatalf("a wider dt compares identical: %s", stdout)
+	}
+}
+
+func TestPixelUsageErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"cluster", "--mode", "gpu"}, "unknown clustering mode"},
+		{[]string{"cluster", "--workers", "-1"}, "--workers"},
+		{[]string{"compare", "a.csv"}, "two label files"},
+		{[]string{"bench", "pixel", "--runs", "0"}, "--runs"},
+		{[]string{"bench", "pixel", "--modes", "auto"}, "--modes"},
+		{[]string{"bench", "pixel", "--datasets", "muon"}, "muon"},
+	} {
+		code, _, stderr := hitflow(t, tc.args...)
+		if code != 2 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, %q", tc.args, code, stderr)
+		}
+	}
+	if code, _, stderr := hitflow(t, "compare", "missing-a.csv", "missing-b.csv"); code != 1 || !strings.Contains(stderr, "missing-a.csv") {
+		t.Errorf("missing file: exit %d, %q", code, stderr)
+	}
+}
+
+func TestBenchPixel(t *testing.T) {
+	plot := filepath.Join(t.TempDir(), "scaling.png")
+	code, stdout, stderr := hitflow(t, "bench", "pixel", "--datasets", "gamma", "--hits", "20000", "--repeat", "2", "--runs", "1",
+		"--e2e-hits", "20000", "--plot", plot)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"| gamma | 2.", "| sequential | 1 |", "| lanes | 1 |", "| chunked | 1 |", "End to end"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("no %q in\n%s", want, stdout)
+		}
+	}
+	// The clusters per run are equal across modes and worker counts.
+	var counts []string
+	for _, line := range strings.Split(stdout, "\n") {
+		if f := strings.Split(line, " | "); strings.HasPrefix(line, "| gamma |") {
+			counts = append(counts, f[len(f)-1])
+		}
+	}
+	if len(counts) < 3 || strings.Count(strings.Join(counts, ""), counts[0]) != len(counts) {
+		t.Errorf("cluster counts %q", counts)
+	}
+	if fi, err := os.Stat(plot); err != nil || fi.Size() < 1000 {
+		t.Fatalf("plot: %v", err)
+	}
+}
