@@ -2,13 +2,16 @@ package output
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/hitflow/hitflow/pixel"
+	"github.com/hitflow/hitflow/pixel/tpx3"
 )
 
 // ClusterWriter writes batches of pixel clusters.
@@ -19,16 +22,115 @@ type ClusterWriter interface {
 	Close() error // flushes; does not close the underlying writer
 }
 
-// NewClusterWriter picks the writer by the file name's extension.
-func NewClusterWriter(w io.Writer, name string) (ClusterWriter, error) {
-	switch ext := strings.ToLower(filepath.Ext(name)); ext {
-	case ".csv":
-		return NewClusterCSV(w)
-	case ".clog":
-		return NewCLog(w), nil
-	default:
-		return nil, fmt.Errorf("output: %s: unknown cluster format %q (want .csv or .clog)", name, ext)
+// ErrUnknownFormat is returned for a file extension without a writer.
+var ErrUnknownFormat = errors.New("unknown format")
+
+// CreateClusters creates the clusters file name in the format its
+// extension says: .csv, .clog, .parquet or .root; "-" writes CSV to
+// stdout. Close flushes and closes the file.
+func CreateClusters(name string, stdout io.Writer) (ClusterWriter, error) {
+	ext := strings.ToLower(filepath.Ext(name))
+	if name == "-" {
+		ext = ".csv"
 	}
+	switch ext {
+	case ".root":
+		return CreateClusterROOT(name)
+	case ".csv", ".clog", ".parquet":
+	default:
+		return nil, fmt.Errorf("output: %s: %w %q (want .csv, .clog, .parquet or .root)", name, ErrUnknownFormat, ext)
+	}
+	w, closeFile, err := createFile(name, stdout)
+	if err != nil {
+		return nil, err
+	}
+	var cw ClusterWriter
+	switch ext {
+	case ".csv":
+		cw, err = NewClusterCSV(w)
+	case ".clog":
+		cw = NewCLog(w)
+	default:
+		cw, err = NewClusterParquet(w)
+	}
+	if err != nil {
+		closeFile()
+		return nil, err
+	}
+	return fileClusterWriter{cw, closeFile}, nil
+}
+
+// fileClusterWriter closes the file after the writer.
+type fileClusterWriter struct {
+	ClusterWriter
+	closeFile func() error
+}
+
+func (f fileClusterWriter) Close() error {
+	err := f.ClusterWriter.Close()
+	if cerr := f.closeFile(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// HitWriter writes hits with their cluster ids.
+type HitWriter interface {
+	WriteLabelled(h *pixel.Hits, from, to int, label int64) error
+	Close() error
+}
+
+// CreateHits creates a per-hit label file: .csv (x,y,toa_ns,tot,cluster)
+// or .parquet (with energy_kev); "-" writes CSV to stdout. Close flushes
+// and closes the file.
+func CreateHits(name string, stdout io.Writer) (HitWriter, error) {
+	ext := strings.ToLower(filepath.Ext(name))
+	if name == "-" {
+		ext = ".csv"
+	}
+	if ext != ".csv" && ext != ".parquet" {
+		return nil, fmt.Errorf("output: %s: %w %q (want .csv or .parquet)", name, ErrUnknownFormat, ext)
+	}
+	w, closeFile, err := createFile(name, stdout)
+	if err != nil {
+		return nil, err
+	}
+	var hw HitWriter
+	if ext == ".csv" {
+		hw, err = tpx3.NewCSVWriter(w, true)
+	} else {
+		hw, err = NewHitParquet(w)
+	}
+	if err != nil {
+		closeFile()
+		return nil, err
+	}
+	return fileHitWriter{hw, closeFile}, nil
+}
+
+type fileHitWriter struct {
+	HitWriter
+	closeFile func() error
+}
+
+func (f fileHitWriter) Close() error {
+	err := f.HitWriter.Close()
+	if cerr := f.closeFile(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// createFile opens a file for writing, or stdout for "-".
+func createFile(name string, stdout io.Writer) (io.Writer, func() error, error) {
+	if name == "-" {
+		return stdout, func() error { return nil }, nil
+	}
+	f, err := os.Create(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	return f, f.Close, nil
 }
 
 // ClusterCSV writes one row per cluster.

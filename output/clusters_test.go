@@ -2,6 +2,7 @@ package output
 
 import (
 	"bytes"
+	"errors"
 	"strings"
 	"testing"
 
@@ -45,7 +46,7 @@ func TestClusterCSV(t *testing.T) {
 			"1,1,300,0,7,0.5,200,5,200,200,5,5,0.5\n"},
 	} {
 		var buf bytes.Buffer
-		w, err := NewClusterWriter(&buf, "x.CSV")
+		w, err := NewClusterCSV(&buf)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -63,10 +64,7 @@ func TestClusterCSV(t *testing.T) {
 
 func TestCLog(t *testing.T) {
 	var buf bytes.Buffer
-	w, err := NewClusterWriter(&buf, "x.clog")
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := NewCLog(&buf)
 	if !w.NeedsMembers() {
 		t.Fatal("clog must ask for members")
 	}
@@ -90,7 +88,10 @@ func TestCLog(t *testing.T) {
 }
 
 func TestUnknownExtension(t *testing.T) {
-	if _, err := NewClusterWriter(&bytes.Buffer{}, "out.xyz"); err == nil || !strings.Contains(err.Error(), "out.xyz") {
+	if _, err := CreateClusters("out.xyz", nil); !errors.Is(err, ErrUnknownFormat) || !strings.Contains(err.Error(), "out.xyz") {
+		t.Fatalf("error %v", err)
+	}
+	if _, err := CreateHits("out.root", nil); !errors.Is(err, ErrUnknownFormat) {
 		t.Fatalf("error %v", err)
 	}
 }

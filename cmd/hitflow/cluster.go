@@ -46,7 +46,10 @@ Modes: sequential (one core), lanes (time windows clustered on --workers
 cores and stitched), chunked (the paper's chunked union-find); all give
 the same clusters in the same order; auto picks lanes on several cores.
 The clusters file format follows the extension: .csv (default, stdout with
--o -) or .clog. A one-line summary goes to stderr.`,
+-o -), .clog (ADVACAM cluster log), .parquet (one row per cluster) or .root
+(a TTree "clusters" with the features and the hits of each cluster as
+variable-length branches). --hits writes .csv or .parquet. A one-line
+summary goes to stderr.`,
 		Example: `  hitflow cluster -o clusters.csv run.tpx3
   hitflow cluster --definition global --dt 600ns --calib calib/ -o clusters.clog run.t3pa
   hitflow cluster --hits labels.csv --unsorted 1ms -o clusters.csv part1.tpx3 part2.tpx3
@@ -65,9 +68,9 @@ The clusters file format follows the extension: .csv (default, stdout with
 	f.StringVar(&o.layout, "layout", o.layout, "chip placement of .tpx3 data: single, row or quad")
 	f.Var(sizeFlag{&o.width, &o.height}, "sensor", "sensor size of text inputs (linear pixel index width)")
 	f.StringVar(&o.calib, "calib", "", "directory with the a.txt, b.txt, c.txt, t.txt calibration")
-	f.StringVar(&o.hits, "hits", "", "also write every hit with its cluster id (CSV: x,y,toa_ns,tot,cluster)")
+	f.StringVar(&o.hits, "hits", "", "also write every hit with its cluster id (.csv: x,y,toa_ns,tot,cluster, or .parquet)")
 	f.StringVar(&o.tdc, "tdc", "", "also write the TDC packets of .tpx3 input (CSV)")
-	f.StringVarP(&o.out, "output", "o", o.out, "clusters file (.csv or .clog); - for CSV on stdout")
+	f.StringVarP(&o.out, "output", "o", o.out, "clusters file (.csv, .clog, .parquet or .root); - for CSV on stdout")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress bar")
 	return cmd
 }
@@ -135,31 +138,19 @@ func runCluster(ctx context.Context, o clusterOptions, files []string, stdout, s
 		job.Sources = append(job.Sources, pipeline.Source{Name: name, R: f, Size: size})
 	}
 
-	out, closeOut, err := create(o.out, stdout)
+	cw, err := output.CreateClusters(o.out, stdout)
 	if err != nil {
-		return err
-	}
-	name := o.out
-	if name == "-" {
-		name = "stdout.csv"
-	}
-	cw, err := output.NewClusterWriter(out, name)
-	if err != nil {
-		return usageError{err}
+		return formatError(err)
 	}
 	job.Clusters = cw
-	closers := []func() error{cw.Close, closeOut}
+	closers := []func() error{cw.Close}
 	if o.hits != "" {
-		hf, closeHits, err := create(o.hits, stdout)
+		hw, err := output.CreateHits(o.hits, stdout)
 		if err != nil {
-			return err
-		}
-		hw, err := tpx3.NewCSVWriter(hf, true)
-		if err != nil {
-			return err
+			return formatError(err)
 		}
 		job.Hits = hw
-		closers = append(closers, hw.Close, closeHits)
+		closers = append(closers, hw.Close)
 	}
 	if o.tdc != "" {
 		tf, closeTDC, err := create(o.tdc, stdout)
@@ -249,3 +240,11 @@ func (t *tdcWriter) write(tdcs []tpx3.TDC) error {
 }
 
 func (t *tdcWriter) close() error { return t.err }
+
+// formatError makes an unknown output format a usage error.
+func formatError(err error) error {
+	if errors.Is(err, output.ErrUnknownFormat) {
+		return usageError{err}
+	}
+	return err
+}

@@ -1,0 +1,185 @@
+package output
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/hitflow/hitflow/pixel"
+)
+
+// rowGroup is the number of rows per Parquet row group: the memory a
+// writer holds is one row group of columns.
+const rowGroup = 1 << 16
+
+// parquetTable streams rows into a Parquet file, column by column, one
+// row group per rowGroup rows. Snappy, the format's usual default, writes
+// several times faster than zstd here; dictionaries do not pay for
+// measured values.
+type parquetTable struct {
+	fw   *pqarrow.FileWriter
+	rb   *array.RecordBuilder
+	rows int
+}
+
+// writerOnly hides Close: the Parquet writer closes its sink, the caller
+// owns it.
+type writerOnly struct{ io.Writer }
+
+func newParquetTable(w io.Writer, fields []arrow.Field) (*parquetTable, error) {
+	schema := arrow.NewSchema(fields, nil)
+	props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Snappy), parquet.WithDictionaryDefault(false),
+		parquet.WithMaxRowGroupLength(rowGroup), parquet.WithCreatedBy("hitflow"))
+	fw, err := pqarrow.NewFileWriter(schema, writerOnly{w}, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+	if err != nil {
+		return nil, fmt.Errorf("output: parquet: %w", err)
+	}
+	return &parquetTable{fw: fw, rb: array.NewRecordBuilder(memory.DefaultAllocator, schema)}, nil
+}
+
+// added counts n rows appended to every column and writes a row group when
+// one is full.
+func (t *parquetTable) added(n int) error {
+	t.rows += n
+	if t.rows >= rowGroup {
+		return t.flush()
+	}
+	return nil
+}
+
+func (t *parquetTable) flush() error {
+	if t.rows == 0 {
+		return nil
+	}
+	rec := t.rb.NewRecordBatch()
+	defer rec.Release()
+	t.rows = 0
+	if err := t.fw.Write(rec); err != nil {
+		return fmt.Errorf("output: parquet: %w", err)
+	}
+	return nil
+}
+
+// Close writes the last rows and the footer.
+func (t *parquetTable) Close() error {
+	err := t.flush()
+	t.rb.Release()
+	if cerr := t.fw.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("output: parquet: %w", cerr)
+	}
+	return err
+}
+
+func field(name string, t arrow.DataType) arrow.Field { return arrow.Field{Name: name, Type: t} }
+
+func nullable(name string, t arrow.DataType) arrow.Field {
+	return arrow.Field{Name: name, Type: t, Nullable: true}
+}
+
+// ClusterParquetFields are the columns of the cluster table, as the CSV
+// columns; energy_kev is null when uncalibrated.
+var ClusterParquetFields = []arrow.Field{
+	field("id", arrow.PrimitiveTypes.Int64), field("size", arrow.PrimitiveTypes.Int32),
+	field("toa_ns", arrow.PrimitiveTypes.Float64), field("span_ns", arrow.PrimitiveTypes.Float64),
+	field("tot_sum", arrow.PrimitiveTypes.Int64), nullable("energy_kev", arrow.PrimitiveTypes.Float64),
+	field("x", arrow.PrimitiveTypes.Float64), field("y", arrow.PrimitiveTypes.Float64),
+	field("xmin", arrow.PrimitiveTypes.Uint16), field("xmax", arrow.PrimitiveTypes.Uint16),
+	field("ymin", arrow.PrimitiveTypes.Uint16), field("ymax", arrow.PrimitiveTypes.Uint16),
+	field("max", arrow.PrimitiveTypes.Float64),
+}
+
+// ClusterParquet writes one row per cluster.
+type ClusterParquet struct {
+	t       *parquetTable
+	ns      []float64 // scratch
+	invalid []bool
+}
+
+// NewClusterParquet returns a streaming Parquet cluster writer.
+func NewClusterParquet(w io.Writer) (*ClusterParquet, error) {
+	t, err := newParquetTable(w, ClusterParquetFields)
+	return &ClusterParquet{t: t}, err
+}
+
+func (c *ClusterParquet) NeedsMembers() bool { return false }
+
+func (c *ClusterParquet) Write(cl *pixel.Clusters) error {
+	n := cl.Len()
+	f := c.t.rb.Fields()
+	f[0].(*array.Int64Builder).AppendValues(cl.ID, nil)
+	f[1].(*array.Int32Builder).AppendValues(cl.Size, nil)
+	c.ns = c.ns[:0]
+	for i := range n {
+		c.ns = append(c.ns, cl.FirstToA[i].Ns())
+	}
+	f[2].(*array.Float64Builder).AppendValues(c.ns, nil)
+	c.ns = c.ns[:0]
+	for i := range n {
+		c.ns = append(c.ns, (cl.LastToA[i] - cl.FirstToA[i]).Ns())
+	}
+	f[3].(*array.Float64Builder).AppendValues(c.ns, nil)
+	f[4].(*array.Int64Builder).AppendValues(cl.ToTSum, nil)
+	if cl.Calibrated {
+		f[5].(*array.Float64Builder).AppendValues(cl.ESum, nil)
+	} else {
+		f[5].AppendNulls(n)
+	}
+	f[6].(*array.Float64Builder).AppendValues(cl.X, nil)
+	f[7].(*array.Float64Builder).AppendValues(cl.Y, nil)
+	f[8].(*array.Uint16Builder).AppendValues(cl.XMin, nil)
+	f[9].(*array.Uint16Builder).AppendValues(cl.XMax, nil)
+	f[10].(*array.Uint16Builder).AppendValues(cl.YMin, nil)
+	f[11].(*array.Uint16Builder).AppendValues(cl.YMax, nil)
+	f[12].(*array.Float64Builder).AppendValues(cl.Max, nil)
+	return c.t.added(n)
+}
+
+func (c *ClusterParquet) Close() error { return c.t.Close() }
+
+// HitParquetFields are the columns of the per-hit table.
+var HitParquetFields = []arrow.Field{
+	field("x", arrow.PrimitiveTypes.Uint16), field("y", arrow.PrimitiveTypes.Uint16),
+	field("toa_ns", arrow.PrimitiveTypes.Float64), field("tot", arrow.PrimitiveTypes.Uint16),
+	nullable("energy_kev", arrow.PrimitiveTypes.Float32), field("cluster", arrow.PrimitiveTypes.Int64),
+}
+
+// HitParquet writes every hit with its cluster id.
+type HitParquet struct {
+	t *parquetTable
+}
+
+// NewHitParquet returns a streaming Parquet writer of labelled hits.
+func NewHitParquet(w io.Writer) (*HitParquet, error) {
+	t, err := newParquetTable(w, HitParquetFields)
+	return &HitParquet{t: t}, err
+}
+
+// WriteLabelled writes hits [from, to) of h with the cluster id label.
+func (p *HitParquet) WriteLabelled(h *pixel.Hits, from, to int, label int64) error {
+	f := p.t.rb.Fields()
+	f[0].(*array.Uint16Builder).AppendValues(h.X[from:to], nil)
+	f[1].(*array.Uint16Builder).AppendValues(h.Y[from:to], nil)
+	toa := f[2].(*array.Float64Builder)
+	for _, t := range h.ToA[from:to] {
+		toa.Append(t.Ns())
+	}
+	f[3].(*array.Uint16Builder).AppendValues(h.ToT[from:to], nil)
+	if h.Calibrated() {
+		f[4].(*array.Float32Builder).AppendValues(h.E[from:to], nil)
+	} else {
+		f[4].AppendNulls(to - from)
+	}
+	ids := f[5].(*array.Int64Builder)
+	for range to - from {
+		ids.Append(label)
+	}
+	return p.t.added(to - from)
+}
+
+func (p *HitParquet) Close() error { return p.t.Close() }

@@ -1,0 +1,165 @@
+package output
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/hitflow/hitflow/pixel"
+)
+
+// ReadClusters reads a clusters file written by hitflow (.csv, .parquet or
+// .root) whole. The ROOT format carries the hits of each cluster, which
+// come back as Members.
+func ReadClusters(name string) (*pixel.Clusters, error) {
+	switch ext := strings.ToLower(filepath.Ext(name)); ext {
+	case ".csv":
+		return readClusterCSV(name)
+	case ".parquet":
+		return readClusterParquet(name)
+	case ".root":
+		return readClusterROOT(name)
+	default:
+		return nil, fmt.Errorf("output: %s: cannot read clusters from %q files (want .csv, .parquet or .root)", name, ext)
+	}
+}
+
+// readParquet reads a Parquet file into an Arrow table and checks that it
+// has the columns of fields.
+func readParquet(name string, fields []arrow.Field) (arrow.Table, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	tbl, err := pqarrow.ReadTable(context.Background(), f, nil, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
+	if err != nil {
+		return nil, fmt.Errorf("output: %s: %w", name, err)
+	}
+	for _, want := range fields {
+		idx := tbl.Schema().FieldIndices(want.Name)
+		if len(idx) != 1 || !arrow.TypeEqual(tbl.Schema().Field(idx[0]).Type, want.Type) {
+			tbl.Release()
+			return nil, fmt.Errorf("output: %s: no column %s of type %s", name, want.Name, want.Type)
+		}
+	}
+	return tbl, nil
+}
+
+// eachChunk calls fn with every chunk of the named column.
+func eachChunk(tbl arrow.Table, col string, fn func(a arrow.Array)) {
+	for _, c := range tbl.Column(tbl.Schema().FieldIndices(col)[0]).Data().Chunks() {
+		fn(c)
+	}
+}
+
+func readClusterParquet(name string) (*pixel.Clusters, error) {
+	tbl, err := readParquet(name, ClusterParquetFields)
+	if err != nil {
+		return nil, err
+	}
+	defer tbl.Release()
+	c := &pixel.Clusters{}
+	c.Reset()
+	eachChunk(tbl, "id", func(a arrow.Array) { c.ID = append(c.ID, a.(*array.Int64).Int64Values()...) })
+	eachChunk(tbl, "size", func(a arrow.Array) { c.Size = append(c.Size, a.(*array.Int32).Int32Values()...) })
+	eachChunk(tbl, "toa_ns", func(a arrow.Array) {
+		for _, v := range a.(*array.Float64).Float64Values() {
+			c.FirstToA = append(c.FirstToA, pixel.TimeFromNs(v))
+		}
+	})
+	i := 0
+	eachChunk(tbl, "span_ns", func(a arrow.Array) {
+		for _, v := range a.(*array.Float64).Float64Values() {
+			c.LastToA = append(c.LastToA, c.FirstToA[i]+pixel.TimeFromNs(v))
+			i++
+		}
+	})
+	eachChunk(tbl, "tot_sum", func(a arrow.Array) { c.ToTSum = append(c.ToTSum, a.(*array.Int64).Int64Values()...) })
+	eachChunk(tbl, "energy_kev", func(a arrow.Array) {
+		c.Calibrated = a.NullN() == 0 && a.Len() > 0
+		c.ESum = append(c.ESum, a.(*array.Float64).Float64Values()...)
+	})
+	if !c.Calibrated {
+		clear(c.ESum)
+	}
+	f64 := func(col string, dst *[]float64) {
+		eachChunk(tbl, col, func(a arrow.Array) { *dst = append(*dst, a.(*array.Float64).Float64Values()...) })
+	}
+	u16 := func(col string, dst *[]uint16) {
+		eachChunk(tbl, col, func(a arrow.Array) { *dst = append(*dst, a.(*array.Uint16).Uint16Values()...) })
+	}
+	f64("x", &c.X)
+	f64("y", &c.Y)
+	u16("xmin", &c.XMin)
+	u16("xmax", &c.XMax)
+	u16("ymin", &c.YMin)
+	u16("ymax", &c.YMax)
+	f64("max", &c.Max)
+	return c, nil
+}
+
+// readClusterCSV reads the cluster CSV; errors name the line.
+func readClusterCSV(name string) (*pixel.Clusters, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	c := &pixel.Clusters{}
+	c.Reset()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<16), 1<<20)
+	line := 0
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("output: %s: line %d: %s", name, line, fmt.Sprintf(format, args...))
+	}
+	for sc.Scan() {
+		line++
+		text := strings.TrimRight(sc.Text(), "\r")
+		if line == 1 {
+			if text != ClusterCSVHeader {
+				return nil, bad("header %q, want %q", text, ClusterCSVHeader)
+			}
+			continue
+		}
+		fs := strings.Split(text, ",")
+		if len(fs) != 13 {
+			return nil, bad("%d fields, want 13", len(fs))
+		}
+		var v [13]float64
+		for k, s := range fs {
+			if k == 5 && s == "" {
+				continue
+			}
+			if v[k], err = strconv.ParseFloat(s, 64); err != nil {
+				return nil, bad("field %d: %q is not a number", k+1, s)
+			}
+		}
+		c.Calibrated = fs[5] != ""
+		toa := pixel.TimeFromNs(v[2])
+		c.ID, c.Size = append(c.ID, int64(v[0])), append(c.Size, int32(v[1]))
+		c.FirstToA, c.LastToA = append(c.FirstToA, toa), append(c.LastToA, toa+pixel.TimeFromNs(v[3]))
+		c.ToTSum, c.ESum = append(c.ToTSum, int64(v[4])), append(c.ESum, v[5])
+		c.X, c.Y = append(c.X, v[6]), append(c.Y, v[7])
+		c.XMin, c.XMax = append(c.XMin, uint16(v[8])), append(c.XMax, uint16(v[9]))
+		c.YMin, c.YMax = append(c.YMin, uint16(v[10])), append(c.YMax, uint16(v[11]))
+		c.Max = append(c.Max, v[12])
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("output: %s: line %d: %w", name, line+1, err)
+	}
+	if line == 0 {
+		return nil, fmt.Errorf("output: %s: empty file, want the header %q", name, ClusterCSVHeader)
+	}
+	return c, nil
+}

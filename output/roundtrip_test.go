@@ -1,0 +1,176 @@
+package output
+
+import (
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"go-hep.org/x/hep/groot"
+	"go-hep.org/x/hep/groot/rtree"
+
+	"github.com/hitflow/hitflow/pixel"
+	"github.com/hitflow/hitflow/pixel/pixelsim"
+)
+
+// simulatedClusters clusters simulated Pb hits (large clusters), with
+// random energies when calibrated, in batches as a run delivers them.
+func simulatedClusters(t *testing.T, calibrated bool) []*pixel.Clusters {
+	t.Helper()
+	d, _ := pixelsim.DatasetByName("pb0")
+	c, _ := pixel.NewClusterer(pixel.DefaultConfig())
+	c.KeepMembers(true)
+	r := rand.New(rand.NewPCG(1, 2))
+	var out []*pixel.Clusters
+	keep := func(cl *pixel.Clusters) {
+		cp := &pixel.Clusters{}
+		cp.Reset()
+		cp.Append(cl)
+		out = append(out, cp)
+	}
+	err := pixelsim.Generate(pixelsim.Options{Dataset: d, Hits: 150000, Seed: 4, RateMHz: 5}, func(h *pixel.Hits) error {
+		if calibrated {
+			h.E = make([]float32, h.Len())
+			for i := range h.E {
+				h.E[i] = r.Float32() * 60
+			}
+		}
+		keep(c.Add(h))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keep(c.Flush())
+	return out
+}
+
+// concat joins the batches.
+func concat(batches []*pixel.Clusters) *pixel.Clusters {
+	all := &pixel.Clusters{}
+	all.Reset()
+	for _, b := range batches {
+		all.Append(b)
+	}
+	return all
+}
+
+// sameClusters compares every feature, and the hits when both have them.
+func sameClusters(t *testing.T, format string, got, want *pixel.Clusters, members bool) {
+	t.Helper()
+	if got.Len() != want.Len() || got.Calibrated != want.Calibrated {
+		t.Fatalf("%s: %d clusters (calibrated %v), want %d (%v)", format, got.Len(), got.Calibrated, want.Len(), want.Calibrated)
+	}
+	eq := func(name string, ok bool) {
+		if !ok {
+			t.Fatalf("%s: column %s differs", format, name)
+		}
+	}
+	eq("id", slices.Equal(got.ID, want.ID))
+	eq("size", slices.Equal(got.Size, want.Size))
+	eq("toa", slices.Equal(got.FirstToA, want.FirstToA))
+	eq("span", slices.Equal(got.LastToA, want.LastToA))
+	eq("tot_sum", slices.Equal(got.ToTSum, want.ToTSum))
+	eq("energy", slices.Equal(got.ESum, want.ESum))
+	eq("x", slices.Equal(got.X, want.X))
+	eq("y", slices.Equal(got.Y, want.Y))
+	eq("xmin", slices.Equal(got.XMin, want.XMin))
+	eq("xmax", slices.Equal(got.XMax, want.XMax))
+	eq("ymin", slices.Equal(got.YMin, want.YMin))
+	eq("ymax", slices.Equal(got.YMax, want.YMax))
+	eq("max", slices.Equal(got.Max, want.Max))
+	if members {
+		eq("start", slices.Equal(got.Start, want.Start))
+		m, w := &got.Members, &want.Members
+		eq("hit x", slices.Equal(m.X, w.X))
+		eq("hit y", slices.Equal(m.Y, w.Y))
+		eq("hit toa", slices.Equal(m.ToA, w.ToA))
+		eq("hit tot", slices.Equal(m.ToT, w.ToT))
+		eq("hit e", slices.Equal(m.E, w.E))
+	}
+}
+
+// TestClusterRoundTrip writes simulated clusters in every readable format,
+// batch by batch, reads them back and compares all values.
+func TestClusterRoundTrip(t *testing.T) {
+	for _, calibrated := range []bool{false, true} {
+		batches := simulatedClusters(t, calibrated)
+		want := concat(batches)
+		if want.Len() < 500 {
+			t.Fatalf("%d clusters", want.Len())
+		}
+		for _, ext := range []string{".csv", ".parquet", ".root"} {
+			name := filepath.Join(t.TempDir(), "clusters"+ext)
+			w, err := CreateClusters(name, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, b := range batches {
+				if err := w.Write(b); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			got, err := ReadClusters(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sameClusters(t, ext, got, want, ext == ".root")
+		}
+	}
+}
+
+// TestROOTLayout checks the tree the way root-ls and root-dump show it:
+// branch names and leaf types, the count leaf of the hit branches, the
+// entries, and the leaf streamers in the file.
+func TestROOTLayout(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "c.root")
+	w, err := CreateClusterROOT(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	batches := simulatedClusters(t, true)
+	for _, b := range batches {
+		w.Write(b)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f, err := groot.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	obj, err := f.Get("clusters")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree := obj.(rtree.Tree)
+	if tree.Entries() != int64(concat(batches).Len()) {
+		t.Fatalf("%d entries", tree.Entries())
+	}
+	var titles []string
+	for _, b := range tree.Branches() {
+		titles = append(titles, b.Title())
+	}
+	want := []string{"id/L", "size/I", "toa_ns/D", "span_ns/D", "tot_sum/L", "energy_kev/D", "calibrated/O", "cx/D", "cy/D",
+		"xmin/s", "xmax/s", "ymin/s", "ymax/s", "max/D", "n/I", "x[n]/s", "y[n]/s", "toa[n]/D", "tot[n]/s", "e[n]/F"}
+	if !slices.Equal(titles, want) {
+		t.Fatalf("branches %q\nwant %q", titles, want)
+	}
+	var classes []string
+	for _, si := range f.StreamerInfos() {
+		classes = append(classes, si.Name())
+	}
+	for _, c := range []string{"TTree", "TBranch", "TLeaf", "TNamed"} {
+		if !slices.Contains(classes, c) {
+			t.Errorf("no streamer for %s in %q", c, classes)
+		}
+	}
+	if fi, _ := os.Stat(name); fi.Size() > 4<<20 {
+		t.Errorf("%d bytes: not compressed?", fi.Size())
+	}
+}
