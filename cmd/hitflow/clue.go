@@ -36,12 +36,14 @@ func newClueCmd(stdout, stderr io.Writer) *cobra.Command {
 or x0..xN), an optional integer layer column and the weight column; a
 file without a header has the four columns x,y,layer,weight. The output
 repeats the input columns and adds rho, delta (inf when there is no
-nearest-higher), nh, isSeed and clusterId (-1 for outliers).
+nearest-higher), nh, isSeed and clusterId (-1 for outliers); -o picks
+CSV, Parquet or ROOT (a TTree "clue", one entry per point) by extension.
 deltac and deltao default to dc. Kernels: flat, cms, gaussian[:std[:amp]],
 exponential[:rate[:amp]].`,
 		Example: `  hitflow clue --dc 20 --rhoc 10 -o out.csv sissa_4000.csv
   hitflow clue --dc 2.5 --rhoc 2 --deltao 7.5 --deltac 7.5 --plot toy.png -o out.csv toyDetector_5000.csv
-  hitflow clue --dc 1 --rhoc 5 --deltac 2 --deltao 2 --kernel gaussian:0.5 --plot-axes 0,2 --plot blob.png -o - blob.csv`,
+  hitflow clue --dc 1 --rhoc 5 --deltac 2 --deltao 2 --kernel gaussian:0.5 --plot-axes 0,2 --plot blob.png -o - blob.csv
+  hitflow clue --dc 3 --rhoc 8 --deltac 5 --deltao 5 -o result.parquet calo.csv`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usagef("clue takes one input file, got %d", len(args))
@@ -71,7 +73,7 @@ exponential[:rate[:amp]].`,
 	f.StringVar(&o.kernel, "kernel", o.kernel, "density kernel: flat, cms, gaussian[:std[:amp]], exponential[:rate[:amp]]")
 	f.Float64Var(&o.tile, "tile", 0, "grid tile size (0: automatic, from dm and the extent)")
 	f.IntVar(&o.workers, "workers", 0, "worker goroutines (0: all cores)")
-	f.StringVarP(&o.out, "output", "o", o.out, "output CSV; - for stdout")
+	f.StringVarP(&o.out, "output", "o", o.out, "output file (.csv, .parquet or .root); - for CSV on stdout")
 	f.StringVar(&o.plot, "plot", "", "also draw the points coloured by cluster (.png or .svg)")
 	f.IntSliceVar(&o.axes, "plot-axes", o.axes, "the two coordinates the plot shows")
 	f.IntVar(&o.plotLayer, "plot-layer", o.plotLayer, "plot only this layer (-1: all)")
@@ -106,15 +108,8 @@ func runClue(o clueOptions, in string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("%s: %w", in, err)
 	}
 	elapsed := time.Since(start)
-	w, closeOut, err := create(o.out, stdout)
-	if err != nil {
-		return err
-	}
-	if err := cluecsv.Write(w, tab, r); err != nil {
-		return err
-	}
-	if err := closeOut(); err != nil {
-		return err
+	if err := output.WriteCLUE(o.out, stdout, tab, r); err != nil {
+		return formatError(err)
 	}
 	if o.plot != "" {
 		if err := writeCluePlot(o, tab, r); err != nil {
