@@ -105,7 +105,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"cluster", "--dt", "5"}, 2, "not a duration"},
 		{[]string{"cluster", "--format", "xml"}, 2, "unknown format"},
 		{[]string{"cluster", "--layout", "hex"}, 2, "unknown chip layout"},
-		{[]string{"cluster", "-o", filepath.Join(dir, "x.txt")}, 2, "unknown cluster format"},
+		{[]string{"cluster", "-o", filepath.Join(dir, "x.txt")}, 2, "unknown format"},
 		{[]string{"cluster", "-o", filepath.Join(dir, "x.csv"), filepath.Join(dir, "missing.tpx3")}, 1, "missing.tpx3"},
 		{[]string{"simulate", "pixel"}, 2, "needs -o"},
 		{[]string{"simulate", "pixel", "--dataset", "muon", "-o", "x.csv"}, 2, "unknown dataset"},
