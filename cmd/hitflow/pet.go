@@ -68,7 +68,7 @@ func newPetSimulateCmd(stderr io.Writer) *cobra.Command {
 	var emissions int
 	var seed uint64
 	var angle float64
-	var text bool
+	var text, parquet bool
 	cmd := &cobra.Command{
 		Use:   "simulate -o PREFIX",
 		Short: "Simulate list-mode events from a phantom",
@@ -76,7 +76,8 @@ func newPetSimulateCmd(stderr io.Writer) *cobra.Command {
 a file of "ellipse z y a b angle_deg activity" and "point z y activity"
 lines, in metres), angles uniform in (-angle, angle), Gaussian resolution,
 acceptance on the strips. Writes PREFIX.bin (float32 z_u z_d dl, the
-authors' format), PREFIX.txt with --text, and the images
+authors' format), PREFIX.txt with --text, PREFIX.parquet with --parquet
+(columns z_u, z_d, dl, float32 as in the binary format), and the images
 PREFIX_emitted.nrrd, PREFIX_detected.nrrd and PREFIX_naive.nrrd.`,
 		Example: `  hitflow pet simulate --emissions 1000000 --seed 1 -o phantom
   hitflow pet simulate --angle 90 --emissions 200000 -o A   # the authors' A.bin set-up`,
@@ -114,6 +115,11 @@ PREFIX_emitted.nrrd, PREFIX_detected.nrrd and PREFIX_naive.nrrd.`,
 					return err
 				}
 			}
+			if parquet {
+				if err := writeEventsParquet(out+".parquet", sim.Events); err != nil {
+					return err
+				}
+			}
 			for name, img := range map[string][]float64{"emitted": sim.Emitted, "detected": sim.Detected, "naive": sim.Naive} {
 				if err := writeNRRDFile(out+"_"+name+".nrrd", img, s); err != nil {
 					return err
@@ -131,6 +137,7 @@ PREFIX_emitted.nrrd, PREFIX_detected.nrrd and PREFIX_naive.nrrd.`,
 	f.Uint64Var(&seed, "seed", 1, "random seed")
 	f.Float64Var(&angle, "angle", 45, "emission angles uniform in (-angle, angle) degrees")
 	f.BoolVar(&text, "text", false, "also write the events as text")
+	f.BoolVar(&parquet, "parquet", false, "also write the events as Parquet")
 	f.StringVarP(&out, "output", "o", "", "output prefix")
 	return cmd
 }
@@ -159,7 +166,7 @@ func newPetReconstructCmd(stdout, stderr io.Writer) *cobra.Command {
 	var margin float64
 	var cacheMB int64
 	cmd := &cobra.Command{
-		Use:   "reconstruct EVENTS.bin|EVENTS.txt -o PREFIX",
+		Use:   "reconstruct EVENTS.bin|EVENTS.txt|EVENTS.parquet -o PREFIX",
 		Short: "List-mode MLEM reconstruction",
 		Long: `Reconstruct an image from list-mode events (the authors' float32 format)
 with MLEM and the analytic kernel (or the Gaussian one), starting from 1
@@ -208,16 +215,7 @@ round-off).`,
 				}
 				ph = &p
 			}
-			f, err := os.Open(args[0])
-			if err != nil {
-				return err
-			}
-			read := jpet.ReadEvents
-			if strings.EqualFold(filepath.Ext(args[0]), ".txt") {
-				read = jpet.ReadEventsText
-			}
-			events, err := read(f, args[0])
-			f.Close()
+			events, err := readEvents(args[0])
 			if err != nil {
 				return err
 			}
@@ -327,4 +325,38 @@ cores. Prints a Markdown table.`,
 	cmd.Flags().IntVar(&events, "events", 1000000, "number of detected events")
 	cmd.Flags().Int64Var(&cacheMB, "kernel-cache", 2048, "MiB of kept kernel values for the cached runs")
 	return cmd
+}
+
+// readEvents reads events in the format the extension names: .txt, .parquet
+// or the authors' binary format.
+func readEvents(name string) ([]jpet.Event, error) {
+	switch strings.ToLower(filepath.Ext(name)) {
+	case ".parquet":
+		return output.ReadEventsParquet(name)
+	case ".txt":
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		return jpet.ReadEventsText(f, name)
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return jpet.ReadEvents(f, name)
+}
+
+func writeEventsParquet(name string, events []jpet.Event) error {
+	f, err := os.Create(name)
+	if err != nil {
+		return err
+	}
+	if err := output.WriteEventsParquet(f, events); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
