@@ -55,7 +55,7 @@ func writeNRRDFile(name string, img []float64, s jpet.Scanner) error {
 	if err != nil {
 		return err
 	}
-	if err := jpet.WriteNRRD(f, img, s.NZ, s.NY); err != nil {
+	if err := jpet.WriteNRRD(f, jpet.Image{Values: img, NZ: s.NZ, NY: s.NY, Pixel: s.Pixel}); err != nil {
 		f.Close()
 		return err
 	}
