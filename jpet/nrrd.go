@@ -93,13 +93,20 @@ func ReadNRRD(r io.Reader, name string) (Image, error) {
 			img.Pixel = p
 		}
 	}
-	buf := make([]byte, 4*img.NZ*img.NY)
-	if n, err := io.ReadFull(br, buf); err != nil {
-		return img, fmt.Errorf("jpet: %s: byte %d: %d of %d data bytes", name, off+int64(n), n, len(buf))
-	}
-	img.Values = make([]float64, img.NZ*img.NY)
-	for i := range img.Values {
-		img.Values[i] = float64(math.Float32frombits(binary.LittleEndian.Uint32(buf[4*i:])))
+	// Read in blocks, so that a header promising more than the file holds
+	// does not allocate it.
+	n := img.NZ * img.NY
+	buf := make([]byte, 4*min(n, 1<<16))
+	img.Values = make([]float64, 0, min(n, 1<<16))
+	for len(img.Values) < n {
+		b := buf[:4*min(n-len(img.Values), len(buf)/4)]
+		if k, err := io.ReadFull(br, b); err != nil {
+			got := 4*len(img.Values) + k
+			return img, fmt.Errorf("jpet: %s: byte %d: %d of %d data bytes", name, off+int64(got), got, 4*n)
+		}
+		for i := 0; i < len(b); i += 4 {
+			img.Values = append(img.Values, float64(math.Float32frombits(binary.LittleEndian.Uint32(b[i:]))))
+		}
 	}
 	return img, nil
 }

@@ -216,3 +216,24 @@ func TestNRRD(t *testing.T) {
 		}
 	}
 }
+
+// FuzzReadNRRD checks that the image reader never panics, names the file
+// in its errors, and returns as many values as the sizes say.
+func FuzzReadNRRD(f *testing.F) {
+	var buf bytes.Buffer
+	WriteNRRD(&buf, Image{Values: []float64{1, 2, 3, 4}, NZ: 2, NY: 2, Pixel: 0.004})
+	f.Add(buf.Bytes())
+	f.Add([]byte("NRRD0004\ntype: float\ndimension: 2\nsizes: 100000 100000\nendian: little\nencoding: raw\n\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		img, err := ReadNRRD(bytes.NewReader(data), "fuzz.nrrd")
+		if err != nil {
+			if !strings.Contains(err.Error(), "fuzz.nrrd") {
+				t.Fatalf("error without the file name: %v", err)
+			}
+			return
+		}
+		if len(img.Values) != img.NZ*img.NY {
+			t.Fatalf("%d values for %dx%d", len(img.Values), img.NZ, img.NY)
+		}
+	})
+}

@@ -13,8 +13,10 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"go-hep.org/x/hep/groot"
 
 	"github.com/hitflow/hitflow/pixel"
+	"github.com/hitflow/hitflow/pixel/tpx3"
 )
 
 // ReadClusters reads a clusters file written by hitflow (.csv, .parquet or
@@ -162,4 +164,92 @@ func readClusterCSV(name string) (*pixel.Clusters, error) {
 		return nil, fmt.Errorf("output: %s: empty file, want the header %q", name, ClusterCSVHeader)
 	}
 	return c, nil
+}
+
+// ReadHits reads a per-hit label file (.csv or .parquet) written by
+// [CreateHits].
+func ReadHits(name string) (*pixel.Labelled, error) {
+	switch ext := strings.ToLower(filepath.Ext(name)); ext {
+	case ".csv":
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		return tpx3.ReadLabelled(f, name)
+	case ".parquet":
+		tbl, err := readParquet(name, HitParquetFields)
+		if err != nil {
+			return nil, err
+		}
+		defer tbl.Release()
+		l := &pixel.Labelled{}
+		h := &l.Hits
+		eachChunk(tbl, "x", func(a arrow.Array) { h.X = append(h.X, a.(*array.Uint16).Uint16Values()...) })
+		eachChunk(tbl, "y", func(a arrow.Array) { h.Y = append(h.Y, a.(*array.Uint16).Uint16Values()...) })
+		eachChunk(tbl, "toa_ns", func(a arrow.Array) {
+			for _, v := range a.(*array.Float64).Float64Values() {
+				h.ToA = append(h.ToA, pixel.TimeFromNs(v))
+			}
+		})
+		eachChunk(tbl, "tot", func(a arrow.Array) { h.ToT = append(h.ToT, a.(*array.Uint16).Uint16Values()...) })
+		calibrated := true
+		eachChunk(tbl, "energy_kev", func(a arrow.Array) {
+			calibrated = calibrated && a.NullN() == 0
+			h.E = append(h.E, a.(*array.Float32).Float32Values()...)
+		})
+		if !calibrated {
+			h.E = nil
+		}
+		eachChunk(tbl, "cluster", func(a arrow.Array) { l.Labels = append(l.Labels, a.(*array.Int64).Int64Values()...) })
+		return l, nil
+	default:
+		return nil, fmt.Errorf("output: %s: %w %q for hits (want .csv or .parquet)", name, ErrUnknownFormat, ext)
+	}
+}
+
+// Kind says what a result file holds: "clusters", "clue" or "pet" (an
+// NRRD image), from its extension and its columns, header or trees.
+func Kind(name string) (string, error) {
+	switch ext := strings.ToLower(filepath.Ext(name)); ext {
+	case ".nrrd":
+		return "pet", nil
+	case ".clog":
+		return "", fmt.Errorf("output: %s: .clog files are written, not read; plot the .csv, .parquet or .root", name)
+	case ".csv":
+		f, err := os.Open(name)
+		if err != nil {
+			return "", err
+		}
+		defer f.Close()
+		line, _ := bufio.NewReader(f).ReadString('\n')
+		if strings.TrimRight(line, "\r\n") == ClusterCSVHeader {
+			return "clusters", nil
+		}
+		return "clue", nil
+	case ".parquet":
+		tbl, err := readParquet(name, nil)
+		if err != nil {
+			return "", err
+		}
+		defer tbl.Release()
+		if len(tbl.Schema().FieldIndices("tot_sum")) > 0 {
+			return "clusters", nil
+		}
+		return "clue", nil
+	case ".root":
+		f, err := groot.Open(name)
+		if err != nil {
+			return "", fmt.Errorf("output: %w", err)
+		}
+		defer f.Close()
+		for _, k := range f.Keys() {
+			if k.Name() == "clusters" || k.Name() == "clue" {
+				return k.Name(), nil
+			}
+		}
+		return "", fmt.Errorf("output: %s: no clusters or clue tree", name)
+	default:
+		return "", fmt.Errorf("output: %s: %w %q", name, ErrUnknownFormat, ext)
+	}
 }

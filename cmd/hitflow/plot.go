@@ -1,0 +1,173 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hitflow/hitflow/jpet"
+	"github.com/hitflow/hitflow/output"
+	"github.com/hitflow/hitflow/pixel"
+)
+
+type plotOptions struct {
+	format, out, hits, by string
+	cluster               int64
+	width, height         int
+	axes                  []int
+	layer                 int
+}
+
+func newPlotCmd(stdout io.Writer) *cobra.Command {
+	o := plotOptions{format: "png", by: "tot", cluster: -1, width: 256, height: 256, axes: []int{0, 1}, layer: -1}
+	cmd := &cobra.Command{
+		Use:   "plot [flags] FILE -o PREFIX",
+		Short: "Draw figures of a clusters file, a CLUE result or a J-PET image",
+		Long: `Draw figures (PNG or SVG) of a result file; what it holds is read from
+its extension and columns.
+
+Pixel clusters (.csv, .parquet, .root): PREFIX_size (cluster sizes),
+PREFIX_spectrum (energy, or ToT sum when uncalibrated), PREFIX_map
+(centroids on the sensor) and PREFIX_time (clusters per time bin). With
+--cluster ID, PREFIX_cluster_ID draws that cluster's pixels coloured by
+ToT or ToA (--by); its hits come from a .root clusters file or from the
+--hits label file.
+CLUE results (.csv, .parquet, .root): PREFIX, the points coloured by
+cluster, seeds marked, outliers grey (--plot-axes, --plot-layer).
+J-PET images (.nrrd): PREFIX, the image with a colour bar.
+The names written are printed.`,
+		Example: `  hitflow plot -o run clusters.parquet
+  hitflow plot --cluster 42 --by toa -o run clusters.root
+  hitflow plot --cluster 42 --hits labels.csv -o run clusters.csv
+  hitflow plot --plot-layer 3 --format svg -o calo result.parquet
+  hitflow plot -o rec rec.nrrd`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usagef("plot takes one file, got %d arguments", len(args))
+			}
+			return nil
+		},
+		RunE: func(_ *cobra.Command, args []string) error {
+			return runPlot(o, args[0], stdout)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&o.out, "output", "o", "", "prefix of the figure files")
+	f.StringVar(&o.format, "format", o.format, "png or svg")
+	f.Int64Var(&o.cluster, "cluster", o.cluster, "draw the pixels of this cluster id")
+	f.StringVar(&o.hits, "hits", "", "per-hit label file (.csv or .parquet) for --cluster")
+	f.StringVar(&o.by, "by", o.by, "colour a cluster's pixels by tot or toa")
+	f.Var(sizeFlag{&o.width, &o.height}, "sensor", "sensor size of the centroid map")
+	f.IntSliceVar(&o.axes, "plot-axes", o.axes, "the two coordinates of a CLUE plot")
+	f.IntVar(&o.layer, "plot-layer", o.layer, "CLUE plot of this layer only (-1: all)")
+	return cmd
+}
+
+func runPlot(o plotOptions, in string, stdout io.Writer) error {
+	if o.out == "" {
+		return usagef("plot needs -o PREFIX")
+	}
+	if o.format != "png" && o.format != "svg" {
+		return usagef("--format %q: want png or svg", o.format)
+	}
+	if o.by != "tot" && o.by != "toa" {
+		return usagef("--by %q: want tot or toa", o.by)
+	}
+	kind, err := output.Kind(in)
+	if err != nil {
+		return formatError(err)
+	}
+	var names []string
+	switch kind {
+	case "clusters":
+		names, err = plotClusters(o, in)
+	case "clue":
+		names, err = plotCLUE(o, in)
+	case "pet":
+		names, err = plotImage(o, in)
+	}
+	for _, n := range names {
+		fmt.Fprintln(stdout, n)
+	}
+	return err
+}
+
+func plotClusters(o plotOptions, in string) ([]string, error) {
+	c, err := output.ReadClusters(in)
+	if err != nil {
+		return nil, err
+	}
+	if o.cluster < 0 {
+		w, h := o.width, o.height
+		for i := range c.Len() {
+			w, h = max(w, int(c.XMax[i])+1), max(h, int(c.YMax[i])+1)
+		}
+		return output.WriteClusterPlots(o.out, c, w, h, o.format)
+	}
+	var hits *pixel.Hits
+	switch {
+	case o.hits != "":
+		l, err := output.ReadHits(o.hits)
+		if err != nil {
+			return nil, err
+		}
+		hits = &pixel.Hits{}
+		for i, label := range l.Labels {
+			if label == o.cluster {
+				hits.AppendFrom(&l.Hits, i)
+			}
+		}
+	case len(c.Start) == c.Len()+1:
+		for i, id := range c.ID {
+			if id == o.cluster {
+				hits = &pixel.Hits{}
+				hits.AppendRange(&c.Members, c.Start[i], c.Start[i+1])
+			}
+		}
+	default:
+		return nil, usagef("--cluster needs the hits: a .root clusters file or --hits FILE")
+	}
+	if hits == nil || hits.Len() == 0 {
+		return nil, fmt.Errorf("%s: no hits of cluster %d", in, o.cluster)
+	}
+	name := fmt.Sprintf("%s_cluster_%d.%s", o.out, o.cluster, o.format)
+	title := fmt.Sprintf("cluster %d: %d hits, colour = %s", o.cluster, hits.Len(), map[string]string{"tot": "ToT (25 ns)", "toa": "ToA - first (ns)"}[o.by])
+	err = output.WriteFile(name, func(w io.Writer) error { return output.ClusterHitsPlot(w, hits, o.by == "toa", title, o.format) })
+	return []string{name}, err
+}
+
+func plotCLUE(o plotOptions, in string) ([]string, error) {
+	tab, r, err := output.ReadCLUE(in)
+	if err != nil {
+		return nil, err
+	}
+	if len(o.axes) != 2 {
+		return nil, usagef("--plot-axes takes two coordinates, got %v", o.axes)
+	}
+	po := output.CLUEPlot{X: o.axes[0], Y: o.axes[1], Format: o.format, Title: filepath.Base(in)}
+	if o.layer >= 0 {
+		l := int32(o.layer)
+		po.Layer = &l
+	}
+	name := o.out + "." + o.format
+	err = output.WriteFile(name, func(w io.Writer) error { return output.WriteCLUEPlot(w, &tab.Points, r, po) })
+	return []string{name}, err
+}
+
+func plotImage(o plotOptions, in string) ([]string, error) {
+	f, err := os.Open(in)
+	if err != nil {
+		return nil, err
+	}
+	img, err := jpet.ReadNRRD(f, in)
+	f.Close()
+	if err != nil {
+		return nil, err
+	}
+	name := o.out + "." + o.format
+	err = output.WriteFile(name, func(w io.Writer) error { return output.ImagePlot(w, img, filepath.Base(in), o.format) })
+	return []string{name}, err
+}

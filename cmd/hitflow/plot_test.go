@@ -1,0 +1,70 @@
+package main
+
+import (
+	"image/png"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestPlotCommand draws every kind of figure from files the other
+// commands wrote, and checks each is a PNG.
+func TestPlotCommand(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "pb.tpx3")
+	calo := filepath.Join(dir, "calo.csv")
+	must := func(args ...string) string {
+		t.Helper()
+		code, stdout, stderr := hitflow(t, args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, stderr)
+		}
+		return stdout
+	}
+	must("simulate", "pixel", "--dataset", "pb0", "--hits", "50000", "-o", in)
+	must("cluster", "-q", "--hits", filepath.Join(dir, "h.parquet"), "-o", filepath.Join(dir, "c.parquet"), in)
+	must("cluster", "-q", "-o", filepath.Join(dir, "c.root"), in)
+	must("simulate", "clue", "--layers", "2", "--points", "1000", "-o", calo)
+	must("clue", "--dc", "3", "--rhoc", "8", "-o", filepath.Join(dir, "r.root"), calo)
+	must("pet", "simulate", "--emissions", "10000", "-o", filepath.Join(dir, "ph"))
+	var written []string
+	for _, args := range [][]string{
+		{"plot", "-o", filepath.Join(dir, "p"), filepath.Join(dir, "c.parquet")},
+		{"plot", "--cluster", "3", "--hits", filepath.Join(dir, "h.parquet"), "-o", filepath.Join(dir, "p"), filepath.Join(dir, "c.parquet")},
+		{"plot", "--cluster", "4", "--by", "toa", "-o", filepath.Join(dir, "r"), filepath.Join(dir, "c.root")},
+		{"plot", "--plot-layer", "1", "-o", filepath.Join(dir, "clue"), filepath.Join(dir, "r.root")},
+		{"plot", "-o", filepath.Join(dir, "img"), filepath.Join(dir, "ph_emitted.nrrd")},
+	} {
+		written = append(written, strings.Fields(must(args...))...)
+	}
+	if len(written) != 8 {
+		t.Fatalf("wrote %q", written)
+	}
+	for _, name := range written {
+		f, err := os.Open(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := png.Decode(f); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		f.Close()
+	}
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"plot", filepath.Join(dir, "c.parquet")}, 2, "-o PREFIX"},
+		{[]string{"plot", "--format", "gif", "-o", "x", filepath.Join(dir, "c.parquet")}, 2, "png or svg"},
+		{[]string{"plot", "--cluster", "3", "-o", "x", filepath.Join(dir, "c.parquet")}, 2, "needs the hits"},
+		{[]string{"plot", "--cluster", "99999999", "-o", "x", filepath.Join(dir, "c.root")}, 1, "no hits of cluster"},
+		{[]string{"plot", "-o", "x", filepath.Join(dir, "x.txt")}, 2, "unknown format"},
+	} {
+		code, _, stderr := hitflow(t, tc.args...)
+		if code != tc.code || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, %q", tc.args, code, stderr)
+		}
+	}
+}

@@ -1,0 +1,326 @@
+package output
+
+import (
+	"fmt"
+	"image/color"
+	"io"
+	"math"
+	"os"
+	"slices"
+
+	"go-hep.org/x/hep/hbook"
+	"go-hep.org/x/hep/hplot"
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/palette"
+	"gonum.org/v1/plot/palette/moreland"
+	"gonum.org/v1/plot/vg"
+
+	"github.com/hitflow/hitflow/jpet"
+	"github.com/hitflow/hitflow/pixel"
+)
+
+// PlotSize is the width of every figure; histograms are 3:4 high, maps
+// square.
+const PlotSize = 16 * vg.Centimeter
+
+// writeFigure renders p, with a colour bar when legend is set, as png or
+// svg.
+func writeFigure(w io.Writer, p *hplot.Plot, legend *hplot.H2D, width, height vg.Length, format string) error {
+	if format == "" {
+		format = "png"
+	}
+	var d hplot.Drawer = p
+	if legend != nil {
+		d = hplot.Figure(p, hplot.WithLegend(legend.Legend()))
+	}
+	wt, err := hplot.WriterTo(d, width, height, format)
+	if err != nil {
+		return fmt.Errorf("output: plot: %w", err)
+	}
+	_, err = wt.WriteTo(w)
+	return err
+}
+
+// histogram draws h as a filled histogram, with a logarithmic y axis for
+// distributions that span decades.
+func histogram(w io.Writer, h *hbook.H1D, logY bool, title, xlabel, ylabel, format string) error {
+	p := hplot.New()
+	p.Title.Text = title
+	p.X.Label.Text = xlabel
+	p.Y.Label.Text = ylabel
+	hh := hplot.NewH1D(h, hplot.WithLogY(logY))
+	hh.FillColor = color.RGBA{R: 80, G: 120, B: 200, A: 255}
+	hh.LineStyle.Color = color.RGBA{R: 30, G: 50, B: 110, A: 255}
+	p.Add(hh)
+	if logY {
+		p.Y.Scale = plot.LogScale{}
+		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	} else {
+		p.Y.Min = 0
+	}
+	return writeFigure(w, p, nil, PlotSize, PlotSize*3/4, format)
+}
+
+// ClusterSizePlot draws the distribution of cluster sizes: one bin per
+// size up to 100 pixels, log10 of the size beyond.
+func ClusterSizePlot(w io.Writer, c *pixel.Clusters, format string) error {
+	if c.Len() == 0 {
+		return fmt.Errorf("output: no clusters to plot")
+	}
+	largest := slices.Max(c.Size)
+	title := fmt.Sprintf("%d clusters, mean size %.2f", c.Len(), meanSize(c))
+	if largest <= 100 {
+		h := hbook.NewH1D(int(largest), 0.5, float64(largest)+0.5)
+		for _, s := range c.Size {
+			h.Fill(float64(s), 1)
+		}
+		return histogram(w, h, true, title, "cluster size (pixels)", "clusters", format)
+	}
+	h := hbook.NewH1D(100, 0, math.Log10(float64(largest))*1.0001)
+	for _, s := range c.Size {
+		h.Fill(math.Log10(float64(s)), 1)
+	}
+	return histogram(w, h, true, title, "log10(cluster size / pixels)", "clusters", format)
+}
+
+func meanSize(c *pixel.Clusters) float64 {
+	var sum int64
+	for _, s := range c.Size {
+		sum += int64(s)
+	}
+	return float64(sum) / float64(c.Len())
+}
+
+// ClusterSpectrumPlot draws the energy spectrum of the clusters (the ToT
+// sum when uncalibrated) up to its 99.9th percentile; the title counts the
+// clusters beyond.
+func ClusterSpectrumPlot(w io.Writer, c *pixel.Clusters, format string) error {
+	if c.Len() == 0 {
+		return fmt.Errorf("output: no clusters to plot")
+	}
+	v := make([]float64, c.Len())
+	xlabel := "ToT sum (25 ns ticks)"
+	for i := range v {
+		if c.Calibrated {
+			v[i] = c.ESum[i]
+		} else {
+			v[i] = float64(c.ToTSum[i])
+		}
+	}
+	if c.Calibrated {
+		xlabel = "energy (keV)"
+	}
+	sorted := slices.Clone(v)
+	slices.Sort(sorted)
+	lo, hi := min(0, sorted[0]), sorted[int(0.999*float64(len(sorted)-1))]
+	if hi <= lo {
+		hi = lo + 1
+	}
+	h := hbook.NewH1D(200, lo, hi)
+	over := 0
+	for _, x := range v {
+		if x >= hi {
+			over++
+			continue
+		}
+		h.Fill(x, 1)
+	}
+	return histogram(w, h, true, fmt.Sprintf("%d clusters (%d above the range)", c.Len(), over), xlabel, "clusters", format)
+}
+
+// ClusterTimePlot draws the number of clusters per time bin from the
+// first cluster on.
+func ClusterTimePlot(w io.Writer, c *pixel.Clusters, format string) error {
+	if c.Len() == 0 {
+		return fmt.Errorf("output: no clusters to plot")
+	}
+	t0, t1 := slices.Min(c.FirstToA), slices.Max(c.FirstToA)
+	span := math.Max((t1-t0).Ns()/1e9, 1e-9)
+	h := hbook.NewH1D(200, 0, span*1.0001)
+	for _, t := range c.FirstToA {
+		h.Fill((t-t0).Ns()/1e9, 1)
+	}
+	title := fmt.Sprintf("%d clusters in %.6g s, bins of %.3g s", c.Len(), span, span*1.0001/200)
+	return histogram(w, h, false, title, "time since the first cluster (s)", "clusters per bin", format)
+}
+
+// ClusterMapPlot draws the centroids of the clusters on the sensor, one
+// bin per pixel, with a colour bar.
+func ClusterMapPlot(w io.Writer, c *pixel.Clusters, width, height int, format string) error {
+	if c.Len() == 0 {
+		return fmt.Errorf("output: no clusters to plot")
+	}
+	h := hbook.NewH2D(width, 0, float64(width), height, 0, float64(height))
+	for i := range c.Len() {
+		h.Fill(c.X[i], c.Y[i], 1)
+	}
+	p := hplot.New()
+	p.Title.Text = fmt.Sprintf("cluster centroids (%d clusters)", c.Len())
+	p.X.Label.Text = "x (pixel)"
+	p.Y.Label.Text = "y (pixel)"
+	hm := newHeat(h, nil, moreland.Kindlmann().Palette(64))
+	hm.HeatMap.Min = 0 // counts: a single cluster is not the darkest colour
+	p.Add(hm)
+	return writeFigure(w, p, hm, PlotSize, PlotSize, format)
+}
+
+// newHeat draws h as a heat map whose empty cells stay white:
+// the cells of grid (row-major, NaN when empty), or h's non-zero bins.
+func newHeat(h *hbook.H2D, grid []float64, pal palette.Palette) *hplot.H2D {
+	hm := hplot.NewH2D(h, pal)
+	nx, ny := hm.HeatMap.GridXYZ.Dims()
+	if grid == nil {
+		grid = make([]float64, nx*ny)
+		for r := range ny {
+			for c := range nx {
+				if v := hm.HeatMap.GridXYZ.Z(c, r); v != 0 {
+					grid[r*nx+c] = v
+				} else {
+					grid[r*nx+c] = math.NaN()
+				}
+			}
+		}
+	}
+	hm.HeatMap.GridXYZ = nanGrid{hm.HeatMap.GridXYZ, grid, nx}
+	hm.HeatMap.NaN = color.White
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, v := range grid {
+		if !math.IsNaN(v) {
+			lo, hi = math.Min(lo, v), math.Max(hi, v)
+		}
+	}
+	if math.IsInf(lo, 0) {
+		lo, hi = 0, 1
+	}
+	if hi == lo {
+		hi = lo + 1
+	}
+	hm.HeatMap.Min, hm.HeatMap.Max = lo, hi
+	return hm
+}
+
+// ClusterHitsPlot draws the pixels of one cluster coloured by ToT (summed
+// per pixel) or by ToA (the earliest per pixel, ns after the cluster's
+// first hit); empty pixels stay white.
+func ClusterHitsPlot(w io.Writer, hits *pixel.Hits, byToA bool, title, format string) error {
+	if hits.Len() == 0 {
+		return fmt.Errorf("output: the cluster has no hits")
+	}
+	xmin, xmax := slices.Min(hits.X), slices.Max(hits.X)
+	ymin, ymax := slices.Min(hits.Y), slices.Max(hits.Y)
+	nx, ny := int(xmax-xmin)+3, int(ymax-ymin)+3 // a pixel of margin
+	x0, y0 := float64(xmin)-1, float64(ymin)-1
+	t0 := slices.Min(hits.ToA)
+	grid := make([]float64, nx*ny)
+	for i := range grid {
+		grid[i] = math.NaN()
+	}
+	for i := range hits.Len() {
+		k := (int(hits.Y[i])-int(ymin)+1)*nx + int(hits.X[i]) - int(xmin) + 1
+		switch {
+		case byToA && math.IsNaN(grid[k]):
+			grid[k] = (hits.ToA[i] - t0).Ns()
+		case byToA:
+			grid[k] = math.Min(grid[k], (hits.ToA[i] - t0).Ns())
+		case math.IsNaN(grid[k]):
+			grid[k] = float64(hits.ToT[i])
+		default:
+			grid[k] += float64(hits.ToT[i])
+		}
+	}
+	h := hbook.NewH2D(nx, x0, x0+float64(nx), ny, y0, y0+float64(ny))
+	for k, v := range grid {
+		if !math.IsNaN(v) {
+			h.Fill(x0+float64(k%nx)+0.5, y0+float64(k/nx)+0.5, v)
+		}
+	}
+	p := hplot.New()
+	p.Title.Text = title
+	p.X.Label.Text = "x (pixel)"
+	p.Y.Label.Text = "y (pixel)"
+	hm := newHeat(h, grid, moreland.Kindlmann().Palette(64))
+	p.Add(hm)
+	return writeFigure(w, p, hm, PlotSize, PlotSize, format)
+}
+
+// nanGrid is the histogram's grid with empty pixels as NaN.
+type nanGrid struct {
+	hbookGrid interface {
+		Dims() (int, int)
+		X(int) float64
+		Y(int) float64
+		Z(int, int) float64
+	}
+	values []float64
+	nx     int
+}
+
+func (g nanGrid) Dims() (int, int)   { return g.hbookGrid.Dims() }
+func (g nanGrid) X(c int) float64    { return g.hbookGrid.X(c) }
+func (g nanGrid) Y(r int) float64    { return g.hbookGrid.Y(r) }
+func (g nanGrid) Z(c, r int) float64 { return g.values[r*g.nx+c] }
+
+// ImagePlot draws a J-PET image (z across, y up, in metres when the pixel
+// size is known) with a colour bar.
+func ImagePlot(w io.Writer, img jpet.Image, title, format string) error {
+	if len(img.Values) != img.NZ*img.NY || len(img.Values) == 0 {
+		return fmt.Errorf("output: image of %d values is not %d x %d", len(img.Values), img.NZ, img.NY)
+	}
+	px, unit := img.Pixel, "m"
+	if px <= 0 {
+		px, unit = 1, "pixel"
+	}
+	zh, yh := float64(img.NZ)*px/2, float64(img.NY)*px/2
+	h := hbook.NewH2D(img.NZ, -zh, zh, img.NY, -yh, yh)
+	for r := range img.NY {
+		for c := range img.NZ {
+			// Row 0 is +y.
+			h.Fill(-zh+(float64(c)+0.5)*px, yh-(float64(r)+0.5)*px, img.Values[r*img.NZ+c])
+		}
+	}
+	p := hplot.New()
+	p.Title.Text = title
+	p.X.Label.Text = "z (" + unit + ")"
+	p.Y.Label.Text = "y (" + unit + ")"
+	hm := hplot.NewH2D(h, moreland.BlackBody().Palette(64))
+	hm.HeatMap.Rasterized = true
+	p.Add(hm)
+	height := PlotSize * vg.Length(math.Max(0.4, math.Min(1.5, yh/zh)))
+	return writeFigure(w, p, hm, PlotSize, height, format)
+}
+
+// WriteClusterPlots writes the overview figures of a clusters file:
+// PREFIX_size, PREFIX_spectrum, PREFIX_map and PREFIX_time, with the
+// format as extension, and returns their names.
+func WriteClusterPlots(prefix string, c *pixel.Clusters, width, height int, format string) ([]string, error) {
+	var names []string
+	for _, fig := range []struct {
+		name string
+		draw func(io.Writer) error
+	}{
+		{"size", func(w io.Writer) error { return ClusterSizePlot(w, c, format) }},
+		{"spectrum", func(w io.Writer) error { return ClusterSpectrumPlot(w, c, format) }},
+		{"map", func(w io.Writer) error { return ClusterMapPlot(w, c, width, height, format) }},
+		{"time", func(w io.Writer) error { return ClusterTimePlot(w, c, format) }},
+	} {
+		name := prefix + "_" + fig.name + "." + format
+		if err := WriteFile(name, fig.draw); err != nil {
+			return names, err
+		}
+		names = append(names, name)
+	}
+	return names, nil
+}
+
+// WriteFile creates name and writes it with draw; the error names the file.
+func WriteFile(name string, draw func(io.Writer) error) error {
+	f, err := os.Create(name)
+	if err != nil {
+		return err
+	}
+	if err := draw(f); err != nil {
+		f.Close()
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	return f.Close()
+}

@@ -1,0 +1,67 @@
+package output
+
+import (
+	"bytes"
+	"image/png"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/hitflow/hitflow/jpet"
+	"github.com/hitflow/hitflow/pixel"
+)
+
+// checkPNG decodes the picture and checks its size.
+func checkPNG(t *testing.T, name string, draw func(io.Writer) error, w, h int) {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := draw(&buf); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	img, err := png.Decode(&buf)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	if b := img.Bounds(); b.Dx() != w || b.Dy() != h {
+		t.Fatalf("%s: image %v, want %dx%d", name, b, w, h)
+	}
+}
+
+func TestClusterPlots(t *testing.T) {
+	for _, calibrated := range []bool{false, true} {
+		c := concat(simulatedClusters(t, calibrated))
+		// 16 x 12 cm and 16 x 16 cm at 96 dpi.
+		checkPNG(t, "size", func(w io.Writer) error { return ClusterSizePlot(w, c, "png") }, 605, 454)
+		checkPNG(t, "spectrum", func(w io.Writer) error { return ClusterSpectrumPlot(w, c, "png") }, 605, 454)
+		checkPNG(t, "time", func(w io.Writer) error { return ClusterTimePlot(w, c, "png") }, 605, 454)
+		checkPNG(t, "map", func(w io.Writer) error { return ClusterMapPlot(w, c, 256, 256, "png") }, 605, 605)
+		one := &pixel.Hits{}
+		one.AppendRange(&c.Members, c.Start[3], c.Start[4])
+		for _, byToA := range []bool{false, true} {
+			checkPNG(t, "cluster", func(w io.Writer) error { return ClusterHitsPlot(w, one, byToA, "one", "png") }, 605, 605)
+		}
+	}
+	// Small sizes get one bin per size; SVG works; empty input is an error.
+	small := twoClusters(t, false)
+	checkPNG(t, "small sizes", func(w io.Writer) error { return ClusterSizePlot(w, small, "png") }, 605, 454)
+	var buf bytes.Buffer
+	if err := ClusterMapPlot(&buf, small, 256, 256, "svg"); err != nil || !strings.HasPrefix(buf.String(), "<?xml") {
+		t.Fatalf("svg: %v", err)
+	}
+	empty := &pixel.Clusters{}
+	if err := ClusterSizePlot(&buf, empty, "png"); err == nil {
+		t.Fatal("empty clusters plotted")
+	}
+}
+
+func TestImagePlot(t *testing.T) {
+	img := jpet.Image{Values: make([]float64, 75*63), NZ: 75, NY: 63, Pixel: 0.004}
+	for i := range img.Values {
+		img.Values[i] = float64(i % 75)
+	}
+	// 16 cm wide, 63/75 of that high.
+	checkPNG(t, "image", func(w io.Writer) error { return ImagePlot(w, img, "test", "png") }, 605, 508)
+	if err := ImagePlot(io.Discard, jpet.Image{NZ: 2, NY: 2}, "", "png"); err == nil {
+		t.Fatal("image without values plotted")
+	}
+}
