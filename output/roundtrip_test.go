@@ -174,3 +174,43 @@ func TestROOTLayout(t *testing.T) {
 		t.Errorf("%d bytes: not compressed?", fi.Size())
 	}
 }
+
+// TestHitsRoundTrip writes labelled hits as CSV and Parquet and reads them
+// back, energies included for Parquet.
+func TestHitsRoundTrip(t *testing.T) {
+	for _, calibrated := range []bool{false, true} {
+		want := concat(simulatedClusters(t, calibrated))
+		for _, ext := range []string{".csv", ".parquet"} {
+			name := filepath.Join(t.TempDir(), "hits"+ext)
+			w, err := CreateHits(name, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range want.Len() {
+				if err := w.WriteLabelled(&want.Members, want.Start[i], want.Start[i+1], want.ID[i]); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			got, err := ReadHits(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := &want.Members
+			ok := slices.Equal(got.Hits.X, m.X) && slices.Equal(got.Hits.Y, m.Y) && slices.Equal(got.Hits.ToA, m.ToA) && slices.Equal(got.Hits.ToT, m.ToT)
+			if ext == ".parquet" {
+				ok = ok && slices.Equal(got.Hits.E, m.E)
+			}
+			for i := range want.Len() {
+				for _, l := range got.Labels[want.Start[i]:want.Start[i+1]] {
+					ok = ok && l == want.ID[i]
+				}
+			}
+			if !ok || len(got.Labels) != m.Len() {
+				t.Fatalf("%s (calibrated %v): hits differ after the round trip", ext, calibrated)
+			}
+		}
+	}
+}

@@ -3,12 +3,15 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
 )
 
 func hitflow(t *testing.T, args ...string) (code int, stdout, stderr string) {
@@ -136,11 +139,29 @@ func TestBadInputKeepsClusters(t *testing.T) {
 	}
 }
 
+// TestHelpHasExamples walks the whole command tree: every command that
+// runs has examples in its --help.
 func TestHelpHasExamples(t *testing.T) {
-	for _, cmd := range [][]string{{"cluster"}, {"simulate", "pixel"}, {"version"}} {
-		code, stdout, _ := hitflow(t, append(cmd, "--help")...)
-		if code != 0 || !strings.Contains(stdout, "Examples:") {
-			t.Errorf("%v --help: exit %d, no examples:\n%s", cmd, code, stdout)
+	var walk func(c *cobra.Command, path []string)
+	n := 0
+	walk = func(c *cobra.Command, path []string) {
+		for _, sub := range c.Commands() {
+			if sub.Name() == "help" || sub.Name() == "completion" {
+				continue
+			}
+			walk(sub, append(append([]string(nil), path...), sub.Name()))
 		}
+		if !c.Runnable() {
+			return
+		}
+		n++
+		code, stdout, _ := hitflow(t, append(path, "--help")...)
+		if code != 0 || !strings.Contains(stdout, "Examples:") {
+			t.Errorf("%v --help: exit %d, no examples:\n%s", path, code, stdout)
+		}
+	}
+	walk(newRootCmd(io.Discard, io.Discard), nil)
+	if n < 12 {
+		t.Fatalf("only %d commands found", n)
 	}
 }

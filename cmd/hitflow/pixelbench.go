@@ -44,7 +44,7 @@ reported. Every mode runs on 1 .. GOMAXPROCS workers (sequential on one),
 with the parallel efficiency (rate / (workers x rate on one worker)).
 Then the end-to-end rate: a .tpx3 file on local disk (--file, or one
 simulated into the temporary directory) decoded, sorted, clustered and
-written as CSV to a file. Prints Markdown tables; --plot draws Mhit/s
+written as Parquet to a file. Prints Markdown tables; --plot draws Mhit/s
 against workers.`,
 		Example: `  hitflow bench pixel --plot scaling.png
   hitflow bench pixel --datasets gamma,pion45 --hits 1000000 --repeat 5 --runs 3`,
@@ -165,7 +165,7 @@ func benchEndToEnd(ctx context.Context, o pixelBenchOptions, modes []pixel.Mode,
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "\nEnd to end: %s (%.0f MB) decoded, sorted (500 us window), clustered and written as CSV to %s; median of %d runs.\n\n",
+	fmt.Fprintf(stdout, "\nEnd to end: %s (%.0f MB) decoded, sorted (500 us window), clustered and written as Parquet to %s; median of %d runs.\n\n",
 		file, float64(fi.Size())/1e6, dir, o.runs)
 	fmt.Fprintf(stdout, "| mode | workers | hits | clusters | Mhit/s |\n|---|---|---|---|---|\n")
 	for _, m := range modes {
@@ -176,7 +176,7 @@ func benchEndToEnd(ctx context.Context, o pixelBenchOptions, modes []pixel.Mode,
 		var times []time.Duration
 		var sum pipeline.Summary
 		for range o.runs {
-			if sum, err = endToEnd(ctx, file, filepath.Join(dir, "clusters.csv"), m, w); err != nil {
+			if sum, err = endToEnd(ctx, file, filepath.Join(dir, "clusters.parquet"), m, w); err != nil {
 				return err
 			}
 			times = append(times, sum.Elapsed)
@@ -193,13 +193,8 @@ func endToEnd(ctx context.Context, in, out string, mode pixel.Mode, workers int)
 		return pipeline.Summary{}, err
 	}
 	defer f.Close()
-	of, err := os.Create(out)
+	cw, err := output.CreateClusters(out, nil)
 	if err != nil {
-		return pipeline.Summary{}, err
-	}
-	cw, err := output.NewClusterCSV(of)
-	if err != nil {
-		of.Close()
 		return pipeline.Summary{}, err
 	}
 	layout, _ := tpx3.LayoutByName("single")
@@ -213,9 +208,6 @@ func endToEnd(ctx context.Context, in, out string, mode pixel.Mode, workers int)
 		Clusters: cw,
 	})
 	if cerr := cw.Close(); err == nil {
-		err = cerr
-	}
-	if cerr := of.Close(); err == nil {
 		err = cerr
 	}
 	return sum, err
