@@ -9,8 +9,9 @@ import (
 	"golang.org/x/term"
 )
 
-// progress shows a byte progress bar on a terminal once a run has taken
-// more than a second; it stays silent otherwise.
+// progress shows a progress bar (of bytes, or of items such as hits) on a
+// terminal once a run has taken more than a second; it stays silent
+// otherwise.
 type progress struct {
 	total int64
 	start time.Time
@@ -19,6 +20,15 @@ type progress struct {
 }
 
 func newProgress(w io.Writer, total int64, quiet bool) *progress {
+	return newBar(w, total, "reading", true, quiet)
+}
+
+// newCountProgress counts items of what, such as "hits".
+func newCountProgress(w io.Writer, total int64, what string, quiet bool) *progress {
+	return newBar(w, total, what, false, quiet)
+}
+
+func newBar(w io.Writer, total int64, desc string, bytes, quiet bool) *progress {
 	f, isFile := w.(*os.File)
 	off := quiet || total <= 0 || !isFile || !term.IsTerminal(int(f.Fd()))
 	p := &progress{total: total, start: time.Now(), off: off}
@@ -27,8 +37,9 @@ func newProgress(w io.Writer, total int64, quiet bool) *progress {
 		// nothing until the first Set.
 		p.bar = progressbar.NewOptions64(total,
 			progressbar.OptionSetWriter(w),
-			progressbar.OptionShowBytes(true),
-			progressbar.OptionSetDescription("reading"),
+			progressbar.OptionShowBytes(bytes),
+			progressbar.OptionShowCount(),
+			progressbar.OptionSetDescription(desc),
 			progressbar.OptionThrottle(100*time.Millisecond),
 			progressbar.OptionClearOnFinish(),
 		)

@@ -30,6 +30,7 @@ type simulatePixelOptions struct {
 	rate     float64
 	disorder pixel.Time
 	out      string
+	quiet    bool
 }
 
 func newSimulatePixelCmd(stderr io.Writer) *cobra.Command {
@@ -58,6 +59,7 @@ Datasets (the paper's mean and std of the cluster size):
 	f.Float64Var(&o.rate, "rate", o.rate, "mean hit rate in Mhit/s")
 	f.Var(timeFlag{&o.disorder}, "disorder", "readout disorder: hits delayed by up to this (0: sorted)")
 	f.StringVarP(&o.out, "output", "o", "", "output file (.tpx3, .t3pa or .csv)")
+	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress bar")
 	return cmd
 }
 
@@ -83,7 +85,15 @@ func runSimulatePixel(o simulatePixelOptions, stderr io.Writer) error {
 		return err
 	}
 	opt := pixelsim.Options{Dataset: d, Hits: o.hits, Seed: o.seed, RateMHz: o.rate, Disorder: o.disorder}
-	if err := pixelsim.Generate(opt, w.Write); err != nil {
+	bar := newCountProgress(stderr, int64(o.hits), "hits", o.quiet)
+	var done int64
+	err = pixelsim.Generate(opt, func(h *pixel.Hits) error {
+		done += int64(h.Len())
+		bar.Update(done)
+		return w.Write(h)
+	})
+	bar.Done()
+	if err != nil {
 		return fmt.Errorf("%s: %w", o.out, err)
 	}
 	if err := w.Close(); err != nil {
