@@ -2,6 +2,7 @@ package pixel
 
 import (
 	"fmt"
+	"math/bits"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -205,17 +206,18 @@ func (c *ChunkedClusterer) clusterChunk(mat []int32, occ []byte, lo, hi int) {
 	for i := int32(lo); i < int32(hi); i++ {
 		p := int32(by[i]+1)*stride + int32(bx[i]) + 1
 		t := toa[i]
-		// Most hits find their nine pixels empty in the occupancy bits.
-		if occupied3(occ, p-stride-1)|occupied3(occ, p-1)|occupied3(occ, p+stride-1) == 0 {
+		// The occupancy bits say which of the nine pixels hold a hit; most
+		// hits find none.
+		m := occupied3(occ, p-stride-1) | occupied3(occ, p-1)<<3 | occupied3(occ, p+stride-1)<<6
+		if m == 0 {
 			mat[p] = i - base
 			occ[p>>3] |= 1 << (p & 7)
 			continue
 		}
-		for _, o := range c.offsets {
-			if r := mat[p+o]; r != 0 {
-				if d := t - toa[base+r]; d <= dt && d >= -dt {
-					union(parent, i, base+r)
-				}
+		for ; m != 0; m &= m - 1 {
+			r := mat[p+c.offsets[bits.TrailingZeros64(m)]]
+			if d := t - toa[base+r]; d <= dt && d >= -dt {
+				union(parent, i, base+r)
 			}
 		}
 		// A late hit does not hide a later one.
@@ -381,7 +383,11 @@ type part struct {
 // are in [lo, hi).
 func (c *ChunkedClusterer) summariseRoots(p *part, lo, hi int) {
 	b := &c.buf
-	p.closed.Reset()
+	out := &p.closed
+	out.Reset()
+	out.Calibrated = c.calibrated
+	out.extend(hi - lo) // at most one cluster per root; cut below
+	k := 0
 	p.firstOpen = 1<<63 - 1
 	start := int32(0)
 	if lo > 0 {
@@ -398,14 +404,19 @@ func (c *ChunkedClusterer) summariseRoots(p *part, lo, hi int) {
 			p.firstOpen = min(p.firstOpen, c.seq[r])
 			continue
 		}
-		p.closed.appendFeatures(c.seq[r], summariseMembers(b, members, c.calibrated), c.calibrated)
+		f := summariseMembers(b, members, c.calibrated)
+		out.root[k], out.Size[k], out.FirstToA[k], out.LastToA[k] = c.seq[r], f.size, f.first, f.last
+		out.ToTSum[k], out.ESum[k], out.X[k], out.Y[k] = f.totSum, f.eSum, f.x, f.y
+		out.XMin[k], out.XMax[k], out.YMin[k], out.YMax[k], out.Max[k] = f.xmin, f.xmax, f.ymin, f.ymax, f.max
+		k++
 		if c.keep {
 			for _, j := range members {
-				p.closed.Members.AppendFrom(b, int(j))
+				out.Members.AppendFrom(b, int(j))
 			}
-			p.closed.Start = append(p.closed.Start, p.closed.Members.Len())
+			out.Start = append(out.Start, out.Members.Len())
 		}
 	}
+	out.truncate(k)
 }
 
 // summariseMembers returns the features of the cluster of the given hits.
@@ -423,16 +434,6 @@ func summariseMembers(b *Hits, members []int32, calibrated bool) features {
 		e.add(b.X[j], b.Y[j], b.E[j])
 	}
 	return e.result(&s)
-}
-
-// appendFeatures appends one cluster's features (the id is set on output).
-func (c *Clusters) appendFeatures(root int64, f features, calibrated bool) {
-	n := c.Len()
-	c.extend(n + 1)
-	c.root[n], c.Size[n], c.FirstToA[n], c.LastToA[n] = root, f.size, f.first, f.last
-	c.ToTSum[n], c.ESum[n], c.X[n], c.Y[n] = f.totSum, f.eSum, f.x, f.y
-	c.XMin[n], c.XMax[n], c.YMin[n], c.YMax[n], c.Max[n] = f.xmin, f.xmax, f.ymin, f.ymax, f.max
-	c.Calibrated = calibrated
 }
 
 // mergeByRoot appends the clusters of a and b, each in root order, to dst
