@@ -8,8 +8,9 @@ import (
 	"sync/atomic"
 )
 
-// DefaultBuffer is the number of new hits per buffer of [ChunkedClusterer].
-const DefaultBuffer = 1 << 20
+// DefaultBuffer is the number of new hits per buffer of [ChunkedClusterer]:
+// 64 chunks, enough to keep the workers busy, small enough for the caches.
+const DefaultBuffer = 1 << 18
 
 // chunkHits is the chunk length: short enough that a chunk's hits stay in
 // the L1 cache and the matrix holds few stale references, long enough that
@@ -338,7 +339,6 @@ func (c *ChunkedClusterer) emit(final bool) {
 	})
 	firstOpen := int64(1<<63 - 1)
 	for k := range parts {
-		c.closed.appendAll(&c.parts[k].closed)
 		firstOpen = min(firstOpen, c.parts[k].firstOpen)
 	}
 	// The hits of open clusters, in arrival order, start the next buffer.
@@ -348,22 +348,23 @@ func (c *ChunkedClusterer) emit(final bool) {
 			c.carrySeq = append(c.carrySeq, c.seq[i])
 		}
 	}
-	// Send the closed clusters, with the pending ones, up to the first open.
-	c.merged.Reset()
-	mergeByRoot(&c.merged, &c.pending, &c.closed)
-	k := 0
-	for k < c.merged.Len() && c.merged.root[k] < firstOpen {
-		k++
-	}
-	at := c.out.Len()
-	c.out.appendRange(&c.merged, 0, k)
-	for i := at; i < c.out.Len(); i++ {
-		c.out.ID[i] = c.nextID
-		c.nextID++
+	// Send the closed clusters, merged with the pending ones if any, up to
+	// the first open one; keep the rest pending.
+	if c.pending.Len() == 0 {
+		for k := range parts {
+			c.release(&c.parts[k].closed, firstOpen)
+		}
+	} else {
+		c.closed.Reset()
+		for k := range parts {
+			c.closed.appendAll(&c.parts[k].closed)
+		}
+		c.merged.Reset()
+		mergeByRoot(&c.merged, &c.pending, &c.closed)
+		c.pending.Reset()
+		c.release(&c.merged, firstOpen)
 	}
 	c.stats.Clusters = c.nextID
-	c.pending.Reset()
-	c.pending.appendRange(&c.merged, k, c.merged.Len())
 	b.Reset()
 	b.AppendRange(&c.carry, 0, c.carry.Len())
 	if calibrated && !b.Calibrated() {
@@ -371,6 +372,22 @@ func (c *ChunkedClusterer) emit(final bool) {
 	}
 	c.seq = append(c.seq[:0], c.carrySeq...)
 	c.carried = b.Len()
+}
+
+// release sends the clusters of src (in root order) whose root is before
+// firstOpen, with their ids, and keeps the others pending.
+func (c *ChunkedClusterer) release(src *Clusters, firstOpen int64) {
+	k := 0
+	for k < src.Len() && src.root[k] < firstOpen {
+		k++
+	}
+	at := c.out.Len()
+	c.out.appendRange(src, 0, k)
+	for i := at; i < c.out.Len(); i++ {
+		c.out.ID[i] = c.nextID
+		c.nextID++
+	}
+	c.pending.appendRange(src, k, src.Len())
 }
 
 // part is the share of one worker in summarising a buffer.
@@ -386,13 +403,20 @@ func (c *ChunkedClusterer) summariseRoots(p *part, lo, hi int) {
 	out := &p.closed
 	out.Reset()
 	out.Calibrated = c.calibrated
-	out.extend(hi - lo) // at most one cluster per root; cut below
-	k := 0
 	p.firstOpen = 1<<63 - 1
 	start := int32(0)
 	if lo > 0 {
 		start = c.count[lo-1]
 	}
+	roots, prev := 0, start
+	for _, end := range c.count[lo:hi] {
+		if end != prev {
+			roots++
+		}
+		prev = end
+	}
+	out.extend(roots) // the closed ones are fewer; cut below
+	k := 0
 	for r := int32(lo); r < int32(hi); r++ {
 		end := c.count[r]
 		if start == end {
