@@ -1,6 +1,9 @@
 // Package pixel is the detector-agnostic core of hitflow's pixel-hit event
 // building: the hit model, the three cluster definitions of Čelko et al.,
-// a streaming sequential clusterer and a bounded time-sorting stage.
+// a streaming sequential clusterer, two parallel ones that give exactly the
+// same clusters ([Lanes], data lanes with temporal splitting, and
+// [ChunkedClusterer], the chunked union-find), a bounded time-sorting stage
+// and a comparison of two clusterings ([Compare]).
 //
 // Hits travel as structure-of-arrays batches ([Hits]); times are integer
 // [Time] values in units of 1/64 ns, so every Timepix3 time stamp
@@ -44,4 +47,10 @@
 // the order within a bounded window. A hit arriving later than the window
 // allows is "late": it is counted and still clustered with the clusters that
 // are open, comparing absolute time differences (see [Clusterer.Add]).
+//
+// # Features
+//
+// Every feature sum is exact (integers for ToT, 128-bit fixed point for
+// energies), so features do not depend on the order in which a cluster's
+// hits were joined: all modes give the same bits.
 package pixel
