@@ -31,7 +31,7 @@ func WriteCLUE(name string, stdout io.Writer, t *cluecsv.Table, r *clue.Result) 
 	}
 	switch ext {
 	case ".csv", ".parquet":
-		w, closeFile, err := createFile(name, stdout)
+		w, closeFile, err := CreateFile(name, stdout)
 		if err != nil {
 			return err
 		}

@@ -40,7 +40,7 @@ func CreateClusters(name string, stdout io.Writer) (ClusterWriter, error) {
 	default:
 		return nil, fmt.Errorf("output: %s: %w %q (want .csv, .clog, .parquet or .root)", name, ErrUnknownFormat, ext)
 	}
-	w, closeFile, err := createFile(name, stdout)
+	w, closeFile, err := CreateFile(name, stdout)
 	if err != nil {
 		return nil, err
 	}
@@ -66,9 +66,12 @@ type fileClusterWriter struct {
 	closeFile func() error
 }
 
-func (f fileClusterWriter) Close() error {
-	err := f.ClusterWriter.Close()
-	if cerr := f.closeFile(); err == nil {
+func (f fileClusterWriter) Close() error { return closeBoth(f.ClusterWriter.Close, f.closeFile) }
+
+// closeBoth runs both closers and returns the first error.
+func closeBoth(first, second func() error) error {
+	err := first()
+	if cerr := second(); err == nil {
 		err = cerr
 	}
 	return err
@@ -91,7 +94,7 @@ func CreateHits(name string, stdout io.Writer) (HitWriter, error) {
 	if ext != ".csv" && ext != ".parquet" {
 		return nil, fmt.Errorf("output: %s: %w %q (want .csv or .parquet)", name, ErrUnknownFormat, ext)
 	}
-	w, closeFile, err := createFile(name, stdout)
+	w, closeFile, err := CreateFile(name, stdout)
 	if err != nil {
 		return nil, err
 	}
@@ -113,16 +116,11 @@ type fileHitWriter struct {
 	closeFile func() error
 }
 
-func (f fileHitWriter) Close() error {
-	err := f.HitWriter.Close()
-	if cerr := f.closeFile(); err == nil {
-		err = cerr
-	}
-	return err
-}
+func (f fileHitWriter) Close() error { return closeBoth(f.HitWriter.Close, f.closeFile) }
 
-// createFile opens a file for writing, or stdout for "-".
-func createFile(name string, stdout io.Writer) (io.Writer, func() error, error) {
+// CreateFile opens a file for writing, or returns stdout for "-"; the
+// function returned closes the file (and does nothing for stdout).
+func CreateFile(name string, stdout io.Writer) (io.Writer, func() error, error) {
 	if name == "-" {
 		return stdout, func() error { return nil }, nil
 	}

@@ -64,22 +64,24 @@ func BenchmarkCluster(b *testing.B) {
 	}
 }
 
-// BenchmarkLanes measures the parallel clusterer on the same sets, with
+// BenchmarkParallel measures the parallel modes on the same sets, with
 // one and two workers (local definition).
-func BenchmarkLanes(b *testing.B) {
+func BenchmarkParallel(b *testing.B) {
 	for _, ds := range []struct {
 		name string
 		rate float64
 	}{{"gamma", 2.5}, {"pion45", 23}, {"pb90", 20}} {
 		batches := simulated(b, ds.name, 1<<22, ds.rate)
-		for _, workers := range []int{1, 2} {
-			b.Run(fmt.Sprintf("%s/workers=%d", ds.name, workers), func(b *testing.B) {
-				l, err := pixel.NewLanes(pixel.DefaultConfig(), workers, 0)
-				if err != nil {
-					b.Fatal(err)
-				}
-				benchStream(b, batches, l)
-			})
+		for _, mode := range []pixel.Mode{pixel.LanesMode, pixel.Chunked} {
+			for _, workers := range []int{1, 2} {
+				b.Run(fmt.Sprintf("%s/%v/workers=%d", ds.name, mode, workers), func(b *testing.B) {
+					c, err := pixel.NewStream(pixel.DefaultConfig(), mode, workers)
+					if err != nil {
+						b.Fatal(err)
+					}
+					benchStream(b, batches, c)
+				})
+			}
 		}
 	}
 }
@@ -136,25 +138,5 @@ func BenchmarkSorter(b *testing.B) {
 func shift(h *pixel.Hits, by pixel.Time) {
 	for i := range h.ToA {
 		h.ToA[i] += by
-	}
-}
-
-// BenchmarkChunked measures the chunked union-find on the same sets, with
-// one and two workers.
-func BenchmarkChunked(b *testing.B) {
-	for _, ds := range []struct {
-		name string
-		rate float64
-	}{{"gamma", 2.5}, {"pion45", 23}, {"pb90", 20}} {
-		batches := simulated(b, ds.name, 1<<22, ds.rate)
-		for _, workers := range []int{1, 2} {
-			b.Run(fmt.Sprintf("%s/workers=%d", ds.name, workers), func(b *testing.B) {
-				c, err := pixel.NewChunkedClusterer(pixel.DefaultConfig(), workers, 0)
-				if err != nil {
-					b.Fatal(err)
-				}
-				benchStream(b, batches, c)
-			})
-		}
 	}
 }

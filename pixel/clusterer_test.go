@@ -180,12 +180,15 @@ func runClusterer(t *testing.T, r *rand.Rand, tc testCase, def Definition) ([]in
 	return label, batches
 }
 
-func TestClustererMatchesReference(t *testing.T) {
-	seeds := 300
+// forEachCase runs check on random cases of every generator and cluster
+// definition, in parallel subtests; seeds cases each (fewer for the huge
+// ones), the random source salted so that tests do not share cases.
+func forEachCase(t *testing.T, gens map[string]func(*rand.Rand) testCase, seeds int, salt uint64,
+	check func(t *testing.T, r *rand.Rand, seed int, tc testCase, def Definition)) {
 	if testing.Short() {
-		seeds = 40
+		seeds = max(1, seeds/8)
 	}
-	for name, gen := range generators {
+	for name, gen := range gens {
 		for _, def := range []Definition{Local, Global, Window} {
 			t.Run(fmt.Sprintf("%s/%s", name, def), func(t *testing.T) {
 				t.Parallel()
@@ -194,18 +197,23 @@ func TestClustererMatchesReference(t *testing.T) {
 					n = max(3, seeds/30)
 				}
 				for seed := range n {
-					r := rand.New(rand.NewPCG(uint64(seed), uint64(def)))
-					tc := gen(r)
-					want := reference(tc.hits, tc.dt, def)
-					got, batches := runClusterer(t, r, tc, def)
-					if !slices.Equal(got, want) {
-						t.Fatalf("seed %d (%d hits, %dx%d, dt %d): partitions differ\n got %v\nwant %v", seed, len(tc.hits), tc.w, tc.h, tc.dt, got, want)
-					}
-					checkFeatures(t, tc, batches)
+					r := rand.New(rand.NewPCG(uint64(seed), salt+uint64(def)))
+					check(t, r, seed, gen(r), def)
 				}
 			})
 		}
 	}
+}
+
+func TestClustererMatchesReference(t *testing.T) {
+	forEachCase(t, generators, 300, 0, func(t *testing.T, r *rand.Rand, seed int, tc testCase, def Definition) {
+		want := reference(tc.hits, tc.dt, def)
+		got, batches := runClusterer(t, r, tc, def)
+		if !slices.Equal(got, want) {
+			t.Fatalf("seed %d (%d hits, %dx%d, dt %d): partitions differ\n got %v\nwant %v", seed, len(tc.hits), tc.w, tc.h, tc.dt, got, want)
+		}
+		checkFeatures(t, tc, batches)
+	})
 }
 
 // checkFeatures recomputes every feature from the members and checks the

@@ -105,64 +105,47 @@ func equalClusters(a, b *Clusters) error {
 }
 
 func TestParallelMatchesSequential(t *testing.T) {
-	seeds := 150
-	if testing.Short() {
-		seeds = 20
-	}
 	gens := map[string]func(*rand.Rand) testCase{"stream": streamCase}
 	for name, gen := range generators {
 		gens[name] = gen
 	}
-	for name, gen := range gens {
-		for _, def := range []Definition{Local, Global, Window} {
-			t.Run(fmt.Sprintf("%s/%s", name, def), func(t *testing.T) {
-				t.Parallel()
-				n := seeds
-				if name == "huge" {
-					n = max(3, seeds/30)
-				}
-				for seed := range n {
-					r := rand.New(rand.NewPCG(uint64(seed), 7+uint64(def)))
-					tc := gen(r)
-					h := sortedHits(r, tc, r.IntN(2) == 0)
-					cfg := Config{Definition: def, DtMax: tc.dt, Width: tc.w, Height: tc.h}
-					seq, _ := NewClusterer(cfg)
-					seq.KeepMembers(true)
-					want := feed(r, seq, h)
-					workers, size := 1+r.IntN(4), 1+r.IntN(1+h.Len()/2)
-					lanes, err := NewLanes(cfg, workers, size)
-					if err != nil {
-						t.Fatal(err)
-					}
-					lanes.check0 = 1 + r.IntN(64)
-					lanes.KeepMembers(true)
-					got := feed(r, lanes, h)
-					if err := equalClusters(got, want); err != nil {
-						t.Fatalf("seed %d (%d hits, dt %d, %d workers, windows of %d, checkpoint %d): %v",
-							seed, h.Len(), tc.dt, workers, size, lanes.check0, err)
-					}
-					if ls, ss := lanes.Stats(), seq.Stats(); ls != ss {
-						t.Fatalf("seed %d: stats %+v, sequential %+v", seed, ls, ss)
-					}
-					if def != Local {
-						continue
-					}
-					chunked, err := NewChunkedClusterer(cfg, workers, 1+r.IntN(1+h.Len()))
-					if err != nil {
-						t.Fatal(err)
-					}
-					chunked.chunk = 1 + r.IntN(200)
-					chunked.KeepMembers(true)
-					got = feed(r, chunked, h)
-					if err := equalClusters(got, want); err != nil {
-						t.Fatalf("seed %d (%d hits, dt %d, %d workers, buffers of %d, chunks of %d): chunked: %v",
-							seed, h.Len(), tc.dt, workers, chunked.size, chunked.chunk, err)
-					}
-					if cs, ss := chunked.Stats(), seq.Stats(); cs != ss {
-						t.Fatalf("seed %d: chunked stats %+v, sequential %+v", seed, cs, ss)
-					}
-				}
-			})
+	forEachCase(t, gens, 150, 7, func(t *testing.T, r *rand.Rand, seed int, tc testCase, def Definition) {
+		h := sortedHits(r, tc, r.IntN(2) == 0)
+		cfg := Config{Definition: def, DtMax: tc.dt, Width: tc.w, Height: tc.h}
+		seq, _ := NewClusterer(cfg)
+		seq.KeepMembers(true)
+		want := feed(r, seq, h)
+		workers, size := 1+r.IntN(4), 1+r.IntN(1+h.Len()/2)
+		lanes, err := NewLanes(cfg, workers, size)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
+		lanes.check0 = 1 + r.IntN(64)
+		lanes.KeepMembers(true)
+		got := feed(r, lanes, h)
+		if err := equalClusters(got, want); err != nil {
+			t.Fatalf("seed %d (%d hits, dt %d, %d workers, windows of %d, checkpoint %d): %v",
+				seed, h.Len(), tc.dt, workers, size, lanes.check0, err)
+		}
+		if ls, ss := lanes.Stats(), seq.Stats(); ls != ss {
+			t.Fatalf("seed %d: stats %+v, sequential %+v", seed, ls, ss)
+		}
+		if def != Local {
+			return
+		}
+		chunked, err := NewChunkedClusterer(cfg, workers, 1+r.IntN(1+h.Len()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		chunked.chunk = 1 + r.IntN(200)
+		chunked.KeepMembers(true)
+		got = feed(r, chunked, h)
+		if err := equalClusters(got, want); err != nil {
+			t.Fatalf("seed %d (%d hits, dt %d, %d workers, buffers of %d, chunks of %d): chunked: %v",
+				seed, h.Len(), tc.dt, workers, chunked.size, chunked.chunk, err)
+		}
+		if cs, ss := chunked.Stats(), seq.Stats(); cs != ss {
+			t.Fatalf("seed %d: chunked stats %+v, sequential %+v", seed, cs, ss)
+		}
+	})
 }

@@ -153,7 +153,7 @@ func runCluster(ctx context.Context, o clusterOptions, files []string, stdout, s
 		closers = append(closers, hw.Close)
 	}
 	if o.tdc != "" {
-		tf, closeTDC, err := create(o.tdc, stdout)
+		tf, closeTDC, err := output.CreateFile(o.tdc, stdout)
 		if err != nil {
 			return err
 		}
@@ -176,18 +176,6 @@ func runCluster(ctx context.Context, o clusterOptions, files []string, stdout, s
 		return fmt.Errorf("interrupted; clusters of the hits read so far were written")
 	}
 	return runErr
-}
-
-// create opens a file for writing, or stdout for "-".
-func create(name string, stdout io.Writer) (io.Writer, func() error, error) {
-	if name == "-" {
-		return stdout, func() error { return nil }, nil
-	}
-	f, err := os.Create(name)
-	if err != nil {
-		return nil, nil, err
-	}
-	return f, f.Close, nil
 }
 
 // builtinSample simulates the default input in memory as .tpx3.
