@@ -90,13 +90,7 @@ func NewChunkedClusterer(cfg Config, workers, bufferHits int) (*ChunkedClusterer
 		bufferHits = DefaultBuffer
 	}
 	c := &ChunkedClusterer{cfg: cfg, workers: workers, size: bufferHits, chunk: chunkHits, stride: cfg.Width + 2, now: -1 << 63}
-	k := 0
-	for dy := -1; dy <= 1; dy++ {
-		for dx := -1; dx <= 1; dx++ {
-			c.offsets[k] = int32(dy*c.stride + dx)
-			k++
-		}
-	}
+	c.offsets = neighbourOffsets(c.stride)
 	c.mats, c.occs = make([][]int32, workers), make([][]byte, workers)
 	for w := range c.mats {
 		c.mats[w] = make([]int32, c.stride*(cfg.Height+2))

@@ -75,13 +75,7 @@ func NewClusterer(cfg Config) (*Clusterer, error) {
 	c.seq[0] = -1
 	c.parent[0], c.next[0], c.tail[0], c.latest[0] = 0, -1, 0, 0
 	c.front = 1
-	k := 0
-	for dy := -1; dy <= 1; dy++ {
-		for dx := -1; dx <= 1; dx++ {
-			c.offsets[k] = int32(dy*c.stride + dx)
-			k++
-		}
-	}
+	c.offsets = neighbourOffsets(c.stride)
 	c.out.Reset()
 	return c, nil
 }
@@ -264,6 +258,21 @@ func (c *Clusterer) addRange(h *Hits, from, to int) {
 	c.now = now
 	c.nextSeq = arrival
 	c.truncate(int(i))
+}
+
+// neighbourOffsets returns the offsets of the nine pixels around a pixel
+// (itself included) in a padded matrix with rows of stride, row by row:
+// bit q of a neighbour mask stands for offset q.
+func neighbourOffsets(stride int) [9]int32 {
+	var o [9]int32
+	k := 0
+	for dy := -1; dy <= 1; dy++ {
+		for dx := -1; dx <= 1; dx++ {
+			o[k] = int32(dy*stride + dx)
+			k++
+		}
+	}
+	return o
 }
 
 // near is 1 when hit j is at most dt away from t, else 0, without a branch.
