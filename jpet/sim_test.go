@@ -18,9 +18,14 @@ func TestSimulationReproducibleAndPlausible(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := Simulate(s, ph, SimOptions{Emissions: 200000, Seed: 7, Workers: 3, MaxAngle: math.Pi / 2})
+	var calls, last int
+	b, _ := Simulate(s, ph, SimOptions{Emissions: 200000, Seed: 7, Workers: 3, MaxAngle: math.Pi / 2,
+		Progress: func(done int) { calls, last = calls+1, max(last, done) }})
 	if !slices.Equal(a.Events, b.Events) || !slices.Equal(a.Naive, b.Naive) {
 		t.Fatal("worker count changed the simulation")
+	}
+	if calls < 2 || last != 200000 {
+		t.Fatalf("progress called %d times, last with %d", calls, last)
 	}
 	if n := len(a.Events); math.Abs(float64(n)-82510) > 4*math.Sqrt(82510) {
 		t.Fatalf("%d events detected of 200000", n)

@@ -13,6 +13,9 @@ type SimOptions struct {
 	Seed      uint64
 	MaxAngle  float64 // emission angles uniform in (-MaxAngle, MaxAngle); 0 gives pi/4
 	Workers   int
+	// Progress, when set, is called with the number of emissions simulated
+	// so far, after each block of them, one call at a time.
+	Progress func(done int)
 }
 
 // Simulation is the output of Simulate.
@@ -76,6 +79,8 @@ func Simulate(s Scanner, ph Phantom, opt SimOptions) (*Simulation, error) {
 		workers = 4
 	}
 	var wg sync.WaitGroup
+	var mu sync.Mutex
+	done := 0
 	next := make(chan int)
 	for range workers {
 		wg.Go(func() {
@@ -123,6 +128,12 @@ func Simulate(s Scanner, ph Phantom, opt SimOptions) (*Simulation, error) {
 					}
 				}
 				results[b] = out
+				if opt.Progress != nil {
+					mu.Lock()
+					done += n
+					opt.Progress(done)
+					mu.Unlock()
+				}
 			}
 		})
 	}

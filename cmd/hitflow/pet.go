@@ -68,7 +68,7 @@ func newPetSimulateCmd(stderr io.Writer) *cobra.Command {
 	var emissions int
 	var seed uint64
 	var angle float64
-	var text, parquet bool
+	var text, parquet, quiet bool
 	cmd := &cobra.Command{
 		Use:   "simulate -o PREFIX",
 		Short: "Simulate list-mode events from a phantom",
@@ -95,7 +95,10 @@ PREFIX_emitted.nrrd, PREFIX_detected.nrrd and PREFIX_naive.nrrd.`,
 				return usageError{err}
 			}
 			start := time.Now()
-			sim, err := jpet.Simulate(s, ph, jpet.SimOptions{Emissions: emissions, Seed: seed, MaxAngle: angle * math.Pi / 180})
+			bar := newCountProgress(stderr, int64(emissions), "emissions", quiet)
+			sim, err := jpet.Simulate(s, ph, jpet.SimOptions{Emissions: emissions, Seed: seed, MaxAngle: angle * math.Pi / 180,
+				Progress: func(done int) { bar.Update(int64(done)) }})
+			bar.Done()
 			if err != nil {
 				return usageError{err}
 			}
@@ -138,6 +141,7 @@ PREFIX_emitted.nrrd, PREFIX_detected.nrrd and PREFIX_naive.nrrd.`,
 	f.Float64Var(&angle, "angle", 45, "emission angles uniform in (-angle, angle) degrees")
 	f.BoolVar(&text, "text", false, "also write the events as text")
 	f.BoolVar(&parquet, "parquet", false, "also write the events as Parquet")
+	f.BoolVarP(&quiet, "quiet", "q", false, "no progress bar")
 	f.StringVarP(&out, "output", "o", "", "output prefix")
 	return cmd
 }
