@@ -1,9 +1,11 @@
 package pixel
 
 import (
+	"cmp"
 	"fmt"
 	"math/bits"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 )
@@ -55,16 +57,17 @@ type ChunkedClusterer struct {
 	carried    int     // hits at the front of buf carried from the last buffer
 	calibrated bool
 	parent     []int32
-	pairs      [][]int32 // per border: pairs of hits to join
-	count      []int32   // per root: hits, then the start of its members
-	members    []int32   // hits grouped by root, in arrival order
-	open       []bool    // per root: the next buffer can reach it
+	border     []bool      // per chunk root: the cluster may reach past its chunk
+	chunks     []chunkWork // per chunk
+	scratch    [][]int32   // per worker: grouping space
+	pairs      [][]int32   // per chunk border: pairs of hits to join
+	edge       []rootHit   // hits of border clusters with their final roots
+	carryIdx   []int32
 	carry      Hits
 	carrySeq   []int64
 
 	pending Clusters // closed clusters waiting for an earlier open one
-	parts   []part
-	closed  Clusters
+	small   Clusters // border clusters, then merged with the pending ones
 	merged  Clusters
 	now     Time
 	nextSeq int64
@@ -91,15 +94,27 @@ func NewChunkedClusterer(cfg Config, workers, bufferHits int) (*ChunkedClusterer
 	}
 	c := &ChunkedClusterer{cfg: cfg, workers: workers, size: bufferHits, chunk: chunkHits, stride: cfg.Width + 2, now: -1 << 63}
 	c.offsets = neighbourOffsets(c.stride)
-	c.mats, c.occs = make([][]int32, workers), make([][]byte, workers)
+	c.mats, c.occs, c.scratch = make([][]int32, workers), make([][]byte, workers), make([][]int32, workers)
 	for w := range c.mats {
 		c.mats[w] = make([]int32, c.stride*(cfg.Height+2))
 		c.occs[w] = make([]byte, len(c.mats[w])/8+16)
 	}
 	c.out.Reset()
 	c.pending.Reset()
+	c.small.Reset()
+	c.merged.Reset()
 	return c, nil
 }
+
+// chunkWork is what a chunk's task leaves: its finished clusters and the
+// hits of its clusters that may reach past it.
+type chunkWork struct {
+	out    Clusters
+	border []int32
+}
+
+// rootHit is a hit of a border cluster with its final root.
+type rootHit struct{ root, hit int32 }
 
 // KeepMembers makes the emitted [Clusters] carry the hits of each cluster.
 func (c *ChunkedClusterer) KeepMembers(keep bool) { c.keep = keep }
@@ -151,20 +166,23 @@ func (c *ChunkedClusterer) Flush() *Clusters {
 }
 
 // process clusters the buffer; at the end of the stream nothing is carried.
+// Each chunk's task clusters the chunk and finishes at once, while its hits
+// are in the cache, every cluster that cannot reach past the chunk: one
+// without a hit within dt of the chunk's first or last time. The others
+// are joined across the borders and finished here.
 func (c *ChunkedClusterer) process(final bool) {
 	n := c.buf.Len()
 	c.parent = growLen(c.parent, n)
-	for i := range c.parent {
-		c.parent[i] = int32(i)
-	}
+	c.border = growLen(c.border, n)
 	chunk := c.chunk
 	chunks := (n + chunk - 1) / chunk
-	c.parallel(chunks, func(w, k int) {
-		c.clusterChunk(c.mats[w], c.occs[w], k*chunk, min(n, (k+1)*chunk))
-	})
-	for len(c.pairs) < chunks {
+	for len(c.chunks) < chunks {
+		c.chunks = append(c.chunks, chunkWork{})
 		c.pairs = append(c.pairs, nil)
 	}
+	c.parallel(chunks, func(w, k int) {
+		c.chunkTask(w, k, k*chunk, min(n, (k+1)*chunk))
+	})
 	c.parallel(chunks-1, func(w, k int) {
 		c.pairs[k] = c.borderPairs(c.mats[w], (k+1)*chunk, c.pairs[k][:0])
 	})
@@ -173,8 +191,192 @@ func (c *ChunkedClusterer) process(final bool) {
 			union(c.parent, p[i], p[i+1])
 		}
 	}
-	c.group(final)
-	c.emit(final)
+	firstOpen := c.finishBorders(final, chunks)
+	c.emit(chunks, firstOpen)
+}
+
+// chunkTask clusters chunk k, hits [lo, hi), marks the clusters that may
+// reach past it and summarises the others, in root order.
+func (c *ChunkedClusterer) chunkTask(w, k, lo, hi int) {
+	parent, border, toa := c.parent, c.border, c.buf.ToA
+	for i := lo; i < hi; i++ {
+		parent[i] = int32(i)
+		border[i] = false
+	}
+	c.clusterChunk(c.mats[w], c.occs[w], lo, hi)
+	// The buffer's start is no border: the hits before it are carried in.
+	start, end, dt := toa[lo], toa[hi-1], c.cfg.DtMax
+	for i := int32(lo); i < int32(hi); i++ {
+		r := find(parent, i)
+		parent[i] = r
+		if k > 0 && toa[i] <= start+dt || toa[i] >= end-dt {
+			border[r] = true
+		}
+	}
+	cw := &c.chunks[k]
+	cw.border = cw.border[:0]
+	// Group the other hits by root: count, prefix, place (counting sort).
+	cnt := growLen(c.scratch[w], 2*(hi-lo)+1)
+	c.scratch[w] = cnt
+	count, members := cnt[:hi-lo+1], cnt[hi-lo+1:]
+	clear(count)
+	roots := 0
+	for i := lo; i < hi; i++ {
+		r := parent[i]
+		switch {
+		case border[r]:
+			cw.border = append(cw.border, int32(i))
+		case count[int(r)-lo+1] == 0:
+			roots++
+			fallthrough
+		default:
+			count[int(r)-lo+1]++
+		}
+	}
+	for j := 1; j <= hi-lo; j++ {
+		count[j] += count[j-1]
+	}
+	for i := lo; i < hi; i++ {
+		if r := parent[i]; !border[r] {
+			members[count[int(r)-lo]] = int32(i)
+			count[int(r)-lo]++
+		}
+	}
+	// count[j] is now the end of the members of root lo+j.
+	out := &cw.out
+	out.Reset()
+	out.Calibrated = c.calibrated
+	out.extend(roots)
+	b := &c.buf
+	m, from := 0, int32(0)
+	for j, to := range count[:hi-lo] {
+		if to == from {
+			continue
+		}
+		f := summariseMembers(b, members[from:to], c.calibrated)
+		r := lo + j
+		out.root[m], out.Size[m], out.FirstToA[m], out.LastToA[m] = c.seq[r], f.size, f.first, f.last
+		out.ToTSum[m], out.ESum[m], out.X[m], out.Y[m] = f.totSum, f.eSum, f.x, f.y
+		out.XMin[m], out.XMax[m], out.YMin[m], out.YMax[m], out.Max[m] = f.xmin, f.xmax, f.ymin, f.ymax, f.max
+		if c.keep {
+			for _, h := range members[from:to] {
+				out.Members.AppendFrom(b, int(h))
+			}
+			out.Start = append(out.Start, out.Members.Len())
+		}
+		m++
+		from = to
+	}
+}
+
+// finishBorders groups the hits of the clusters that reached past their
+// chunk by their final roots, summarises the closed ones into c.small and
+// carries the open ones (a hit at most dt before the latest time) into the
+// next buffer. It returns the arrival number of the first open cluster.
+func (c *ChunkedClusterer) finishBorders(final bool, chunks int) int64 {
+	c.edge = c.edge[:0]
+	for k := range chunks {
+		for _, i := range c.chunks[k].border {
+			c.edge = append(c.edge, rootHit{find(c.parent, i), i})
+		}
+	}
+	// Hits are in arrival order within each root after a stable sort.
+	slices.SortStableFunc(c.edge, func(a, b rootHit) int { return cmp.Compare(a.root, b.root) })
+	b := &c.buf
+	limit := c.now - c.cfg.DtMax
+	firstOpen := int64(1<<63 - 1)
+	c.small.Reset()
+	c.carryIdx = c.carryIdx[:0]
+	var members []int32
+	for g := 0; g < len(c.edge); {
+		r := c.edge[g].root
+		members = members[:0]
+		open := false
+		for ; g < len(c.edge) && c.edge[g].root == r; g++ {
+			i := c.edge[g].hit
+			members = append(members, i)
+			open = open || !final && b.ToA[i] >= limit
+		}
+		if open {
+			firstOpen = min(firstOpen, c.seq[r])
+			c.carryIdx = append(c.carryIdx, members...)
+			continue
+		}
+		c.small.appendFeatures(c.seq[r], summariseMembers(b, members, c.calibrated), c.calibrated)
+		if c.keep {
+			for _, h := range members {
+				c.small.Members.AppendFrom(b, int(h))
+			}
+			c.small.Start = append(c.small.Start, c.small.Members.Len())
+		}
+	}
+	return firstOpen
+}
+
+// emit sends the clusters finished in this buffer, merged in root order
+// with the pending ones, up to the first open cluster, keeps the rest
+// pending, and starts the next buffer with the carried hits.
+func (c *ChunkedClusterer) emit(chunks int, firstOpen int64) {
+	// The border clusters and the pending ones are few; merge them first.
+	small := &c.small
+	if c.pending.Len() > 0 {
+		c.merged.Reset()
+		mergeByRoot(&c.merged, &c.pending, &c.small)
+		small = &c.merged
+	}
+	c.pending.Reset()
+	// The chunks' clusters are in root order, chunk after chunk.
+	at := 0
+	for k := range chunks {
+		src := &c.chunks[k].out
+		for i := 0; i < src.Len(); {
+			for at < small.Len() && small.root[at] < src.root[i] {
+				c.put(small, at, at+1, firstOpen)
+				at++
+			}
+			j := i + 1
+			for j < src.Len() && (at == small.Len() || src.root[j] < small.root[at]) {
+				j++
+			}
+			c.put(src, i, j, firstOpen)
+			i = j
+		}
+	}
+	c.put(small, at, small.Len(), firstOpen)
+	c.stats.Clusters = c.nextID
+	// The hits of open clusters, in arrival order, start the next buffer.
+	slices.Sort(c.carryIdx)
+	b := &c.buf
+	c.carry.Reset()
+	c.carrySeq = c.carrySeq[:0]
+	for _, i := range c.carryIdx {
+		c.carry.AppendFrom(b, int(i))
+		c.carrySeq = append(c.carrySeq, c.seq[i])
+	}
+	calibrated := c.calibrated
+	b.Reset()
+	b.AppendRange(&c.carry, 0, c.carry.Len())
+	if calibrated && !b.Calibrated() {
+		b.E = append(b.E[:0], make([]float32, b.Len())...)
+	}
+	c.seq = append(c.seq[:0], c.carrySeq...)
+	c.carried = b.Len()
+}
+
+// put sends clusters [i, j) of src, in root order, up to firstOpen, with
+// their ids, and keeps the others pending.
+func (c *ChunkedClusterer) put(src *Clusters, i, j int, firstOpen int64) {
+	k := i
+	for k < j && src.root[k] < firstOpen {
+		k++
+	}
+	at := c.out.Len()
+	c.out.appendRange(src, i, k)
+	for n := at; n < c.out.Len(); n++ {
+		c.out.ID[n] = c.nextID
+		c.nextID++
+	}
+	c.pending.appendRange(src, k, j)
 }
 
 // parallel runs f for tasks 0..n-1 on the workers.
@@ -280,161 +482,14 @@ func union(parent []int32, a, b int32) {
 	}
 }
 
-// group labels every hit with its root, lists the members of each root in
-// arrival order and marks the clusters the next buffer can reach: those
-// with a hit at most dt before the latest time.
-func (c *ChunkedClusterer) group(final bool) {
-	n := c.buf.Len()
-	parent := c.parent
-	c.count = growLen(c.count, n+1)
-	clear(c.count)
-	c.open = growLen(c.open, n)
-	clear(c.open)
-	limit := c.now - c.cfg.DtMax
-	for i := range n {
-		r := find(parent, int32(i))
-		parent[i] = r
-		c.count[r+1]++
-		if !final && c.buf.ToA[i] >= limit {
-			c.open[r] = true
-		}
-	}
-	for i := 1; i <= n; i++ {
-		c.count[i] += c.count[i-1]
-	}
-	c.members = growLen(c.members, n)
-	for i := range n {
-		r := parent[i]
-		c.members[c.count[r]] = int32(i)
-		c.count[r]++
-	}
-	// count[r] is now the end of r's members; the start is count[r-1].
-}
-
-// emit computes the features of the closed clusters, sends them in root
-// order behind any earlier open one, and carries the open ones.
-func (c *ChunkedClusterer) emit(final bool) {
-	n := c.buf.Len()
-	b := &c.buf
-	calibrated := c.calibrated
-	c.closed.Reset()
-	c.carry.Reset()
-	c.carrySeq = c.carrySeq[:0]
-	// Features in parallel over ranges of roots, then in order.
-	parts := 1
-	if n >= 4*c.chunk {
-		parts = 4 * c.workers
-	}
-	for len(c.parts) < parts {
-		c.parts = append(c.parts, part{})
-	}
-	c.parallel(parts, func(_, k int) {
-		c.summariseRoots(&c.parts[k], n*k/parts, n*(k+1)/parts)
-	})
-	firstOpen := int64(1<<63 - 1)
-	for k := range parts {
-		firstOpen = min(firstOpen, c.parts[k].firstOpen)
-	}
-	// The hits of open clusters, in arrival order, start the next buffer.
-	for i, r := range c.parent[:n] {
-		if c.open[r] {
-			c.carry.AppendFrom(b, i)
-			c.carrySeq = append(c.carrySeq, c.seq[i])
-		}
-	}
-	// Send the closed clusters, merged with the pending ones if any, up to
-	// the first open one; keep the rest pending.
-	if c.pending.Len() == 0 {
-		for k := range parts {
-			c.release(&c.parts[k].closed, firstOpen)
-		}
-	} else {
-		c.closed.Reset()
-		for k := range parts {
-			c.closed.appendAll(&c.parts[k].closed)
-		}
-		c.merged.Reset()
-		mergeByRoot(&c.merged, &c.pending, &c.closed)
-		c.pending.Reset()
-		c.release(&c.merged, firstOpen)
-	}
-	c.stats.Clusters = c.nextID
-	b.Reset()
-	b.AppendRange(&c.carry, 0, c.carry.Len())
-	if calibrated && !b.Calibrated() {
-		b.E = append(b.E[:0], make([]float32, b.Len())...)
-	}
-	c.seq = append(c.seq[:0], c.carrySeq...)
-	c.carried = b.Len()
-}
-
-// release sends the clusters of src (in root order) whose root is before
-// firstOpen, with their ids, and keeps the others pending.
-func (c *ChunkedClusterer) release(src *Clusters, firstOpen int64) {
-	k := 0
-	for k < src.Len() && src.root[k] < firstOpen {
-		k++
-	}
-	at := c.out.Len()
-	c.out.appendRange(src, 0, k)
-	for i := at; i < c.out.Len(); i++ {
-		c.out.ID[i] = c.nextID
-		c.nextID++
-	}
-	c.pending.appendRange(src, k, src.Len())
-}
-
-// part is the share of one worker in summarising a buffer.
-type part struct {
-	closed    Clusters
-	firstOpen int64 // arrival number of the first open cluster's root
-}
-
-// summariseRoots computes the features of the closed clusters whose roots
-// are in [lo, hi).
-func (c *ChunkedClusterer) summariseRoots(p *part, lo, hi int) {
-	b := &c.buf
-	out := &p.closed
-	out.Reset()
-	out.Calibrated = c.calibrated
-	p.firstOpen = 1<<63 - 1
-	start := int32(0)
-	if lo > 0 {
-		start = c.count[lo-1]
-	}
-	roots, prev := 0, start
-	for _, end := range c.count[lo:hi] {
-		if end != prev {
-			roots++
-		}
-		prev = end
-	}
-	out.extend(roots) // the closed ones are fewer; cut below
-	k := 0
-	for r := int32(lo); r < int32(hi); r++ {
-		end := c.count[r]
-		if start == end {
-			continue
-		}
-		members := c.members[start:end]
-		start = end
-		if c.open[r] {
-			p.firstOpen = min(p.firstOpen, c.seq[r])
-			continue
-		}
-		f := summariseMembers(b, members, c.calibrated)
-		out.root[k], out.Size[k], out.FirstToA[k], out.LastToA[k] = c.seq[r], f.size, f.first, f.last
-		out.ToTSum[k], out.ESum[k], out.X[k], out.Y[k] = f.totSum, f.eSum, f.x, f.y
-		out.XMin[k], out.XMax[k], out.YMin[k], out.YMax[k], out.Max[k] = f.xmin, f.xmax, f.ymin, f.ymax, f.max
-		k++
-		if c.keep {
-			for _, j := range members {
-				out.Members.AppendFrom(b, int(j))
-			}
-			out.Start = append(out.Start, out.Members.Len())
-		}
-	}
-	out.truncate(k)
+// appendFeatures appends one cluster's features (the id is set on output).
+func (c *Clusters) appendFeatures(root int64, f features, calibrated bool) {
+	n := c.Len()
+	c.extend(n + 1)
+	c.root[n], c.Size[n], c.FirstToA[n], c.LastToA[n] = root, f.size, f.first, f.last
+	c.ToTSum[n], c.ESum[n], c.X[n], c.Y[n] = f.totSum, f.eSum, f.x, f.y
+	c.XMin[n], c.XMax[n], c.YMin[n], c.YMax[n], c.Max[n] = f.xmin, f.xmax, f.ymin, f.ymax, f.max
+	c.Calibrated = calibrated
 }
 
 // summariseMembers returns the features of the cluster of the given hits.
