@@ -161,7 +161,8 @@ func writeCLUEROOT(name string, t *cluecsv.Table, r *clue.Result) error {
 }
 
 // ReadCLUE reads a file written by WriteCLUE.
-func ReadCLUE(name string) (*cluecsv.Table, *clue.Result, error) {
+func ReadCLUE(name string) (t *cluecsv.Table, r *clue.Result, err error) {
+	defer recoverDamage(name, &err)
 	switch ext := strings.ToLower(filepath.Ext(name)); ext {
 	case ".csv":
 		return readCLUECSV(name)

@@ -46,7 +46,8 @@ func WriteEventsParquet(w io.Writer, events []jpet.Event) error {
 
 // ReadEventsParquet reads events written by WriteEventsParquet. A
 // non-finite value is an error naming the file and the row.
-func ReadEventsParquet(name string) ([]jpet.Event, error) {
+func ReadEventsParquet(name string) (events []jpet.Event, err error) {
+	defer recoverDamage(name, &err)
 	tbl, err := readParquet(name, EventParquetFields)
 	if err != nil {
 		return nil, err
@@ -56,7 +57,7 @@ func ReadEventsParquet(name string) ([]jpet.Event, error) {
 	for k, col := range []string{"z_u", "z_d", "dl"} {
 		eachChunk(tbl, col, func(a arrow.Array) { cols[k] = append(cols[k], a.(*array.Float32).Float32Values()...) })
 	}
-	events := make([]jpet.Event, tbl.NumRows())
+	events = make([]jpet.Event, tbl.NumRows())
 	for i := range events {
 		events[i] = jpet.Event{ZU: float64(cols[0][i]), ZD: float64(cols[1][i]), DL: float64(cols[2][i])}
 	}

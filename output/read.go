@@ -22,7 +22,8 @@ import (
 // ReadClusters reads a clusters file written by hitflow (.csv, .parquet or
 // .root) whole. The ROOT format carries the hits of each cluster, which
 // come back as Members.
-func ReadClusters(name string) (*pixel.Clusters, error) {
+func ReadClusters(name string) (c *pixel.Clusters, err error) {
+	defer recoverDamage(name, &err)
 	switch ext := strings.ToLower(filepath.Ext(name)); ext {
 	case ".csv":
 		return readClusterCSV(name)
@@ -32,6 +33,14 @@ func ReadClusters(name string) (*pixel.Clusters, error) {
 		return readClusterROOT(name)
 	default:
 		return nil, fmt.Errorf("output: %s: cannot read clusters from %q files (want .csv, .parquet or .root)", name, ext)
+	}
+}
+
+// recoverDamage turns a panic of a file library on a damaged file into an
+// error naming the file: groot, for one, panics on a corrupt payload.
+func recoverDamage(name string, err *error) {
+	if r := recover(); r != nil {
+		*err = fmt.Errorf("output: %s: damaged file: %v", name, r)
 	}
 }
 
@@ -168,7 +177,8 @@ func readClusterCSV(name string) (*pixel.Clusters, error) {
 
 // ReadHits reads a per-hit label file (.csv or .parquet) written by
 // [CreateHits].
-func ReadHits(name string) (*pixel.Labelled, error) {
+func ReadHits(name string) (l *pixel.Labelled, err error) {
+	defer recoverDamage(name, &err)
 	switch ext := strings.ToLower(filepath.Ext(name)); ext {
 	case ".csv":
 		f, err := os.Open(name)
@@ -210,7 +220,8 @@ func ReadHits(name string) (*pixel.Labelled, error) {
 
 // Kind says what a result file holds: "clusters", "clue" or "pet" (an
 // NRRD image), from its extension and its columns, header or trees.
-func Kind(name string) (string, error) {
+func Kind(name string) (kind string, err error) {
+	defer recoverDamage(name, &err)
 	switch ext := strings.ToLower(filepath.Ext(name)); ext {
 	case ".nrrd":
 		return "pet", nil
