@@ -29,6 +29,8 @@ var Datasets = []Dataset{
 	{"pb50", "385 GeV/c Pb at 50 deg: 26.51 +- 274.99", 26.51, lead(50)},
 	{"pb90", "385 GeV/c Pb at 90 deg: 20.45 +- 356.57", 20.45, lead(90)},
 	{"pblarge", "large Pb clusters: 2231 +- 364", 2231, leadLarge},
+	{"pblarge2", "larger Pb clusters: 3623 +- 861", 3623, leadArea(3770, 730)},
+	{"pblarge3", "largest Pb clusters: 7258 +- 5105", 7258, leadArea(7500, 6300)},
 }
 
 // DatasetByName finds a dataset.
@@ -190,6 +192,23 @@ func lead(deg float64) func(g *generator, cx, cy float64) {
 func leadLarge(g *generator, cx, cy float64) {
 	g.disc(cx, cy, 27.5+2*g.r.NormFloat64(), 1000, 0)
 	g.deltaRays(cx, cy, 20+g.r.IntN(40), 10)
+}
+
+// leadArea draws Pb ion clusters whose core covers a log-normal number of
+// pixels with the given mean and standard deviation, kept on the sensor
+// (the paper's subsets of large clusters are whole clusters), with delta
+// rays.
+func leadArea(mean, std float64) func(g *generator, cx, cy float64) {
+	sigma2 := math.Log(1 + std*std/(mean*mean))
+	mu := math.Log(mean) - sigma2/2
+	return func(g *generator, cx, cy float64) {
+		area := math.Exp(mu + math.Sqrt(sigma2)*g.r.NormFloat64())
+		r := min(math.Sqrt(area/math.Pi), float64(min(g.w, g.h))/2-2)
+		cx = r + 1 + cx/float64(g.w)*(float64(g.w)-2*r-2)
+		cy = r + 1 + cy/float64(g.h)*(float64(g.h)-2*r-2)
+		g.disc(cx, cy, r, 1000, 0)
+		g.deltaRays(cx, cy, 20+g.r.IntN(40), 10)
+	}
 }
 
 // Generate streams the simulated hits to emit in batches (the batch is

@@ -43,7 +43,7 @@ func TestDatasetSizes(t *testing.T) {
 	for _, d := range Datasets {
 		hits := 400000
 		if testing.Short() {
-			hits = 50000
+			hits = max(50000, int(50*d.MeanSize)) // at least 50 clusters
 		}
 		mean, std, n := clusterSizes(t, Options{Dataset: d, Hits: hits, Seed: 1, RateMHz: 0.05})
 		t.Logf("%-8s mean %7.2f std %7.2f over %d clusters; paper: %s", d.Name, mean, std, n, d.Paper)
