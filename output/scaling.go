@@ -54,7 +54,8 @@ func WriteScalingPlot(w io.Writer, title string, series []Series, format string)
 		p.Add(line, points)
 		p.Legend.Add(s.Label, line, points)
 	}
-	p.X.Min, p.X.Max = 0.5, float64(maxWorkers)+0.5
+	// Room on the right for the legend.
+	p.X.Min, p.X.Max = 0.5, float64(maxWorkers)+0.5+0.15*float64(maxWorkers)*float64(min(len(series), 12))/4
 	ticks := make([]plot.Tick, maxWorkers)
 	for i := range ticks {
 		ticks[i] = plot.Tick{Value: float64(i + 1), Label: fmt.Sprint(i + 1)}
