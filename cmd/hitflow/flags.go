@@ -10,11 +10,21 @@ import (
 // timeFlag is a pflag.Value for durations on the pixel time grid.
 type timeFlag struct{ t *pixel.Time }
 
+// String names the duration in the largest unit that keeps it whole.
 func (f timeFlag) String() string {
 	if f.t == nil {
 		return ""
 	}
-	return string(pixel.AppendNs(nil, *f.t)) + "ns"
+	t := *f.t
+	for _, u := range []struct {
+		unit pixel.Time
+		name string
+	}{{pixel.Second, "s"}, {pixel.Millisecond, "ms"}, {pixel.Microsecond, "us"}} {
+		if t != 0 && t%u.unit == 0 {
+			return fmt.Sprintf("%d%s", t/u.unit, u.name)
+		}
+	}
+	return string(pixel.AppendNs(nil, t)) + "ns"
 }
 
 func (f timeFlag) Set(s string) error {
