@@ -1,7 +1,6 @@
 package pixel
 
 import (
-	"cmp"
 	"fmt"
 	"math/bits"
 	"runtime"
@@ -62,6 +61,8 @@ type ChunkedClusterer struct {
 	scratch    [][]int32   // per worker: grouping space
 	pairs      [][]int32   // per chunk border: pairs of hits to join
 	edge       []rootHit   // hits of border clusters with their final roots
+	sorted     []rootHit   // edge grouped by root
+	rootCount  []int32     // counting-sort space
 	carryIdx   []int32
 	carry      Hits
 	carrySeq   []int64
@@ -280,8 +281,7 @@ func (c *ChunkedClusterer) finishBorders(final bool, chunks int) int64 {
 			c.edge = append(c.edge, rootHit{find(c.parent, i), i})
 		}
 	}
-	// Hits are in arrival order within each root after a stable sort.
-	slices.SortStableFunc(c.edge, func(a, b rootHit) int { return cmp.Compare(a.root, b.root) })
+	c.groupByRoot()
 	b := &c.buf
 	limit := c.now - c.cfg.DtMax
 	firstOpen := int64(1<<63 - 1)
@@ -311,6 +311,28 @@ func (c *ChunkedClusterer) finishBorders(final bool, chunks int) int64 {
 		}
 	}
 	return firstOpen
+}
+
+// groupByRoot orders the border hits by root, keeping arrival order within
+// a root: a counting sort over the buffer's indices, linear even when every
+// hit is on a border (clusters of thousands of hits cross every chunk).
+func (c *ChunkedClusterer) groupByRoot() {
+	n := c.buf.Len()
+	cnt := growLen(c.rootCount, n+1)
+	c.rootCount = cnt
+	clear(cnt)
+	for _, e := range c.edge {
+		cnt[e.root+1]++
+	}
+	for i := 1; i <= n; i++ {
+		cnt[i] += cnt[i-1]
+	}
+	c.sorted = growLen(c.sorted, len(c.edge))
+	for _, e := range c.edge {
+		c.sorted[cnt[e.root]] = e
+		cnt[e.root]++
+	}
+	c.edge, c.sorted = c.sorted, c.edge
 }
 
 // emit sends the clusters finished in this buffer, merged in root order
