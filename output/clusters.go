@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -186,7 +187,14 @@ func (c *ClusterCSV) Write(cl *pixel.Clusters) error {
 func (c *ClusterCSV) Close() error { return c.w.Flush() }
 
 // appendFloat writes the shortest representation that reads back exactly.
-func appendFloat(b []byte, v float64) []byte { return strconv.AppendFloat(b, v, 'g', -1, 64) }
+// Whole numbers below a million (ToT maxima, centroids of single hits)
+// take the integer path, which gives the same digits several times faster.
+func appendFloat(b []byte, v float64) []byte {
+	if v == math.Trunc(v) && math.Abs(v) < 1e6 && (v != 0 || !math.Signbit(v)) {
+		return strconv.AppendInt(b, int64(v), 10)
+	}
+	return strconv.AppendFloat(b, v, 'g', -1, 64)
+}
 
 // CLog writes the ADVACAM cluster log.
 type CLog struct {

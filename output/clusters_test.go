@@ -3,6 +3,8 @@ package output
 import (
 	"bytes"
 	"errors"
+	"math"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -93,5 +95,14 @@ func TestUnknownExtension(t *testing.T) {
 	}
 	if _, err := CreateHits("out.root", nil); !errors.Is(err, ErrUnknownFormat) {
 		t.Fatalf("error %v", err)
+	}
+}
+
+// TestAppendFloat checks the integer path against strconv's shortest form.
+func TestAppendFloat(t *testing.T) {
+	for _, v := range []float64{0, math.Copysign(0, -1), 1, -1, 110, 999999, 1e6, -1e6, 123456789, 0.5, 10.4, 1e-7, math.MaxFloat64, math.Inf(1), math.NaN(), 20.333333333333332} {
+		if got, want := string(appendFloat(nil, v)), strconv.FormatFloat(v, 'g', -1, 64); got != want {
+			t.Errorf("%v: %q, want %q", v, got, want)
+		}
 	}
 }
