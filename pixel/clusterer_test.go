@@ -256,3 +256,19 @@ func checkFeatures(t *testing.T, tc testCase, batches []*Clusters) {
 		}
 	}
 }
+
+// TestAppendForeignClusters appends clusters that were not made by a
+// clusterer (as a file reader builds them).
+func TestAppendForeignClusters(t *testing.T) {
+	var src Clusters
+	src.Reset()
+	src.ID, src.Size, src.FirstToA, src.LastToA = []int64{7}, []int32{2}, []Time{1}, []Time{2}
+	src.ToTSum, src.ESum, src.X, src.Y = []int64{3}, []float64{0}, []float64{1.5}, []float64{2}
+	src.XMin, src.XMax, src.YMin, src.YMax, src.Max = []uint16{1}, []uint16{2}, []uint16{2}, []uint16{2}, []float64{2}
+	var dst Clusters
+	dst.Reset()
+	dst.Append(&src)
+	if dst.Len() != 1 || dst.ID[0] != 7 || dst.X[0] != 1.5 || len(dst.root) != 1 {
+		t.Fatalf("%+v", dst)
+	}
+}

@@ -56,7 +56,14 @@ func (c *Clusters) appendFrom(src *Clusters, i int) { c.appendRange(src, i, i+1)
 // appendRange appends clusters [i, j) of src, members included when src
 // has them.
 func (c *Clusters) appendRange(src *Clusters, i, j int) {
-	c.ID, c.root, c.Size = append(c.ID, src.ID[i:j]...), append(c.root, src.root[i:j]...), append(c.Size, src.Size[i:j]...)
+	if len(src.root) >= j {
+		c.root = append(c.root, src.root[i:j]...)
+	} else { // clusters built outside a clusterer, e.g. read from a file
+		for range j - i {
+			c.root = append(c.root, -1)
+		}
+	}
+	c.ID, c.Size = append(c.ID, src.ID[i:j]...), append(c.Size, src.Size[i:j]...)
 	c.FirstToA, c.LastToA = append(c.FirstToA, src.FirstToA[i:j]...), append(c.LastToA, src.LastToA[i:j]...)
 	c.ToTSum, c.ESum = append(c.ToTSum, src.ToTSum[i:j]...), append(c.ESum, src.ESum[i:j]...)
 	c.X, c.Y = append(c.X, src.X[i:j]...), append(c.Y, src.Y[i:j]...)
