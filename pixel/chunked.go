@@ -29,13 +29,17 @@ const chunkHits = 4096
 //     (one work item each) with a sensor-sized matrix of last-hit
 //     references encoded relative to the chunk start, and a union-find
 //     forest over the buffer whose roots are the earliest hits. The
-//     matrix is restored afterwards by visiting the chunk's hits.
+//     matrix is restored afterwards by visiting the chunk's hits. The same
+//     work item finishes, while the chunk is in the cache, the clusters
+//     that cannot reach past it (no hit within dt of its first or last
+//     time): grouped by a counting sort, summarised in root order.
 //  3. Border grouping: for each border between chunks, the hits within dt
 //     before it are put in a matrix and the hits within dt after it look
 //     up their nine pixels; the pairs found are joined.
-//  4. Clusters are labelled by their roots, closed ones get their
-//     features and are sent in root order (by first ToA), and the hits of
-//     clusters that the next buffer can still reach are carried into it.
+//  4. The clusters that reached past their chunk are grouped by their
+//     final roots; closed ones are summarised, and the hits of those the
+//     next buffer can still reach are carried into it. All clusters are
+//     sent in root order (by first ToA).
 //
 // It implements the local definition, whose clusters are connected
 // components; [NewStream] serves the incremental definitions in chunked
