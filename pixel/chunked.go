@@ -61,6 +61,7 @@ type ChunkedClusterer struct {
 	calibrated bool
 	parent     []int32
 	border     []bool      // per chunk root: the cluster may reach past its chunk
+	bounds     []int       // chunk k is hits [bounds[k], bounds[k+1])
 	chunks     []chunkWork // per chunk
 	scratch    [][]int32   // per worker: grouping space
 	pairs      [][]int32   // per chunk border: pairs of hits to join
@@ -179,17 +180,19 @@ func (c *ChunkedClusterer) process(final bool) {
 	n := c.buf.Len()
 	c.parent = growLen(c.parent, n)
 	c.border = growLen(c.border, n)
-	chunk := c.chunk
-	chunks := (n + chunk - 1) / chunk
+	chunks := c.cut(n)
 	for len(c.chunks) < chunks {
 		c.chunks = append(c.chunks, chunkWork{})
 		c.pairs = append(c.pairs, nil)
 	}
 	c.parallel(chunks, func(w, k int) {
-		c.chunkTask(w, k, k*chunk, min(n, (k+1)*chunk))
+		c.chunkTask(w, k, chunks, final)
 	})
 	c.parallel(chunks-1, func(w, k int) {
-		c.pairs[k] = c.borderPairs(c.mats[w], (k+1)*chunk, c.pairs[k][:0])
+		c.pairs[k] = c.pairs[k][:0]
+		if b := c.bounds[k+1]; !c.quiet(b) {
+			c.pairs[k] = c.borderPairs(c.mats[w], b, c.pairs[k])
+		}
 	})
 	for _, p := range c.pairs[:max(0, chunks-1)] {
 		for i := 0; i < len(p); i += 2 {
@@ -200,21 +203,72 @@ func (c *ChunkedClusterer) process(final bool) {
 	c.emit(chunks, firstOpen)
 }
 
-// chunkTask clusters chunk k, hits [lo, hi), marks the clusters that may
-// reach past it and summarises the others, in root order.
-func (c *ChunkedClusterer) chunkTask(w, k, lo, hi int) {
+// cut chooses the chunk borders, about c.chunk hits apart: each at the
+// widest time gap among the hits around its place. A gap wider than dt is a
+// quiet border that no cluster crosses, so its neighbourhood needs no
+// joining; it is common, since clusters arrive as bursts of hits.
+func (c *ChunkedClusterer) cut(n int) int {
+	toa := c.buf.ToA
+	c.bounds = append(c.bounds[:0], 0)
+	reach := max(1, c.chunk/16)
+	for b := c.chunk; b < n; b += c.chunk {
+		from, to := max(b-reach, c.bounds[len(c.bounds)-1]+1), min(b+reach, n-1)
+		if from > to {
+			continue // no room for a chunk here
+		}
+		best, gap := from, Time(-1<<62)
+		for j := from; j <= to; j++ {
+			if g := toa[j] - toa[j-1]; g > gap {
+				best, gap = j, g
+			}
+		}
+		// No quiet gap near: a cluster longer than a chunk (a large ion)
+		// is being cut. Look further on for the first quiet gap, letting
+		// the chunk grow to at most four times its length.
+		for j := to + 1; gap <= c.cfg.DtMax && j < min(b+3*c.chunk, n); j++ {
+			if g := toa[j] - toa[j-1]; g > c.cfg.DtMax {
+				best, gap = j, g
+			}
+		}
+		c.bounds = append(c.bounds, best)
+		b = max(b, best) // the next border is a chunk after this one
+	}
+	c.bounds = append(c.bounds, n)
+	return len(c.bounds) - 1
+}
+
+// quiet reports whether no cluster can cross the border before hit b: the
+// hits before it end more than dt before it, in a stream without late hits
+// (with them the order, and so the gap, is not to be trusted).
+func (c *ChunkedClusterer) quiet(b int) bool {
+	return c.stats.Late == 0 && c.buf.ToA[b]-c.buf.ToA[b-1] > c.cfg.DtMax
+}
+
+// chunkTask clusters chunk k of chunks, marks the clusters that may reach
+// past it and summarises the others, in root order.
+func (c *ChunkedClusterer) chunkTask(w, k, chunks int, final bool) {
+	lo, hi := c.bounds[k], c.bounds[k+1]
 	parent, border, toa := c.parent, c.border, c.buf.ToA
 	for i := lo; i < hi; i++ {
 		parent[i] = int32(i)
 		border[i] = false
 	}
 	c.clusterChunk(c.mats[w], c.occs[w], lo, hi)
-	// The buffer's start is no border: the hits before it are carried in.
-	start, end, dt := toa[lo], toa[hi-1], c.cfg.DtMax
+	// Clusters near a border may cross it, unless it is quiet. The
+	// buffer's start is no border (the hits before it are carried in); its
+	// end is one until the stream ends: the next buffer may reach it.
+	dt := c.cfg.DtMax
+	start, end := Time(-1<<62), Time(1<<62)
+	if k > 0 && !c.quiet(lo) {
+		start = toa[lo] + dt
+	}
+	if k < chunks-1 && !c.quiet(hi) || k == chunks-1 && !final {
+		end = toa[hi-1] - dt
+	}
 	for i := int32(lo); i < int32(hi); i++ {
 		r := find(parent, i)
 		parent[i] = r
-		if k > 0 && toa[i] <= start+dt || toa[i] >= end-dt {
+		if toa[i] <= start || toa[i] >= end {
 			border[r] = true
 		}
 	}
