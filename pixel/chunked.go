@@ -25,7 +25,11 @@ const chunkHits = 4096
 //  1. Buffer filling: time-ordered hits (the reorder stage has sorted them
 //     by ToA with a radix sort and released them once t_closing passed)
 //     fill a buffer.
-//  2. The buffer is cut into chunks; each chunk is clustered on its own
+//  2. The buffer is cut into chunks of about 4096 hits, each border at the
+//     widest time gap near its place (a gap wider than dt, common between
+//     bursts of hits, makes a quiet border no cluster crosses; a cluster
+//     longer than a chunk makes the chunk grow to the next quiet gap, up to
+//     four times). Each chunk is clustered on its own
 //     (one work item each) with a sensor-sized matrix of last-hit
 //     references encoded relative to the chunk start, and a union-find
 //     forest over the buffer whose roots are the earliest hits. The
@@ -33,9 +37,9 @@ const chunkHits = 4096
 //     work item finishes, while the chunk is in the cache, the clusters
 //     that cannot reach past it (no hit within dt of its first or last
 //     time): grouped by a counting sort, summarised in root order.
-//  3. Border grouping: for each border between chunks, the hits within dt
-//     before it are put in a matrix and the hits within dt after it look
-//     up their nine pixels; the pairs found are joined.
+//  3. Border grouping: for each border between chunks that is not quiet,
+//     the hits within dt before it are put in a matrix and the hits within
+//     dt after it look up their nine pixels; the pairs found are joined.
 //  4. The clusters that reached past their chunk are grouped by their
 //     final roots; closed ones are summarised, and the hits of those the
 //     next buffer can still reach are carried into it. All clusters are
