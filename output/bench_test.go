@@ -2,6 +2,7 @@ package output
 
 import (
 	"io"
+	"path/filepath"
 	"testing"
 
 	"github.com/hitflow/hitflow/pixel"
@@ -10,10 +11,11 @@ import (
 
 // BenchmarkClusterWriters writes the clusters of 1,000,000 gamma hits
 // (about 410,000 clusters) in each format; the metric is clusters per
-// second, written to io.Discard.
+// second, written to io.Discard (ROOT to a temporary file).
 func BenchmarkClusterWriters(b *testing.B) {
 	d, _ := pixelsim.DatasetByName("gamma")
 	c, _ := pixel.NewClusterer(pixel.DefaultConfig())
+	c.KeepMembers(true) // for ROOT's hit branches
 	all := &pixel.Clusters{}
 	all.Reset()
 	pixelsim.Generate(pixelsim.Options{Dataset: d, Hits: 1000000, Seed: 1, RateMHz: 10}, func(h *pixel.Hits) error {
@@ -21,17 +23,27 @@ func BenchmarkClusterWriters(b *testing.B) {
 		return nil
 	})
 	all.Append(c.Flush())
-	for _, format := range []string{"csv", "parquet"} {
+	var batches []*pixel.Clusters
+	for i := 0; i < all.Len(); i += 1 << 14 {
+		batches = append(batches, slice(all, i, min(all.Len(), i+1<<14)))
+	}
+	for _, format := range []string{"csv", "parquet", "root"} {
 		b.Run(format, func(b *testing.B) {
 			for b.Loop() {
 				var w ClusterWriter
-				if format == "csv" {
+				switch format {
+				case "csv":
 					w, _ = NewClusterCSV(io.Discard)
-				} else {
+				case "parquet":
 					w, _ = NewClusterParquet(io.Discard)
+				default:
+					var err error
+					if w, err = CreateClusterROOT(filepath.Join(b.TempDir(), "c.root")); err != nil {
+						b.Fatal(err)
+					}
 				}
-				for i := 0; i < all.Len(); i += 1 << 14 {
-					w.Write(slice(all, i, min(all.Len(), i+1<<14)))
+				for _, batch := range batches {
+					w.Write(batch)
 				}
 				if err := w.Close(); err != nil {
 					b.Fatal(err)
@@ -42,12 +54,19 @@ func BenchmarkClusterWriters(b *testing.B) {
 	}
 }
 
-// slice copies clusters [i, j).
+// slice copies clusters [i, j), hits included.
 func slice(c *pixel.Clusters, i, j int) *pixel.Clusters {
 	s := &pixel.Clusters{}
 	s.Reset()
-	s.ID, s.Size, s.FirstToA, s.LastToA = c.ID[i:j], c.Size[i:j], c.FirstToA[i:j], c.LastToA[i:j]
-	s.ToTSum, s.ESum, s.X, s.Y = c.ToTSum[i:j], c.ESum[i:j], c.X[i:j], c.Y[i:j]
-	s.XMin, s.XMax, s.YMin, s.YMax, s.Max = c.XMin[i:j], c.XMax[i:j], c.YMin[i:j], c.YMax[i:j], c.Max[i:j]
+	for k := i; k < j; k++ {
+		one := &pixel.Clusters{}
+		one.Reset()
+		one.ID, one.Size, one.FirstToA, one.LastToA = c.ID[k:k+1], c.Size[k:k+1], c.FirstToA[k:k+1], c.LastToA[k:k+1]
+		one.ToTSum, one.ESum, one.X, one.Y = c.ToTSum[k:k+1], c.ESum[k:k+1], c.X[k:k+1], c.Y[k:k+1]
+		one.XMin, one.XMax, one.YMin, one.YMax, one.Max = c.XMin[k:k+1], c.XMax[k:k+1], c.YMin[k:k+1], c.YMax[k:k+1], c.Max[k:k+1]
+		one.Members.AppendRange(&c.Members, c.Start[k], c.Start[k+1])
+		one.Start = append(one.Start, one.Members.Len())
+		s.Append(one)
+	}
 	return s
 }

@@ -11,6 +11,11 @@ import (
 	"github.com/hitflow/hitflow/pixel"
 )
 
+// rootBasket is the basket size of the trees hitflow writes: larger than
+// groot's 32 KiB default, so that fewer baskets are compressed and
+// allocated.
+const rootBasket = 1 << 20
+
 // createROOT creates a ROOT file carrying the TLeaf streamer.
 //
 // groot writes the streamers of the objects it stores and their static
@@ -93,7 +98,7 @@ func CreateClusterROOT(name string) (*ClusterROOT, error) {
 		return nil, err
 	}
 	c := &ClusterROOT{f: f}
-	c.t, err = rtree.NewWriter(f, "clusters", c.ev.vars(), rtree.WithZstd(1), rtree.WithTitle("hitflow pixel clusters"))
+	c.t, err = rtree.NewWriter(f, "clusters", c.ev.vars(), rtree.WithZstd(1), rtree.WithBasketSize(rootBasket), rtree.WithTitle("hitflow pixel clusters"))
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("output: %s: %w", name, err)
