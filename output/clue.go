@@ -129,7 +129,7 @@ func writeCLUEROOT(name string, t *cluecsv.Table, r *clue.Result) error {
 		return err
 	}
 	e := newCLUEEntry(t.Coords, t.Layer)
-	tw, err := rtree.NewWriter(f, "clue", e.vars(), rtree.WithZstd(1), rtree.WithBasketSize(rootBasket), rtree.WithTitle("hitflow CLUE result"))
+	tw, err := rtree.NewWriter(f, "clue", e.vars(), rtree.WithZstd(1), rtree.WithTitle("hitflow CLUE result"))
 	if err != nil {
 		f.Close()
 		return fmt.Errorf("output: %s: %w", name, err)

@@ -16,8 +16,8 @@
 //	.parquet  the CSV columns ([ClusterParquetFields]), energy_kev null when
 //	          uncalibrated
 //	.root     a TTree "clusters": the features as scalar branches (centroid
-//	          cx, cy; plus calibrated) and the hits as x[n] y[n] toa[n] tot[n]
-//	          e[n]
+//	          cx, cy; plus calibrated and n) and the hits as std::vector
+//	          branches x y toa tot e
 //
 // Per-hit labels ([CreateHits], [ReadHits]): .csv or .parquet. CLUE results
 // ([WriteCLUE], [ReadCLUE]): .csv, .parquet or .root (TTree "clue"). J-PET

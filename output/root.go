@@ -11,9 +11,9 @@ import (
 	"github.com/hitflow/hitflow/pixel"
 )
 
-// rootBasket is the basket size of the trees hitflow writes: larger than
-// groot's 32 KiB default, so that fewer baskets are compressed and
-// allocated.
+// rootBasket is the basket size of the trees hitflow writes. groot makes a
+// new zstd encoder, with its history buffers, for every basket; at its 32
+// KiB default that allocation took half of the writing time.
 const rootBasket = 1 << 20
 
 // createROOT creates a ROOT file carrying the TLeaf streamer.
@@ -25,11 +25,13 @@ const rootBasket = 1 << 20
 // the file's streamer list, JSROOT among them, then misread the leaf count
 // of variable-length branches. File.RegisterStreamer adds a streamer only
 // while the file's list is empty (afterwards it takes any class the
-// library knows as present), so TLeaf, the class that holds the count
-// reference, is registered first; the concrete leaf classes (TLeafI, TLeafD
-// ...) cannot be added through groot v0.40.0's API. Neither ROOT nor
-// uproot is installed where this was written: the files are checked with
-// groot's reader only.
+// library knows as present, even one this file lacks), so TLeaf, the class
+// that holds the count reference, is registered first; the concrete leaf
+// classes (TLeafI, TLeafD ...) cannot be added through groot v0.40.0's API.
+// For the same reason the std::vector streamers of the hit branches appear
+// only in the first file a process writes. Neither ROOT nor uproot is
+// installed where this was written: the files are checked with groot's
+// reader only.
 func createROOT(name string) (*riofs.File, error) {
 	f, err := groot.Create(name)
 	if err != nil {
@@ -74,17 +76,24 @@ func (e *clusterEntry) vars() []rtree.WriteVar {
 		{Name: "ymin", Value: &e.YMin}, {Name: "ymax", Value: &e.YMax},
 		{Name: "max", Value: &e.Max},
 		{Name: "n", Value: &e.N},
-		{Name: "x", Value: &e.X, Count: "n"}, {Name: "y", Value: &e.Y, Count: "n"},
-		{Name: "toa", Value: &e.HitToA, Count: "n"}, {Name: "tot", Value: &e.ToT, Count: "n"},
-		{Name: "e", Value: &e.E, Count: "n"},
+		{Name: "x", Value: &e.X}, {Name: "y", Value: &e.Y},
+		{Name: "toa", Value: &e.HitToA}, {Name: "tot", Value: &e.ToT},
+		{Name: "e", Value: &e.E},
 	}
 }
 
 // ClusterROOT writes a TTree "clusters" with one entry per cluster: the
 // features as scalar branches (the CSV columns, the centroid as cx, cy,
-// and calibrated) and the hits as variable-length branches x[n], y[n],
-// toa[n] (ns), tot[n], e[n] (keV, 0 when uncalibrated); zstd compressed,
-// written basket by basket as the clusters come.
+// calibrated, and the hit count n) and the hits as std::vector branches
+// x, y (uint16), toa (ns, double), tot (uint16), e (keV, float, 0 when
+// uncalibrated); zstd compressed, written basket by basket as the clusters
+// come.
+//
+// The hits are vectors, not leaf-list arrays x[n]: groot v0.40.0 crashes
+// writing an array branch once a basket holds an entry of more than 1000
+// bytes followed by 1000 more entries (a cluster of 126 hits among small
+// ones is enough; see TestROOTBigThenSmall), while its vector writer grows
+// the offset table correctly.
 type ClusterROOT struct {
 	f  *riofs.File
 	t  rtree.Writer

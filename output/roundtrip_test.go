@@ -154,10 +154,12 @@ func TestROOTLayout(t *testing.T) {
 	}
 	var titles []string
 	for _, b := range tree.Branches() {
-		titles = append(titles, b.Title())
+		titles = append(titles, b.Class()+" "+b.Title())
 	}
-	want := []string{"id/L", "size/I", "toa_ns/D", "span_ns/D", "tot_sum/L", "energy_kev/D", "calibrated/O", "cx/D", "cy/D",
-		"xmin/s", "xmax/s", "ymin/s", "ymax/s", "max/D", "n/I", "x[n]/s", "y[n]/s", "toa[n]/D", "tot[n]/s", "e[n]/F"}
+	want := []string{"TBranch id/L", "TBranch size/I", "TBranch toa_ns/D", "TBranch span_ns/D", "TBranch tot_sum/L",
+		"TBranch energy_kev/D", "TBranch calibrated/O", "TBranch cx/D", "TBranch cy/D",
+		"TBranch xmin/s", "TBranch xmax/s", "TBranch ymin/s", "TBranch ymax/s", "TBranch max/D", "TBranch n/I",
+		"TBranchElement x", "TBranchElement y", "TBranchElement toa", "TBranchElement tot", "TBranchElement e"}
 	if !slices.Equal(titles, want) {
 		t.Fatalf("branches %q\nwant %q", titles, want)
 	}

@@ -48,7 +48,7 @@ the same clusters in the same order; auto picks lanes on several cores.
 The clusters file format follows the extension: .csv (default, stdout with
 -o -), .clog (ADVACAM cluster log), .parquet (one row per cluster) or .root
 (a TTree "clusters" with the features and the hits of each cluster as
-variable-length branches). --hits writes .csv or .parquet. A one-line
+std::vector branches). --hits writes .csv or .parquet. A one-line
 summary goes to stderr.`,
 		Example: `  hitflow cluster -o clusters.csv run.tpx3
   hitflow cluster --definition global --dt 600ns --calib calib/ -o clusters.clog run.t3pa
