@@ -31,20 +31,5 @@ func TestROOTBigThenSmall(t *testing.T) {
 	for range 3000 {
 		add(1)
 	}
-	name := filepath.Join(t.TempDir(), "b.root")
-	w, err := CreateClusterROOT(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Write(c); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	got, err := ReadClusters(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sameClusters(t, ".root", got, c, true)
+	sameClusters(t, ".root", roundTrip(t, filepath.Join(t.TempDir(), "b.root"), c), c, true)
 }

@@ -91,6 +91,28 @@ func sameClusters(t *testing.T, format string, got, want *pixel.Clusters, member
 	}
 }
 
+// roundTrip writes the batches to the named file and reads them back.
+func roundTrip(t *testing.T, name string, batches ...*pixel.Clusters) *pixel.Clusters {
+	t.Helper()
+	w, err := CreateClusters(name, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range batches {
+		if err := w.Write(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadClusters(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
 // TestClusterRoundTrip writes simulated clusters in every readable format,
 // batch by batch, reads them back and compares all values.
 func TestClusterRoundTrip(t *testing.T) {
@@ -101,23 +123,7 @@ func TestClusterRoundTrip(t *testing.T) {
 			t.Fatalf("%d clusters", want.Len())
 		}
 		for _, ext := range []string{".csv", ".parquet", ".root"} {
-			name := filepath.Join(t.TempDir(), "clusters"+ext)
-			w, err := CreateClusters(name, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, b := range batches {
-				if err := w.Write(b); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if err := w.Close(); err != nil {
-				t.Fatal(err)
-			}
-			got, err := ReadClusters(name)
-			if err != nil {
-				t.Fatal(err)
-			}
+			got := roundTrip(t, filepath.Join(t.TempDir(), "clusters"+ext), batches...)
 			sameClusters(t, ext, got, want, ext == ".root")
 		}
 	}
