@@ -148,13 +148,8 @@ func (c *ChunkedClusterer) Add(h *Hits) *Clusters {
 			i++
 			continue
 		}
-		j := i
-		for end := min(h.Len(), i+c.size+c.carried-c.buf.Len()); j < end && int(h.X[j]) < width && int(h.Y[j]) < height; j++ {
-			if t := h.ToA[j]; t < c.now {
-				c.stats.Late++
-			} else {
-				c.now = t
-			}
+		j := inSensorRun(h, i, min(h.Len(), i+c.size+c.carried-c.buf.Len()), width, height, &c.now, &c.stats.Late)
+		for range j - i {
 			c.seq = append(c.seq, c.nextSeq)
 			c.nextSeq++
 		}
@@ -317,10 +312,7 @@ func (c *ChunkedClusterer) chunkTask(w, k, chunks int, final bool) {
 			continue
 		}
 		f := summariseMembers(b, members[from:to], c.calibrated)
-		r := lo + j
-		out.root[m], out.Size[m], out.FirstToA[m], out.LastToA[m] = c.seq[r], f.size, f.first, f.last
-		out.ToTSum[m], out.ESum[m], out.X[m], out.Y[m] = f.totSum, f.eSum, f.x, f.y
-		out.XMin[m], out.XMax[m], out.YMin[m], out.YMax[m], out.Max[m] = f.xmin, f.xmax, f.ymin, f.ymax, f.max
+		out.set(m, c.seq[lo+j], &f)
 		if c.keep {
 			for _, h := range members[from:to] {
 				out.Members.AppendFrom(b, int(h))
@@ -570,9 +562,7 @@ func union(parent []int32, a, b int32) {
 func (c *Clusters) appendFeatures(root int64, f features, calibrated bool) {
 	n := c.Len()
 	c.extend(n + 1)
-	c.root[n], c.Size[n], c.FirstToA[n], c.LastToA[n] = root, f.size, f.first, f.last
-	c.ToTSum[n], c.ESum[n], c.X[n], c.Y[n] = f.totSum, f.eSum, f.x, f.y
-	c.XMin[n], c.XMax[n], c.YMin[n], c.YMax[n], c.Max[n] = f.xmin, f.xmax, f.ymin, f.ymax, f.max
+	c.set(n, root, &f)
 	c.Calibrated = calibrated
 }
 

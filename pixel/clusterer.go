@@ -320,10 +320,6 @@ func (c *Clusterer) emit(mode emitMode) {
 	out.Calibrated = calibrated
 	k := out.Len()
 	out.extend(k + int(n) - c.front) // at most one cluster per hit
-	// The columns as locals: stores through out would reload them.
-	ids, roots, sizes, firsts, lasts := out.ID, out.root, out.Size, out.FirstToA, out.LastToA
-	totSums, eSums, xs, ys := out.ToTSum, out.ESum, out.X, out.Y
-	xmins, xmaxs, ymins, ymaxs, maxs := out.XMin, out.XMax, out.YMin, out.YMax, out.Max
 	id := c.nextID
 	i := int32(c.front)
 	for ; i < n; i++ {
@@ -345,9 +341,8 @@ func (c *Clusterer) emit(mode emitMode) {
 			break
 		}
 		f := c.summarise(i)
-		ids[k], roots[k], sizes[k], firsts[k], lasts[k] = id, c.seq[i], f.size, f.first, f.last
-		totSums[k], eSums[k], xs[k], ys[k] = f.totSum, f.eSum, f.x, f.y
-		xmins[k], xmaxs[k], ymins[k], ymaxs[k], maxs[k] = f.xmin, f.xmax, f.ymin, f.ymax, f.max
+		out.ID[k] = id
+		out.set(k, c.seq[i], &f)
 		k++
 		id++
 		if c.keepMembers {

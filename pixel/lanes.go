@@ -162,15 +162,7 @@ func (l *Lanes) Add(h *Hits) *Clusters {
 			l.acquireSlot()
 			l.cur = l.newWindow()
 		}
-		// A run of hits inside the sensor, as far as the window has room.
-		j := i
-		for end := min(h.Len(), i+l.size-l.cur.hits.Len()); j < end && int(h.X[j]) < width && int(h.Y[j]) < height; j++ {
-			if t := h.ToA[j]; t < l.now {
-				l.stats.Late++
-			} else {
-				l.now = t
-			}
-		}
+		j := inSensorRun(h, i, min(h.Len(), i+l.size-l.cur.hits.Len()), width, height, &l.now, &l.stats.Late)
 		l.cur.hits.AppendRange(h, i, j)
 		i = j
 		if l.cur.hits.Len() == l.size {
@@ -236,6 +228,21 @@ func (l *Lanes) dispatch() {
 	l.last = w
 	l.wg.Add(1)
 	go l.run(w)
+}
+
+// inSensorRun returns the end of the run of hits from i (inside the
+// sensor) up to at most end that stay inside it, counting the late ones
+// against the latest time now, which it advances.
+func inSensorRun(h *Hits, i, end, width, height int, now *Time, late *int64) int {
+	j := i
+	for ; j < end && int(h.X[j]) < width && int(h.Y[j]) < height; j++ {
+		if t := h.ToA[j]; t < *now {
+			*late++
+		} else {
+			*now = t
+		}
+	}
+	return j
 }
 
 // acquireSlot waits for room for one more window, taking in the assembled
