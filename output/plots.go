@@ -13,6 +13,7 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/palette"
 	"gonum.org/v1/plot/palette/moreland"
+	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 
 	"github.com/hitflow/hitflow/jpet"
@@ -245,19 +246,11 @@ func ClusterHitsPlot(w io.Writer, hits *pixel.Hits, byToA bool, title, format st
 
 // nanGrid is the histogram's grid with empty pixels as NaN.
 type nanGrid struct {
-	hbookGrid interface {
-		Dims() (int, int)
-		X(int) float64
-		Y(int) float64
-		Z(int, int) float64
-	}
+	plotter.GridXYZ
 	values []float64
 	nx     int
 }
 
-func (g nanGrid) Dims() (int, int)   { return g.hbookGrid.Dims() }
-func (g nanGrid) X(c int) float64    { return g.hbookGrid.X(c) }
-func (g nanGrid) Y(r int) float64    { return g.hbookGrid.Y(r) }
 func (g nanGrid) Z(c, r int) float64 { return g.values[r*g.nx+c] }
 
 // ImagePlot draws a J-PET image (z across, y up, in metres when the pixel

@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"go-hep.org/x/hep/groot"
 
@@ -239,12 +240,21 @@ func Kind(name string) (kind string, err error) {
 		}
 		return "clue", nil
 	case ".parquet":
-		tbl, err := readParquet(name, nil)
+		// The schema is in the footer: no need to read the columns.
+		rdr, err := file.OpenParquetFile(name, false)
 		if err != nil {
-			return "", err
+			return "", fmt.Errorf("output: %s: %w", name, err)
 		}
-		defer tbl.Release()
-		if len(tbl.Schema().FieldIndices("tot_sum")) > 0 {
+		defer rdr.Close()
+		fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
+		if err != nil {
+			return "", fmt.Errorf("output: %s: %w", name, err)
+		}
+		schema, err := fr.Schema()
+		if err != nil {
+			return "", fmt.Errorf("output: %s: %w", name, err)
+		}
+		if len(schema.FieldIndices("tot_sum")) > 0 {
 			return "clusters", nil
 		}
 		return "clue", nil
