@@ -8,6 +8,13 @@ import (
 	"github.com/hitflow/hitflow/pixel/pixelsim"
 )
 
+// benchSets are the clustering benchmarks' datasets: gamma at one cluster
+// per microsecond, 45 degree pions and Pb ions at 90 degrees.
+var benchSets = []struct {
+	name string
+	rate float64 // Mhit/s
+}{{"gamma", 2.5}, {"pion45", 23}, {"pb90", 20}}
+
 // simulated returns n sorted hits of a dataset at a rate, in batches of 64Ki.
 func simulated(b *testing.B, dataset string, n int, rate float64) []*pixel.Hits {
 	return simulatedDisorder(b, dataset, n, rate, 0)
@@ -45,10 +52,7 @@ func simulatedDisorder(b *testing.B, dataset string, n int, rate float64, disord
 // gamma set at one cluster per microsecond (2.5 Mhit/s) and the 45 degree
 // pion set (mean size ~23). The metric Mhit/s is per core.
 func BenchmarkCluster(b *testing.B) {
-	for _, ds := range []struct {
-		name string
-		rate float64
-	}{{"gamma", 2.5}, {"pion45", 23}, {"pb90", 20}} {
+	for _, ds := range benchSets {
 		batches := simulated(b, ds.name, 1<<22, ds.rate)
 		for _, def := range []pixel.Definition{pixel.Local, pixel.Global, pixel.Window} {
 			b.Run(fmt.Sprintf("%s/%s", ds.name, def), func(b *testing.B) {
@@ -67,10 +71,7 @@ func BenchmarkCluster(b *testing.B) {
 // BenchmarkParallel measures the parallel modes on the same sets, with
 // one and two workers (local definition).
 func BenchmarkParallel(b *testing.B) {
-	for _, ds := range []struct {
-		name string
-		rate float64
-	}{{"gamma", 2.5}, {"pion45", 23}, {"pb90", 20}} {
+	for _, ds := range benchSets {
 		batches := simulated(b, ds.name, 1<<22, ds.rate)
 		for _, mode := range []pixel.Mode{pixel.LanesMode, pixel.Chunked} {
 			for _, workers := range []int{1, 2} {
