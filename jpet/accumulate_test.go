@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// accumulate adds the events' contributions to acc: per event a first
+// accumulateReference is accumulate written pixel by pixel: per event a first
 // pass over the ellipse computes the denominator (and keeps the kernel
 // values), a second adds kernel*rho/denominator to each pixel.
 func (r *Reconstructor) accumulateReference(events []prepared, acc []float64, cache []contribution) []contribution {
@@ -47,14 +47,25 @@ func (r *Reconstructor) accumulateReference(events []prepared, acc []float64, ca
 
 // TestKernelCache: iterations from kept kernel values (float32) agree with
 // computed ones to float32 precision, with the budget covering all, some
-// or none of the events.
+// or none of the events; progress counts every event once an iteration.
 func TestKernelCache(t *testing.T) {
 	s := PaperScanner().WithDefaults()
 	sim, _ := Simulate(s, PaperPhantom(), SimOptions{Emissions: 20000, Seed: 8})
 	run := func(budget int64) ([]float64, int) {
-		r, _ := NewReconstructor(s, sim.Events, Options{Workers: 2, KernelCache: budget, Sensitivity: true})
+		last := 0
+		progress := func(done int) {
+			if done <= last {
+				t.Errorf("progress went from %d to %d", last, done)
+			}
+			last = done
+		}
+		r, _ := NewReconstructor(s, sim.Events, Options{Workers: 2, KernelCache: budget, Sensitivity: true, Progress: progress})
 		for range 4 {
+			last = 0
 			r.Iterate()
+			if last != len(sim.Events) {
+				t.Fatalf("budget %d: progress ended at %d of %d events", budget, last, len(sim.Events))
+			}
 		}
 		return slices.Clone(r.Image()), r.CachedEvents()
 	}
@@ -88,9 +99,10 @@ func TestAccumulateMatchesReference(t *testing.T) {
 		}
 		fast := make([]float64, len(r.rho))
 		slow := make([]float64, len(r.rho))
-		r.accumulate(r.events, fast, nil, &rowConsts{}, &kernelStore{})
+		r.accumulate(r.events, fast, nil, &rowConsts{}, &kernelStore{}, &keptScratch{})
 		r.accumulateReference(r.events, slow, nil)
 		for i := range fast {
+			fast[i] *= r.rho[i] // accumulate leaves the factor rho to Iterate
 			if math.Abs(fast[i]-slow[i]) > 1e-9*math.Max(slow[i], 1e-6) {
 				t.Fatalf("%+v: pixel %d: %v vs %v", opt, i, fast[i], slow[i])
 			}

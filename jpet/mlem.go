@@ -18,11 +18,17 @@ type Options struct {
 	AuthorsBox bool
 	Workers    int // 0: GOMAXPROCS
 	// KernelCache is how many bytes the reconstruction may keep kernel
-	// values in (a float32 per pixel of an event, about 4.5 bytes with
-	// the column runs that locate them), so that iterations after the
-	// first read them instead of computing them; events beyond the budget
-	// are computed every time. 0 keeps none.
+	// values in (a float32 per pixel of an event, about 4.3 bytes with
+	// the column runs that locate them: 1 GB for 10^6 events of the
+	// paper's set-up), so that iterations after the first read them
+	// instead of computing them; events beyond the budget are computed
+	// every time. 0 keeps none. Kept values are used in float32, which
+	// agrees with computed ones to about 1e-6 (see kept.go).
 	KernelCache int64
+	// Progress, when set, is called during an iteration with the number
+	// of its events done so far, after each block of events, one call at
+	// a time.
+	Progress func(done int)
 }
 
 // prepared is an event's constants for every iteration.
@@ -43,7 +49,25 @@ type Reconstructor struct {
 	caches  [][]contribution
 	rows    []rowConsts
 	stores  []kernelStore
+	scratch []keptScratch
 	workers int
+
+	progressMu sync.Mutex
+	done       int // events of the current iteration done
+}
+
+// progressBlock is how many computed events a worker runs between
+// progress reports.
+const progressBlock = 8192
+
+func (r *Reconstructor) report(events int) {
+	if r.opt.Progress == nil || events == 0 {
+		return
+	}
+	r.progressMu.Lock()
+	r.done += events
+	r.opt.Progress(r.done)
+	r.progressMu.Unlock()
 }
 
 type contribution struct {
@@ -96,8 +120,11 @@ func NewReconstructor(s Scanner, events []Event, opt Options) (*Reconstructor, e
 	r.caches = make([][]contribution, w)
 	r.rows = make([]rowConsts, w)
 	r.stores = make([]kernelStore, w)
-	for i := range r.stores {
-		r.stores[i].budget = int(opt.KernelCache / int64(w))
+	r.scratch = make([]keptScratch, w)
+	if len(r.rho) <= maxKeptPixels {
+		for i := range r.stores {
+			r.stores[i].budget = int(opt.KernelCache / int64(w))
+		}
 	}
 	for i := range r.acc {
 		r.acc[i] = make([]float64, len(r.rho))
@@ -125,15 +152,23 @@ func (r *Reconstructor) Image() []float64 {
 func (r *Reconstructor) at(iz, iy int) int { return iz*r.s.NY + iy }
 
 // Iterate runs one MLEM iteration. Events are split into one contiguous
-// block per worker and the workers' images are summed in worker order, so
-// the result is deterministic for a given number of workers.
+// block per worker (starting at multiples of keptFlush, see kept.go) and
+// the workers' images are summed in worker order, so the result is
+// deterministic for a given number of workers.
 func (r *Reconstructor) Iterate() {
 	w := r.workers
+	r.done = 0
+	start := func(id int) int {
+		if id == w {
+			return len(r.events)
+		}
+		return id * len(r.events) / w / keptFlush * keptFlush
+	}
 	var wg sync.WaitGroup
 	for id := range w {
-		lo, hi := id*len(r.events)/w, (id+1)*len(r.events)/w
+		lo, hi := start(id), start(id+1)
 		wg.Go(func() {
-			r.caches[id] = r.accumulate(r.events[lo:hi], r.acc[id], r.caches[id], &r.rows[id], &r.stores[id])
+			r.caches[id] = r.accumulate(r.events[lo:hi], r.acc[id], r.caches[id], &r.rows[id], &r.stores[id], &r.scratch[id])
 		})
 	}
 	wg.Wait()
@@ -143,49 +178,34 @@ func (r *Reconstructor) Iterate() {
 			sum += r.acc[id][p]
 			r.acc[id][p] = 0
 		}
-		r.rho[p] = sum
+		r.rho[p] *= sum // the factor rho of every contribution (see accumulate)
 	}
 	for i := range r.stores {
 		r.stores[i].built = true
 	}
 }
 
-// kernelStore keeps the kernel values of a worker's first events, column
-// run by column run, so that pixel indices need not be stored.
-type kernelStore struct {
-	budget int // bytes it may hold
-	k      []float32
-	runs   []colRun
-	end    []int // end[i]: where event i's runs end; events past len(end) are not kept
-	built  bool
-	tmp    []colRun // the runs of the event being computed
-}
-
-// colRun is the rows lo..hi of column iz inside an event's ellipse.
-type colRun struct{ iz, lo, hi int32 }
-
-func (st *kernelStore) bytes() int { return 4*len(st.k) + 12*len(st.runs) }
-
 // CachedEvents returns how many events have their kernel values kept.
 func (r *Reconstructor) CachedEvents() int {
 	n := 0
 	for i := range r.stores {
-		n += len(r.stores[i].end)
+		n += r.stores[i].events
 	}
 	return n
 }
 
 // accumulate adds the events' contributions to acc: per event a first
 // pass over the ellipse computes the denominator (and keeps the kernel
-// values), a second adds kernel*rho/denominator to each pixel.
+// values), a second adds kernel/denominator to each pixel; Iterate
+// multiplies the sums by rho.
 //
-// An event's ellipse is tall (sigma_dl is four times sigma_z: ~30 rows by
-// ~7 columns at the paper's set-up), so it is walked column by column over
-// exactly the pixels whose centres it contains. What depends on the row
+// An event's ellipse covers about 15 columns of about 15 pixels at the
+// paper's set-up (223 pixels on average). It is walked column by column
+// over exactly the pixels whose centres it contains. What depends on the row
 // only (the kernel's a and o vectors) is computed once per row; along a
 // column the Gaussian kernel's exponent is a quadratic in dy, so the
 // factor is stepped with two multiplications per pixel.
-func (r *Reconstructor) accumulate(events []prepared, acc []float64, cache []contribution, rows *rowConsts, store *kernelStore) []contribution {
+func (r *Reconstructor) accumulate(events []prepared, acc []float64, cache []contribution, rows *rowConsts, store *kernelStore, sc *keptScratch) []contribution {
 	s := r.s
 	rho, sens := r.rho, r.sens
 	gaussian := r.opt.Kernel == Gaussian
@@ -193,16 +213,14 @@ func (r *Reconstructor) accumulate(events []prepared, acc []float64, cache []con
 	zFirst := -float64(s.NZ)*p/2 + p/2 // centre of column 0
 	yFirst := float64(s.NY)*p/2 - p/2  // centre of row 0
 	rows.resize(s.NY)
-	kOffset := 0 // position in store.k of the next kept event
+	if store.built && store.events > 0 {
+		accumulateKept(store, rho, sens, acc, sc)
+		events = events[store.events:]
+		r.report(store.events)
+	}
 	for i := range events {
-		if store.built && i < len(store.end) {
-			start := 0
-			if i > 0 {
-				start = store.end[i-1]
-			}
-			kStart := kOffset
-			kOffset = accumulateKept(store.k, kStart, store.runs[start:store.end[i]], s.NY, rho, sens, acc)
-			continue
+		if i > 0 && i%progressBlock == 0 {
+			r.report(progressBlock)
 		}
 		e := &events[i]
 		k := &e.k
@@ -235,7 +253,7 @@ func (r *Reconstructor) accumulate(events []prepared, acc []float64, cache []con
 			if !ok {
 				continue
 			}
-			store.tmp = append(store.tmp, colRun{int32(iz), int32(lo), int32(hi)})
+			store.addRun(iz*s.NY+lo, hi-lo+1)
 			dy := yFirst - float64(lo)*p - k.y
 			var g, step float64
 			if gaussian {
@@ -268,61 +286,21 @@ func (r *Reconstructor) accumulate(events []prepared, acc []float64, cache []con
 				denom += v
 			}
 		}
-		if !store.built && i == len(store.end) && store.bytes()+4*len(cache)+12*len(store.tmp) <= store.budget {
-			for _, c := range cache {
-				store.k = append(store.k, float32(c.k))
-			}
-			store.runs = append(store.runs, store.tmp...)
-			store.end = append(store.end, len(store.runs))
+		if !store.built {
+			store.keep(cache)
 		}
 		if denom == 0 {
 			continue
 		}
 		inv := 1 / denom
 		for _, c := range cache {
-			acc[c.pix] += c.k * rho[c.pix] * inv
+			acc[c.pix] += c.k * inv
 		}
+	}
+	if len(events) > 0 {
+		r.report((len(events)-1)%progressBlock + 1)
 	}
 	return cache
-}
-
-// accumulateKept is the two passes of one event from kept kernel values
-// ks[at:] laid out by the column runs; it returns where the event's values
-// end.
-func accumulateKept(ks []float32, at int, runs []colRun, ny int, rho, sens, acc []float64) int {
-	// Each run is a contiguous slice of the column-major image, so the
-	// inner loops run over aligned sub-slices without bounds checks.
-	var denom float64
-	j := at
-	for _, r := range runs {
-		pix, n := int(r.iz)*ny+int(r.lo), int(r.hi-r.lo)+1
-		kr, rr := ks[j:j+n], rho[pix:pix+n]
-		if sens != nil {
-			sr := sens[pix : pix+n]
-			for q, k := range kr {
-				denom += float64(k) * rr[q] * sr[q]
-			}
-		} else {
-			for q, k := range kr {
-				denom += float64(k) * rr[q]
-			}
-		}
-		j += n
-	}
-	if denom == 0 {
-		return j
-	}
-	inv := 1 / denom
-	j = at
-	for _, r := range runs {
-		pix, n := int(r.iz)*ny+int(r.lo), int(r.hi-r.lo)+1
-		kr, rr, ar := ks[j:j+n], rho[pix:pix+n], acc[pix:pix+n]
-		for q, k := range kr {
-			ar[q] += float64(k) * rr[q] * inv
-		}
-		j += n
-	}
-	return j
 }
 
 // rowConsts are one worker's per-row kernel constants of the current event.

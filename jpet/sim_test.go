@@ -79,28 +79,34 @@ func TestReconstructionQuality(t *testing.T) {
 	}
 }
 
+// TestWorkersAgree: computed and kept kernels, 1 to 7 workers.
 func TestWorkersAgree(t *testing.T) {
 	s := PaperScanner().WithDefaults()
 	sim, _ := Simulate(s, PaperPhantom(), SimOptions{Emissions: 20000, Seed: 1})
-	run := func(w int) []float64 {
-		r, _ := NewReconstructor(s, sim.Events, Options{Workers: w})
-		for range 3 {
-			r.Iterate()
+	for _, cache := range []int64{0, 1 << 30} {
+		run := func(w int) []float64 {
+			r, _ := NewReconstructor(s, sim.Events, Options{Workers: w, KernelCache: cache})
+			for range 3 {
+				r.Iterate()
+			}
+			if cache > 0 && r.CachedEvents() != len(sim.Events) {
+				t.Fatalf("%d workers kept %d of %d events", w, r.CachedEvents(), len(sim.Events))
+			}
+			return slices.Clone(r.Image())
 		}
-		return slices.Clone(r.Image())
-	}
-	one := run(1)
-	if again := run(1); !slices.Equal(one, again) {
-		t.Fatal("not deterministic for one worker")
-	}
-	for _, w := range []int{2, 3, 7} {
-		img := run(w)
-		if again := run(w); !slices.Equal(img, again) {
-			t.Fatalf("not deterministic for %d workers", w)
+		one := run(1)
+		if again := run(1); !slices.Equal(one, again) {
+			t.Fatal("not deterministic for one worker")
 		}
-		for i := range img {
-			if math.Abs(img[i]-one[i]) > 1e-6*math.Max(math.Abs(one[i]), 1e-3) {
-				t.Fatalf("%d workers: pixel %d %v vs %v", w, i, img[i], one[i])
+		for _, w := range []int{2, 3, 7} {
+			img := run(w)
+			if again := run(w); !slices.Equal(img, again) {
+				t.Fatalf("not deterministic for %d workers", w)
+			}
+			for i := range img {
+				if math.Abs(img[i]-one[i]) > 1e-6*math.Max(math.Abs(one[i]), 1e-3) {
+					t.Fatalf("cache %d, %d workers: pixel %d %v vs %v", cache, w, i, img[i], one[i])
+				}
 			}
 		}
 	}

@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"strconv"
 	"strings"
 
 	"github.com/hitflow/hitflow/pixel"
@@ -56,3 +58,47 @@ func (f sizeFlag) Set(s string) error {
 }
 
 func (sizeFlag) Type() string { return "WxH" }
+
+// memoryFlag is a number of MiB, or "auto": half of the memory available
+// when the program starts (2 GiB where the system does not say).
+type memoryFlag struct{ bytes *int64 }
+
+func (f memoryFlag) String() string {
+	if f.bytes == nil {
+		return ""
+	}
+	return strconv.FormatInt(*f.bytes>>20, 10)
+}
+
+func (f memoryFlag) Set(s string) error {
+	if s == "auto" {
+		*f.bytes = availableMemory() / 2
+		return nil
+	}
+	mib, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || mib < 0 || mib > 1<<40 {
+		return fmt.Errorf("%q is not a number of MiB or auto", s)
+	}
+	*f.bytes = mib << 20
+	return nil
+}
+
+func (memoryFlag) Type() string { return "MiB|auto" }
+
+// availableMemory reads MemAvailable from /proc/meminfo.
+func availableMemory() int64 {
+	const fallback = 4 << 30
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return fallback
+	}
+	for line := range strings.Lines(string(b)) {
+		if rest, ok := strings.CutPrefix(line, "MemAvailable:"); ok {
+			var kib int64
+			if _, err := fmt.Sscanf(rest, "%d kB", &kib); err == nil && kib > 0 {
+				return kib << 10
+			}
+		}
+	}
+	return fallback
+}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -67,10 +68,38 @@ func TestPetCommands(t *testing.T) {
 		{[]string{"pet", "reconstruct", prefix + ".bin", "--radius", "-1", "-o", rec}, 2, "R = -1"},
 		{[]string{"pet", "simulate", "--angle", "120", "-o", prefix}, 2, "angle range"},
 		{[]string{"bench", "pet", "--events", "0"}, 2, "--events"},
+		{[]string{"bench", "pet", "--kernel-cache", "lots"}, 2, `"lots" is not a number of MiB or auto`},
+		{[]string{"pet", "reconstruct", prefix + ".bin", "--kernel-cache", "-1", "-o", rec}, 2, "--kernel-cache"},
 	} {
 		code, _, stderr := hitflow(t, tc.args...)
 		if code != tc.code || !strings.Contains(stderr, tc.msg) {
 			t.Errorf("%v: exit %d, %q; want %d with %q", tc.args, code, stderr, tc.code, tc.msg)
+		}
+	}
+}
+
+// TestBenchPet: a row per kernel and worker count; every event's kernel
+// values kept within the budget, none without one.
+func TestBenchPet(t *testing.T) {
+	for _, tc := range []struct {
+		cache string
+		kept  string
+	}{{"64", "2000"}, {"0", "0"}} {
+		code, stdout, stderr := hitflow(t, "bench", "pet", "--events", "2000", "--kernel-cache", tc.cache)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		rows := 0
+		for line := range strings.Lines(stdout) {
+			if strings.HasPrefix(line, "| 2000 |") {
+				rows++
+				if cols := strings.Split(line, "|"); len(cols) < 5 || strings.TrimSpace(cols[4]) != tc.kept {
+					t.Errorf("cache %s MiB: %q does not keep %s events", tc.cache, line, tc.kept)
+				}
+			}
+		}
+		if want := 2 * min(2, runtime.GOMAXPROCS(0)); rows != want {
+			t.Errorf("cache %s MiB: %d rows, want %d:\n%s", tc.cache, rows, want, stdout)
 		}
 	}
 }
