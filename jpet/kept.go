@@ -28,7 +28,7 @@ package jpet
 const (
 	keptBlockValues = 1 << 20 // float32 values in a block
 	keptFlush       = 512     // events between flushes of the float32 image
-	keptGroup       = 128      // events whose denominators are computed together; divides keptFlush
+	keptGroup       = 128     // events whose denominators are computed together; divides keptFlush
 	runLenBits      = 5       // a run's length in the low bits, its first pixel above
 	runLenMask      = 1<<runLenBits - 1
 	maxRun          = 16                     // longer runs are split: two vectors of eight
