@@ -99,7 +99,7 @@ func TestAccumulateMatchesReference(t *testing.T) {
 		}
 		fast := make([]float64, len(r.rho))
 		slow := make([]float64, len(r.rho))
-		r.accumulate(r.events, fast, nil, &rowConsts{}, &kernelStore{}, &keptScratch{})
+		r.accumulate(r.events, fast, nil, &rowConsts{}, &kernelStore{})
 		r.accumulateReference(r.events, slow, nil)
 		for i := range fast {
 			fast[i] *= r.rho[i] // accumulate leaves the factor rho to Iterate

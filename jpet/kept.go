@@ -1,5 +1,10 @@
 package jpet
 
+import (
+	"sync"
+	"sync/atomic"
+)
+
 // Kept kernel values. Once every event's kernel values are kept, an
 // iteration is nothing but two passes over them per event, so these
 // passes are kept lean:
@@ -12,14 +17,10 @@ package jpet
 //     sensitivity when it is used), the denominator summed in sixteen
 //     float32 lanes - value q of a run (at most 16 long) goes to lane q -
 //     and the lanes added in float64;
-//   - the second pass adds kernel/denominator to a float32 image that is
-//     added to the worker's float64 image every keptFlush events (a pixel
-//     gets a few contributions in between); the factor rho of every
-//     contribution is applied once, at the end of the iteration.
-//
-// The event ranges of the workers start at multiples of keptFlush, so the
-// float32 partial images hold the same events whatever the number of
-// workers, and only the order of the final float64 sums changes with it.
+//   - the second pass adds kernel/denominator to a float32 image per
+//     chunk of keptFlush events (a pixel gets a few contributions in a
+//     chunk), added to a float64 image in chunk order; the factor rho of
+//     every contribution is applied once, at the end of the iteration.
 // kept_simd.go (GOEXPERIMENT=simd on amd64 with AVX2) runs the passes
 // eight values at a time and gives the same bits as the portable code
 // here. The lanes also break the chain of dependent additions that would
@@ -28,7 +29,7 @@ package jpet
 const (
 	keptBlockValues = 1 << 20 // float32 values in a block
 	keptFlush       = 512     // events between flushes of the float32 image
-	keptGroup       = 128     // events whose denominators are computed together; divides keptFlush
+	keptGroup       = 128     // events whose denominators are computed together
 	runLenBits      = 5       // a run's length in the low bits, its first pixel above
 	runLenMask      = 1<<runLenBits - 1
 	maxRun          = 16                     // longer runs are split: two vectors of eight
@@ -89,91 +90,190 @@ func (st *kernelStore) keep(cache []contribution) {
 	st.events++
 }
 
-// keptScratch is a worker's float32 images for the kept passes, and the
-// inverse denominators of a group of events.
-type keptScratch struct {
-	rs  []float32 // rho (times the sensitivity)
-	acc []float32
-	inv []float64
+// keptChunk is up to keptFlush consecutive kept events of one block: the
+// unit of work of the kept iterations, and of their float32 images.
+type keptChunk struct {
+	block       *keptBlock
+	first, last int // events [first, last) of the block
+	j, run      int // where their values and runs start
 }
 
-// accumulateKept runs the kept events of a worker, adding to acc. The
-// denominators of a group of events are computed before their
-// contributions are added (they depend on rho only), so that the latency
-// of summing and dividing overlaps with other work.
+// keptSlot holds a chunk's float32 image until it is added, in chunk
+// order, to the float64 image.
+type keptSlot struct {
+	img      []float32
+	inv      []float64
+	fallback []keptChunk    // single events run in float64 when added
+	free     chan struct{} // a token while the slot may be written
+	ready    bool
+}
+
+// keptIterations runs the kept events of all workers. Workers take the
+// chunks in turn as they finish one, and each chunk's float32 image is
+// added to the float64 image in chunk order (by whichever worker finds it
+// next in line), so the result does not depend on which worker ran what,
+// and a worker slowed down by the machine does not hold up the others.
+type keptIterations struct {
+	listed bool // chunks lists the kept events
+	chunks []keptChunk
+	rs     []float32 // rho (times the sensitivity) over its peak
+	acc    []float64 // the kept events' sums of kernel/denominator
+	slots  []keptSlot
+	peak   float64
+	rho    []float64
+	sens   []float64
+
+	mu   sync.Mutex
+	next int // the next chunk to add
+}
+
+// build lists the chunks of the stores, in worker order.
+func (k *keptIterations) build(stores []kernelStore) {
+	k.chunks = k.chunks[:0]
+	for i := range stores {
+		for bi := range stores[i].blocks {
+			b := &stores[i].blocks[bi]
+			j, run := 0, 0
+			for e := 0; e < len(b.ends); e += keptFlush {
+				c := keptChunk{block: b, first: e, last: min(e+keptFlush, len(b.ends)), j: j, run: run}
+				k.chunks = append(k.chunks, c)
+				for _, r := range b.runs[run:b.ends[c.last-1]] {
+					j += int(r & runLenMask)
+				}
+				run = int(b.ends[c.last-1])
+			}
+		}
+	}
+}
+
+// iterate adds every kept event's kernel/denominator to k.acc, on the
+// given number of workers; report is called with the events of each
+// chunk added.
 //
 // The float32 copy of rho is scaled to a maximum of 1 (MLEM does not
 // change when the image is scaled) and the contributions are scaled back
-// in flushKept, so the image's own scale never matters. An event whose
-// pixels all have less than about 1e-20 of the maximum activity would
-// lose precision in float32; late iterations produce such regions, so
-// those events are run in float64 instead.
-func accumulateKept(st *kernelStore, rho, sens, acc []float64, sc *keptScratch) {
-	if len(sc.rs) != len(rho)+keptPad {
-		sc.rs, sc.acc = make([]float32, len(rho)+keptPad), make([]float32, len(rho)+keptPad)
-		sc.inv = make([]float64, keptGroup)
+// when a chunk is added, so the image's own scale never matters. An event
+// whose pixels all have less than about 1e-20 of the maximum activity
+// would lose precision in float32; late iterations produce such regions,
+// so those events are run in float64 instead.
+func (k *keptIterations) iterate(rho, sens []float64, workers int, report func(int)) {
+	if len(k.acc) != len(rho) {
+		k.acc = make([]float64, len(rho))
+		k.rs = make([]float32, len(rho)+keptPad)
 	}
-	peak := 0.0
+	clear(k.acc)
+	k.rho, k.sens = rho, sens
+	k.peak = 0
 	for p, v := range rho {
 		if sens != nil {
 			v *= sens[p]
 		}
-		peak = max(peak, v)
+		k.peak = max(k.peak, v)
 	}
-	if peak == 0 {
-		return // no event sees any activity
+	if k.peak == 0 { // no event sees any activity
+		for _, c := range k.chunks {
+			report(c.last - c.first)
+		}
+		return
 	}
 	for p, v := range rho {
 		if sens != nil {
 			v *= sens[p]
 		}
-		sc.rs[p] = float32(v / peak)
+		k.rs[p] = float32(v / k.peak)
 	}
-	n := 0 // events done
-	for _, b := range st.blocks {
-		ks := b.k[:len(b.k)+keptPad]
-		j, run := 0, 0 // where the group's values and runs start
-		for e := 0; e < len(b.ends); {
-			g := min(len(b.ends), e+keptGroup-n%keptGroup) // group end
-			jj, rr := j, run
-			for i := e; i < g; i++ {
-				sc.inv[i-e], jj = keptDenominator(ks, jj, b.runs[rr:b.ends[i]], sc.rs)
-				rr = int(b.ends[i])
-			}
-			for i := e; i < g; i++ {
-				runs := b.runs[run:b.ends[i]]
-				if inv := sc.inv[i-e]; inv <= maxInv32 {
-					j = keptAdd(ks, j, runs, float32(inv), sc.acc)
-				} else {
-					j = keptEventFloat64(ks, j, runs, rho, sens, acc)
+	if len(k.slots) < 2*workers {
+		k.slots = make([]keptSlot, 2*workers)
+		for i := range k.slots {
+			sl := &k.slots[i]
+			sl.img, sl.inv = make([]float32, len(rho)+keptPad), make([]float64, keptGroup)
+			sl.free = make(chan struct{}, 1)
+			sl.free <- struct{}{}
+		}
+	}
+	k.next = 0
+	var taken atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for {
+				c := int(taken.Add(1)) - 1
+				if c >= len(k.chunks) {
+					return
 				}
-				run = int(b.ends[i])
+				// Chunks are taken in order and added in order, so the
+				// slot of chunk c-len(slots) is freed before long.
+				sl := &k.slots[c%len(k.slots)]
+				<-sl.free
+				k.run(k.chunks[c], sl)
+				k.finish(c, report)
 			}
-			n += g - e
-			if n%keptFlush == 0 {
-				flushKept(acc, sc.acc, peak)
+		})
+	}
+	wg.Wait()
+}
+
+// run computes a chunk into its slot. The denominators of a group of
+// events are computed before their contributions are added (they depend
+// on rho only), so that the latency of summing and dividing overlaps with
+// other work.
+func (k *keptIterations) run(c keptChunk, sl *keptSlot) {
+	b := c.block
+	ks := b.k[:len(b.k)+keptPad]
+	j, run := c.j, c.run
+	for e := c.first; e < c.last; e += keptGroup {
+		g := min(c.last, e+keptGroup)
+		jj, rr := j, run
+		for i := e; i < g; i++ {
+			sl.inv[i-e], jj = keptDenominator(ks, jj, b.runs[rr:b.ends[i]], k.rs)
+			rr = int(b.ends[i])
+		}
+		for i := e; i < g; i++ {
+			runs := b.runs[run:b.ends[i]]
+			if inv := sl.inv[i-e]; inv <= maxInv32 {
+				j = keptAdd(ks, j, runs, float32(inv), sl.img)
+			} else {
+				sl.fallback = append(sl.fallback, keptChunk{block: b, first: i, last: i + 1, j: j, run: run})
+				for _, r := range runs {
+					j += int(r & runLenMask)
+				}
 			}
-			e = g
+			run = int(b.ends[i])
 		}
 	}
-	flushKept(acc, sc.acc, peak)
+}
+
+// finish marks chunk c done and adds every chunk that is next in line.
+func (k *keptIterations) finish(c int, report func(int)) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.slots[c%len(k.slots)].ready = true
+	for k.next < len(k.chunks) {
+		sl := &k.slots[k.next%len(k.slots)]
+		if !sl.ready {
+			return
+		}
+		scale := 1 / k.peak
+		for p, v := range sl.img[:len(k.acc)] {
+			k.acc[p] += float64(v) * scale
+		}
+		clear(sl.img)
+		for _, f := range sl.fallback {
+			b := f.block
+			keptEventFloat64(b.k, f.j, b.runs[f.run:b.ends[f.first]], k.rho, k.sens, k.acc)
+		}
+		sl.fallback = sl.fallback[:0]
+		sl.ready = false
+		sl.free <- struct{}{}
+		report(k.chunks[k.next].last - k.chunks[k.next].first)
+		k.next++
+	}
 }
 
 // maxInv32 bounds the inverse denominators of the float32 pass (see
-// accumulateKept); with kernel values below 1e10 in any units, their
+// keptIterations.iterate); with kernel values below 1e10 in any units, their
 // products stay far from float32's overflow too.
 const maxInv32 = 1e20
-
-// flushKept adds the float32 image, scaled back by the peak that the
-// float32 rho was divided by, to acc and clears it.
-func flushKept(acc []float64, acc32 []float32, peak float64) {
-	acc32 = acc32[:len(acc)]
-	scale := 1 / peak
-	for p, v := range acc32 {
-		acc[p] += float64(v) * scale
-	}
-	clear(acc32)
-}
 
 // keptDenominatorGo returns the inverse of an event's denominator from
 // its values ks[at:] (0 when the denominator is 0: an event that sees no

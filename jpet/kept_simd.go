@@ -39,11 +39,9 @@ func keptDenominator(ks []float32, at int, runs []uint32, rs []float32) (float64
 	for _, r := range runs {
 		pix, n := int(r>>runLenBits), int(r&runLenMask)
 		m := &runMasks[n]
-		k := archsimd.LoadFloat32x8Slice(ks[j:]).AsInt32x8().And(archsimd.LoadInt32x8(&m[0])).AsFloat32x8()
-		lo = lo.Add(k.Mul(archsimd.LoadFloat32x8Slice(rs[pix:])))
+		lo = lo.Add(load8(ks, j).AsInt32x8().And(archsimd.LoadInt32x8(&m[0])).AsFloat32x8().Mul(load8(rs, pix)))
 		if n > 8 {
-			k := archsimd.LoadFloat32x8Slice(ks[j+8:]).AsInt32x8().And(archsimd.LoadInt32x8(&m[1])).AsFloat32x8()
-			hi = hi.Add(k.Mul(archsimd.LoadFloat32x8Slice(rs[pix+8:])))
+			hi = hi.Add(load8(ks, j+8).AsInt32x8().And(archsimd.LoadInt32x8(&m[1])).AsFloat32x8().Mul(load8(rs, pix+8)))
 		}
 		j += n
 	}
@@ -64,16 +62,19 @@ func keptAdd(ks []float32, at int, runs []uint32, inv float32, acc []float32) in
 	for _, r := range runs {
 		pix, n := int(r>>runLenBits), int(r&runLenMask)
 		m := &runMasks[n]
-		k := archsimd.LoadFloat32x8Slice(ks[j:]).AsInt32x8().And(archsimd.LoadInt32x8(&m[0])).AsFloat32x8()
-		a := acc[pix:]
-		archsimd.LoadFloat32x8Slice(a).Add(k.Mul(vinv)).StoreSlice(a)
+		a := (*[8]float32)(acc[pix : pix+8])
+		archsimd.LoadFloat32x8(a).Add(load8(ks, j).AsInt32x8().And(archsimd.LoadInt32x8(&m[0])).AsFloat32x8().Mul(vinv)).Store(a)
 		if n > 8 {
-			k := archsimd.LoadFloat32x8Slice(ks[j+8:]).AsInt32x8().And(archsimd.LoadInt32x8(&m[1])).AsFloat32x8()
-			a := acc[pix+8:]
-			archsimd.LoadFloat32x8Slice(a).Add(k.Mul(vinv)).StoreSlice(a)
+			a := (*[8]float32)(acc[pix+8 : pix+16])
+			archsimd.LoadFloat32x8(a).Add(load8(ks, j+8).AsInt32x8().And(archsimd.LoadInt32x8(&m[1])).AsFloat32x8().Mul(vinv)).Store(a)
 		}
 		j += n
 	}
 	archsimd.ClearAVXUpperBits()
 	return j
+}
+
+// load8 loads s[i:i+8] with a single bounds check.
+func load8(s []float32, i int) archsimd.Float32x8 {
+	return archsimd.LoadFloat32x8((*[8]float32)(s[i : i+8]))
 }

@@ -49,7 +49,7 @@ type Reconstructor struct {
 	caches  [][]contribution
 	rows    []rowConsts
 	stores  []kernelStore
-	scratch []keptScratch
+	kept    keptIterations
 	workers int
 
 	progressMu sync.Mutex
@@ -120,7 +120,6 @@ func NewReconstructor(s Scanner, events []Event, opt Options) (*Reconstructor, e
 	r.caches = make([][]contribution, w)
 	r.rows = make([]rowConsts, w)
 	r.stores = make([]kernelStore, w)
-	r.scratch = make([]keptScratch, w)
 	if len(r.rho) <= maxKeptPixels {
 		for i := range r.stores {
 			r.stores[i].budget = int(opt.KernelCache / int64(w))
@@ -152,28 +151,39 @@ func (r *Reconstructor) Image() []float64 {
 func (r *Reconstructor) at(iz, iy int) int { return iz*r.s.NY + iy }
 
 // Iterate runs one MLEM iteration. Events are split into one contiguous
-// block per worker (starting at multiples of keptFlush, see kept.go) and
-// the workers' images are summed in worker order, so the result is
-// deterministic for a given number of workers.
+// block per worker, which keeps the kernel values of its first events in
+// the first iteration. Later iterations run the kept events on all
+// workers (see keptIterations) and the others in the worker's block; the
+// images are summed in a fixed order, so the result is deterministic for
+// a given number of workers.
 func (r *Reconstructor) Iterate() {
 	w := r.workers
 	r.done = 0
-	start := func(id int) int {
-		if id == w {
-			return len(r.events)
-		}
-		return id * len(r.events) / w / keptFlush * keptFlush
+	built := r.stores[0].built
+	if built && !r.kept.listed {
+		r.kept.build(r.stores)
+		r.kept.listed = true
+	}
+	kept := len(r.kept.chunks) > 0
+	if kept {
+		r.kept.iterate(r.rho, r.sens, w, r.report)
 	}
 	var wg sync.WaitGroup
 	for id := range w {
-		lo, hi := start(id), start(id+1)
+		lo, hi := id*len(r.events)/w, (id+1)*len(r.events)/w
+		if built {
+			lo += r.stores[id].events
+		}
 		wg.Go(func() {
-			r.caches[id] = r.accumulate(r.events[lo:hi], r.acc[id], r.caches[id], &r.rows[id], &r.stores[id], &r.scratch[id])
+			r.caches[id] = r.accumulate(r.events[lo:hi], r.acc[id], r.caches[id], &r.rows[id], &r.stores[id])
 		})
 	}
 	wg.Wait()
 	for p := range r.rho {
 		var sum float64
+		if kept {
+			sum = r.kept.acc[p]
+		}
 		for id := range w {
 			sum += r.acc[id][p]
 			r.acc[id][p] = 0
@@ -205,7 +215,7 @@ func (r *Reconstructor) CachedEvents() int {
 // only (the kernel's a and o vectors) is computed once per row; along a
 // column the Gaussian kernel's exponent is a quadratic in dy, so the
 // factor is stepped with two multiplications per pixel.
-func (r *Reconstructor) accumulate(events []prepared, acc []float64, cache []contribution, rows *rowConsts, store *kernelStore, sc *keptScratch) []contribution {
+func (r *Reconstructor) accumulate(events []prepared, acc []float64, cache []contribution, rows *rowConsts, store *kernelStore) []contribution {
 	s := r.s
 	rho, sens := r.rho, r.sens
 	gaussian := r.opt.Kernel == Gaussian
@@ -213,11 +223,6 @@ func (r *Reconstructor) accumulate(events []prepared, acc []float64, cache []con
 	zFirst := -float64(s.NZ)*p/2 + p/2 // centre of column 0
 	yFirst := float64(s.NY)*p/2 - p/2  // centre of row 0
 	rows.resize(s.NY)
-	if store.built && store.events > 0 {
-		accumulateKept(store, rho, sens, acc, sc)
-		events = events[store.events:]
-		r.report(store.events)
-	}
 	for i := range events {
 		if i > 0 && i%progressBlock == 0 {
 			r.report(progressBlock)
