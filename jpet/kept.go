@@ -103,7 +103,7 @@ type keptChunk struct {
 type keptSlot struct {
 	img      []float32
 	inv      []float64
-	fallback []keptChunk    // single events run in float64 when added
+	fallback []keptChunk   // single events run in float64 when added
 	free     chan struct{} // a token while the slot may be written
 	ready    bool
 }
