@@ -103,9 +103,9 @@ type keptChunk struct {
 type keptSlot struct {
 	img      []float32
 	inv      []float64
-	fallback []keptChunk   // single events run in float64 when added
-	free     chan struct{} // a token while the slot may be written
-	ready    bool
+	fallback []keptChunk // single events run in float64 when added
+	turn     int         // the chunk that may be written next
+	ready    bool        // chunk turn is written and waits to be added
 }
 
 // keptIterations runs the kept events of all workers. Workers take the
@@ -124,7 +124,8 @@ type keptIterations struct {
 	sens   []float64
 
 	mu   sync.Mutex
-	next int // the next chunk to add
+	turn sync.Cond // on mu: a slot's turn has moved on
+	next int       // the next chunk to add
 }
 
 // build lists the chunks of the stores, in worker order.
@@ -182,14 +183,15 @@ func (k *keptIterations) iterate(rho, sens []float64, workers int, report func(i
 		}
 		k.rs[p] = float32(v / k.peak)
 	}
-	if len(k.slots) < 2*workers {
+	if len(k.slots) != 2*workers {
 		k.slots = make([]keptSlot, 2*workers)
 		for i := range k.slots {
-			sl := &k.slots[i]
-			sl.img, sl.inv = make([]float32, len(rho)+keptPad), make([]float64, keptGroup)
-			sl.free = make(chan struct{}, 1)
-			sl.free <- struct{}{}
+			k.slots[i].img, k.slots[i].inv = make([]float32, len(rho)+keptPad), make([]float64, keptGroup)
 		}
+		k.turn.L = &k.mu
+	}
+	for i := range k.slots {
+		k.slots[i].turn = i
 	}
 	k.next = 0
 	var taken atomic.Int64
@@ -201,10 +203,15 @@ func (k *keptIterations) iterate(rho, sens []float64, workers int, report func(i
 				if c >= len(k.chunks) {
 					return
 				}
-				// Chunks are taken in order and added in order, so the
-				// slot of chunk c-len(slots) is freed before long.
+				// Chunks are taken in order and added in order, so chunk
+				// c-len(slots), which holds the slot before c, is added
+				// before long.
 				sl := &k.slots[c%len(k.slots)]
-				<-sl.free
+				k.mu.Lock()
+				for sl.turn != c {
+					k.turn.Wait()
+				}
+				k.mu.Unlock()
 				k.run(k.chunks[c], sl)
 				k.finish(c, report)
 			}
@@ -264,7 +271,8 @@ func (k *keptIterations) finish(c int, report func(int)) {
 		}
 		sl.fallback = sl.fallback[:0]
 		sl.ready = false
-		sl.free <- struct{}{}
+		sl.turn += len(k.slots)
+		k.turn.Broadcast()
 		report(k.chunks[k.next].last - k.chunks[k.next].first)
 		k.next++
 	}

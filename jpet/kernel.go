@@ -43,3 +43,13 @@ func (k *kernel) halfBox() (hy, hz float64) {
 func (k *kernel) inside(dy, dz float64) bool {
 	return k.a*dy*dy+k.b*dy*dz+k.c*dz*dz <= 9
 }
+
+// analyticValuesGo is analyticValues with the math package:
+// col[q] = norm / sqrt(n[q]) * exp(-0.5 * (a[q] - b[q]^2 / n[q])), the
+// analytic kernel with a = bCb, b = bCa.
+func analyticValuesGo(norm float64, a, b, n, col []float64) {
+	a, b, n = a[:len(col)], b[:len(col)], n[:len(col)]
+	for q := range col {
+		col[q] = norm / math.Sqrt(n[q]) * math.Exp(-0.5*(a[q]-b[q]*b[q]/n[q]))
+	}
+}

@@ -269,20 +269,27 @@ func (r *Reconstructor) accumulate(events []prepared, acc []float64, cache []con
 				g = math.Exp(q(dy))
 				step = math.Exp(q(dy-p) - q(dy))
 			}
-			for iy := lo; iy <= hi; iy++ {
-				var kv float64
-				if gaussian {
-					kv = rows.pref[iy] * g
+			col := rows.col[lo : hi+1]
+			if gaussian {
+				for q := range col {
+					col[q] = rows.pref[lo+q] * g
 					g *= step
 					step *= curve
-				} else {
+				}
+			} else {
+				a, b, n := rows.a[lo:hi+1], rows.b[lo:hi+1], rows.n[lo:hi+1]
+				for q := range col {
+					iy := lo + q
 					b1 := dz - dy*k.tan
-					n := rows.n0[iy] + rows.n1[iy]*b1
-					bCa := rows.m0[iy] + rows.m1[iy]*b1
-					kv = k.norm / math.Sqrt(n) * math.Exp(-0.5*(2*k.isz2*b1*b1+rows.b3C[iy]-bCa*bCa/n))
+					n[q] = rows.n0[iy] + rows.n1[iy]*b1
+					b[q] = rows.m0[iy] + rows.m1[iy]*b1
+					a[q] = 2*k.isz2*b1*b1 + rows.b3C[iy]
 					dy -= p
 				}
-				pix := iz*s.NY + iy
+				analyticValues(k.norm, a, b, n, col)
+			}
+			for q, kv := range col {
+				pix := iz*s.NY + lo + q
 				cache = append(cache, contribution{int32(pix), kv})
 				v := kv * rho[pix]
 				if sens != nil {
@@ -309,11 +316,15 @@ func (r *Reconstructor) accumulate(events []prepared, acc []float64, cache []con
 }
 
 // rowConsts are one worker's per-row kernel constants of the current event.
-type rowConsts struct{ pref, b3C, n0, n1, m0, m1 []float64 }
+// The analytic kernel along a column is gathered as a, b, n (see
+// analyticValues) and evaluated into col in one call.
+type rowConsts struct{ pref, b3C, n0, n1, m0, m1, a, b, n, col []float64 }
 
 func (r *rowConsts) resize(n int) {
 	if len(r.pref) < n {
-		*r = rowConsts{make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)}
+		all := make([]float64, 10*n)
+		*r = rowConsts{all[:n], all[n : 2*n], all[2*n : 3*n], all[3*n : 4*n], all[4*n : 5*n],
+			all[5*n : 6*n], all[6*n : 7*n], all[7*n : 8*n], all[8*n : 9*n], all[9*n:]}
 	}
 }
 

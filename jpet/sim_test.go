@@ -96,12 +96,12 @@ func TestWorkersAgree(t *testing.T) {
 		}
 		one := run(1)
 		if again := run(1); !slices.Equal(one, again) {
-			t.Fatal("not deterministic for one worker")
+			t.Fatalf("cache %d: not deterministic for one worker", cache)
 		}
 		for _, w := range []int{2, 3, 7} {
 			img := run(w)
 			if again := run(w); !slices.Equal(img, again) {
-				t.Fatalf("not deterministic for %d workers", w)
+				t.Fatalf("cache %d: not deterministic for %d workers", cache, w)
 			}
 			for i := range img {
 				if math.Abs(img[i]-one[i]) > 1e-6*math.Max(math.Abs(one[i]), 1e-3) {
