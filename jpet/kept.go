@@ -123,6 +123,10 @@ type keptIterations struct {
 	rho    []float64
 	sens   []float64
 
+	// afterTake, when set (in tests), runs as a worker has taken chunk c,
+	// before it waits for the chunk's slot.
+	afterTake func(c int)
+
 	mu   sync.Mutex
 	turn sync.Cond // on mu: a slot's turn has moved on
 	next int       // the next chunk to add
@@ -202,6 +206,9 @@ func (k *keptIterations) iterate(rho, sens []float64, workers int, report func(i
 				c := int(taken.Add(1)) - 1
 				if c >= len(k.chunks) {
 					return
+				}
+				if k.afterTake != nil {
+					k.afterTake(c)
 				}
 				// Chunks are taken in order and added in order, so chunk
 				// c-len(slots), which holds the slot before c, is added

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"time"
 )
 
 // TestKeptPasses: the passes over kept values (the vector ones in a
@@ -141,8 +142,19 @@ func TestKeptDeterministic(t *testing.T) {
 	if len(k.chunks) < 40 {
 		t.Fatalf("only %d chunks", len(k.chunks))
 	}
+	// A worker that has taken a chunk but waits long before claiming its
+	// slot: the later chunk of the same slot must not take its turn.
+	slow := func(c int) {
+		if c == 8 {
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
 	var want []float64
 	for i := range 150 {
+		k.afterTake = nil
+		if i%10 == 3 {
+			k.afterTake = slow
+		}
 		events := 0
 		k.iterate(r.rho, nil, 1+i%8, func(n int) { events += n })
 		if events != len(sim.Events) {
