@@ -235,3 +235,22 @@ func TestAllocationsPerRun(t *testing.T) {
 		}
 	}
 }
+
+// TestHugeExtent: coordinates 2e19 apart (tile counts beyond int before
+// the grid grows its tiles) cluster normally; an extent beyond float64's
+// range is an error, not a panic.
+func TestHugeExtent(t *testing.T) {
+	p := Params{DC: 1, RhoC: 1, DeltaC: 1, DeltaO: 2}
+	pts := &Points{Coords: [][]float64{{0, 0}, {0, 2e19}}, Weight: []float64{1, 1}}
+	res, err := Run(pts, p, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(res.Rho, []float64{1, 1}) || !slices.Equal(res.ClusterID, []int32{0, 1}) {
+		t.Fatalf("rho %v, clusters %v; want [1 1], [0 1]", res.Rho, res.ClusterID)
+	}
+	pts = &Points{Coords: [][]float64{{-1e308, 1e308}, {0, 0}}, Weight: []float64{1, 1}}
+	if _, err := Run(pts, p, 2); err == nil || !strings.Contains(err.Error(), "coordinate 0 spans") {
+		t.Fatalf("error %v, want one about coordinate 0's span", err)
+	}
+}

@@ -63,13 +63,24 @@ func (g *grid) build(pts *Points, p Params) error {
 	// Grow the tiles until the grid has at most about four tiles per point;
 	// a tile size given by the caller may use four times that.
 	budget := float64(max(4*n, 1<<16))
+	for d := range g.dim {
+		if math.IsInf(hi[d]-g.lo[d], 0) {
+			return fmt.Errorf("clue: coordinate %d spans %g to %g, beyond what float64 differences hold", d, g.lo[d], hi[d])
+		}
+	}
 	for {
+		// Tile counts in float64 until they are known to be small: a huge
+		// extent would overflow int.
 		per := 1.0
+		var tiles [maxDim]float64
 		for d := range g.dim {
-			g.n[d] = int(math.Floor((hi[d]-g.lo[d])/g.size)) + 1
-			per *= float64(g.n[d])
+			tiles[d] = math.Floor((hi[d]-g.lo[d])/g.size) + 1
+			per *= tiles[d]
 		}
 		if per*float64(layers) <= budget || p.TileSize != 0 && per*float64(layers) <= 4*budget {
+			for d := range g.dim {
+				g.n[d] = int(tiles[d])
+			}
 			g.perLayer = int(per)
 			break
 		}
