@@ -11,7 +11,8 @@ import (
 // TestKeptPasses: the passes over kept values (the vector ones in a
 // GOEXPERIMENT=simd build) give the bits of the portable code, and agree
 // with a float64 evaluation of the formula to float32 rounding, for runs
-// of every length up to 300 (split into 8-bit runs) and empty events.
+// of every length up to 300 (split into runs of at most 16) and empty
+// events.
 func TestKeptPasses(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	const image = 4096
