@@ -14,13 +14,15 @@ import (
 //     uint32 each (first pixel, length); blocks never move once written,
 //     so keeping 10 GB costs no copying;
 //   - the first pass multiplies by a float32 copy of rho (times the
-//     sensitivity when it is used), the denominator summed in sixteen
+//     sensitivity when it is used) scaled to a peak of 1, the
+//     denominator summed in sixteen
 //     float32 lanes - value q of a run (at most 16 long) goes to lane q -
 //     and the lanes added in float64;
 //   - the second pass adds kernel/denominator to a float32 image per
 //     chunk of keptFlush events (a pixel gets a few contributions in a
 //     chunk), added to a float64 image in chunk order; the factor rho of
 //     every contribution is applied once, at the end of the iteration.
+//
 // kept_simd.go (GOEXPERIMENT=simd on amd64 with AVX2) runs the passes
 // eight values at a time and gives the same bits as the portable code
 // here. The lanes also break the chain of dependent additions that would
@@ -28,7 +30,7 @@ import (
 
 const (
 	keptBlockValues = 1 << 20 // float32 values in a block
-	keptFlush       = 512     // events between flushes of the float32 image
+	keptFlush       = 512     // events of a chunk, which has one float32 image
 	keptGroup       = 128     // events whose denominators are computed together
 	runLenBits      = 5       // a run's length in the low bits, its first pixel above
 	runLenMask      = 1<<runLenBits - 1
