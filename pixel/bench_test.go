@@ -93,22 +93,8 @@ func benchStream(b *testing.B, batches []*pixel.Hits, c interface {
 	Add(*pixel.Hits) *pixel.Clusters
 	Flush() *pixel.Clusters
 }) {
-	var offset pixel.Time
-	span := batches[len(batches)-1].ToA[batches[len(batches)-1].Len()-1] + pixel.Millisecond
-	hits := 0
-	b.ReportAllocs()
-	b.ResetTimer()
-	for b.Loop() {
-		for _, h := range batches {
-			shift(h, offset)
-			c.Add(h)
-			shift(h, -offset)
-			hits += h.Len()
-		}
-		offset += span
-	}
+	repeatShifted(b, batches, pixel.Millisecond, func(h *pixel.Hits) { c.Add(h) })
 	c.Flush()
-	b.ReportMetric(float64(hits)/b.Elapsed().Seconds()/1e6, "Mhit/s")
 }
 
 // BenchmarkSorter measures the reorder stage on gamma hits, sorted and
@@ -118,22 +104,31 @@ func BenchmarkSorter(b *testing.B) {
 		batches := simulatedDisorder(b, "gamma", 1<<20, 2.5, disorder)
 		b.Run(fmt.Sprintf("disorder=%vus", disorder/pixel.Microsecond), func(b *testing.B) {
 			s := pixel.NewSorter(500 * pixel.Microsecond)
-			span := batches[len(batches)-1].ToA[0] + pixel.Second
-			var offset pixel.Time
-			hits := 0
-			b.ReportAllocs()
-			for b.Loop() {
-				for _, h := range batches {
-					shift(h, offset)
-					s.Push(h)
-					shift(h, -offset)
-					hits += h.Len()
-				}
-				offset += span
-			}
-			b.ReportMetric(float64(hits)/b.Elapsed().Seconds()/1e6, "Mhit/s")
+			repeatShifted(b, batches, pixel.Second, func(h *pixel.Hits) { s.Push(h) })
 		})
 	}
+}
+
+// repeatShifted feeds the batches to add for every benchmark iteration,
+// each repetition shifted to start gap after the previous one ended, and
+// reports Mhit/s.
+func repeatShifted(b *testing.B, batches []*pixel.Hits, gap pixel.Time, add func(*pixel.Hits)) {
+	last := batches[len(batches)-1]
+	span := last.ToA[last.Len()-1] + gap
+	var offset pixel.Time
+	hits := 0
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		for _, h := range batches {
+			shift(h, offset)
+			add(h)
+			shift(h, -offset)
+			hits += h.Len()
+		}
+		offset += span
+	}
+	b.ReportMetric(float64(hits)/b.Elapsed().Seconds()/1e6, "Mhit/s")
 }
 
 func shift(h *pixel.Hits, by pixel.Time) {
