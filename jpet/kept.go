@@ -45,8 +45,7 @@ type kernelStore struct {
 	held   int // bytes it holds
 	blocks []keptBlock
 	events int      // events kept
-	closed bool     // an event did not fit: nothing after it is kept
-	built  bool     // the first iteration has run: the kept events are read
+	closed bool     // an event did not fit, or the first iteration is over: nothing more is kept
 	tmp    []uint32 // the runs of the event being computed
 }
 
@@ -116,7 +115,6 @@ type keptSlot struct {
 // next in line), so the result does not depend on which worker ran what,
 // and a worker slowed down by the machine does not hold up the others.
 type keptIterations struct {
-	listed bool // chunks lists the kept events
 	chunks []keptChunk
 	rs     []float32 // rho (times the sensitivity) over its peak
 	acc    []float64 // the kept events' sums of kernel/denominator

@@ -40,18 +40,19 @@ type prepared struct {
 
 // Reconstructor runs list-mode MLEM iterations over a fixed set of events.
 type Reconstructor struct {
-	s       Scanner
-	opt     Options
-	events  []prepared
-	rho     []float64 // column-major, see at
-	img     []float64 // row-major copy returned by Image
-	sens    []float64
-	acc     [][]float64 // per worker
-	caches  [][]contribution
-	rows    []rowConsts
-	stores  []kernelStore
-	kept    keptIterations
-	workers int
+	s        Scanner
+	opt      Options
+	events   []prepared
+	rho      []float64 // column-major, see at
+	img      []float64 // row-major copy returned by Image
+	sens     []float64
+	acc      [][]float64 // per worker
+	caches   [][]contribution
+	rows     []rowConsts
+	stores   []kernelStore
+	kept     keptIterations
+	workers  int
+	iterated bool // the first iteration has run: the kept events are read
 
 	progressMu sync.Mutex
 	done       int // events of the current iteration done
@@ -160,11 +161,6 @@ func (r *Reconstructor) at(iz, iy int) int { return iz*r.s.NY + iy }
 func (r *Reconstructor) Iterate() {
 	w := r.workers
 	r.done = 0
-	built := r.stores[0].built
-	if built && !r.kept.listed {
-		r.kept.build(r.stores)
-		r.kept.listed = true
-	}
 	kept := len(r.kept.chunks) > 0
 	if kept {
 		r.kept.iterate(r.rho, r.sens, w, r.report)
@@ -172,7 +168,7 @@ func (r *Reconstructor) Iterate() {
 	var wg sync.WaitGroup
 	for id := range w {
 		lo, hi := id*len(r.events)/w, (id+1)*len(r.events)/w
-		if built {
+		if r.iterated {
 			lo += r.stores[id].events
 		}
 		wg.Go(func() {
@@ -191,8 +187,12 @@ func (r *Reconstructor) Iterate() {
 		}
 		r.rho[p] *= sum // the factor rho of every contribution (see accumulate)
 	}
-	for i := range r.stores {
-		r.stores[i].built = true
+	if !r.iterated {
+		for i := range r.stores {
+			r.stores[i].closed = true
+		}
+		r.kept.build(r.stores)
+		r.iterated = true
 	}
 }
 
@@ -232,6 +232,7 @@ func (r *Reconstructor) accumulate(events []prepared, acc []float64, cache []con
 		k := &e.k
 		cache = cache[:0]
 		store.tmp = store.tmp[:0]
+		keep := !store.closed
 		var denom float64
 		sec2 := k.sec * k.sec
 		for iy := e.y0; iy < e.y1; iy++ {
@@ -259,7 +260,9 @@ func (r *Reconstructor) accumulate(events []prepared, acc []float64, cache []con
 			if !ok {
 				continue
 			}
-			store.addRun(iz*s.NY+lo, hi-lo+1)
+			if keep {
+				store.addRun(iz*s.NY+lo, hi-lo+1)
+			}
 			dy := yFirst - float64(lo)*p - k.y
 			var g, step float64
 			if gaussian {
@@ -299,7 +302,7 @@ func (r *Reconstructor) accumulate(events []prepared, acc []float64, cache []con
 				denom += v
 			}
 		}
-		if !store.built {
+		if keep {
 			store.keep(cache)
 		}
 		if denom == 0 {
