@@ -66,6 +66,18 @@ func (st *kernelStore) addRun(pix, n int) {
 	}
 }
 
+// unpackRun returns a run's first pixel and length.
+func unpackRun(r uint32) (pix, n int) { return int(r >> runLenBits), int(r & runLenMask) }
+
+// runValues is the number of values of the runs.
+func runValues(runs []uint32) int {
+	n := 0
+	for _, r := range runs {
+		n += int(r & runLenMask)
+	}
+	return n
+}
+
 // keep stores the computed event (values in cache, runs in tmp) when the
 // budget allows. Only a worker's first events are kept, so that they are
 // found by counting.
@@ -142,9 +154,7 @@ func (k *keptIterations) build(stores []kernelStore) {
 			for e := 0; e < len(b.ends); e += keptFlush {
 				c := keptChunk{block: b, first: e, last: min(e+keptFlush, len(b.ends)), j: j, run: run}
 				k.chunks = append(k.chunks, c)
-				for _, r := range b.runs[run:b.ends[c.last-1]] {
-					j += int(r & runLenMask)
-				}
+				j += runValues(b.runs[run:b.ends[c.last-1]])
 				run = int(b.ends[c.last-1])
 			}
 		}
@@ -248,9 +258,7 @@ func (k *keptIterations) run(c keptChunk, sl *keptSlot) {
 				j = keptAdd(ks, j, runs, float32(inv), sl.img)
 			} else {
 				sl.fallback = append(sl.fallback, keptChunk{block: b, first: i, last: i + 1, j: j, run: run})
-				for _, r := range runs {
-					j += int(r & runLenMask)
-				}
+				j += runValues(runs)
 			}
 			run = int(b.ends[i])
 		}
@@ -297,7 +305,7 @@ func keptDenominatorGo(ks []float32, at int, runs []uint32, rs []float32) (float
 	var l [16]float32
 	j := at
 	for _, r := range runs {
-		pix, n := int(r>>runLenBits), int(r&runLenMask)
+		pix, n := unpackRun(r)
 		kr, rr := ks[j:j+n], rs[pix:pix+n]
 		for q, k := range kr {
 			l[q&(maxRun-1)] += k * rr[q]
@@ -330,7 +338,7 @@ func keptAddGo(ks []float32, at int, runs []uint32, inv float32, acc []float32) 
 func addRuns[F float32 | float64](ks []float32, at int, runs []uint32, inv F, acc []F) int {
 	j := at
 	for _, r := range runs {
-		pix, n := int(r>>runLenBits), int(r&runLenMask)
+		pix, n := unpackRun(r)
 		kr, ar := ks[j:j+n], acc[pix:pix+n]
 		for q, k := range kr {
 			ar[q] += F(k) * inv
@@ -346,7 +354,7 @@ func keptEventFloat64(ks []float32, at int, runs []uint32, rho, sens, acc []floa
 	var denom float64
 	j := at
 	for _, r := range runs {
-		pix, n := int(r>>runLenBits), int(r&runLenMask)
+		pix, n := unpackRun(r)
 		for q, k := range ks[j : j+n] {
 			v := float64(k) * rho[pix+q]
 			if sens != nil {

@@ -37,7 +37,7 @@ func keptDenominator(ks []float32, at int, runs []uint32, rs []float32) (float64
 	var lo, hi archsimd.Float32x8
 	j := at
 	for _, r := range runs {
-		pix, n := int(r>>runLenBits), int(r&runLenMask)
+		pix, n := unpackRun(r)
 		m := &runMasks[n]
 		lo = lo.Add(load8(ks, j).AsInt32x8().And(archsimd.LoadInt32x8(&m[0])).AsFloat32x8().Mul(load8(rs, pix)))
 		if n > 8 {
@@ -60,7 +60,7 @@ func keptAdd(ks []float32, at int, runs []uint32, inv float32, acc []float32) in
 	vinv := archsimd.BroadcastFloat32x8(inv)
 	j := at
 	for _, r := range runs {
-		pix, n := int(r>>runLenBits), int(r&runLenMask)
+		pix, n := unpackRun(r)
 		m := &runMasks[n]
 		a := (*[8]float32)(acc[pix : pix+8])
 		archsimd.LoadFloat32x8(a).Add(load8(ks, j).AsInt32x8().And(archsimd.LoadInt32x8(&m[0])).AsFloat32x8().Mul(vinv)).Store(a)
