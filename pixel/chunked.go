@@ -195,7 +195,7 @@ func (c *ChunkedClusterer) process(final bool) {
 	})
 	for _, p := range c.pairs[:max(0, chunks-1)] {
 		for i := 0; i < len(p); i += 2 {
-			union(c.parent, p[i], p[i+1])
+			unionParents(c.parent, p[i], p[i+1])
 		}
 	}
 	firstOpen := c.finishBorders(final, chunks)
@@ -311,8 +311,7 @@ func (c *ChunkedClusterer) chunkTask(w, k, chunks int, final bool) {
 		if to == from {
 			continue
 		}
-		f := summariseMembers(b, members[from:to], c.calibrated)
-		out.set(m, c.seq[lo+j], &f)
+		summariseMembers(out, m, c.seq[lo+j], b, members[from:to], c.calibrated)
 		if c.keep {
 			for _, h := range members[from:to] {
 				out.Members.AppendFrom(b, int(h))
@@ -356,7 +355,10 @@ func (c *ChunkedClusterer) finishBorders(final bool, chunks int) int64 {
 			c.carryIdx = append(c.carryIdx, members...)
 			continue
 		}
-		c.small.appendFeatures(c.seq[r], summariseMembers(b, members, c.calibrated), c.calibrated)
+		k := c.small.Len()
+		c.small.extend(k + 1)
+		c.small.Calibrated = c.calibrated
+		summariseMembers(&c.small, k, c.seq[r], b, members, c.calibrated)
 		if c.keep {
 			for _, h := range members {
 				c.small.Members.AppendFrom(b, int(h))
@@ -481,16 +483,16 @@ func (c *ChunkedClusterer) clusterChunk(mat []int32, occ []byte, lo, hi int) {
 		t := toa[i]
 		// The occupancy bits say which of the nine pixels hold a hit; most
 		// hits find none.
-		m := occupied3(occ, p-stride-1) | occupied3(occ, p-1)<<3 | occupied3(occ, p+stride-1)<<6
+		m := occupied3(occ, uint32(p-stride-1)) | occupied3(occ, uint32(p-1))<<3 | occupied3(occ, uint32(p+stride-1))<<6
 		if m == 0 {
 			mat[p] = i - base
 			occ[p>>3] |= 1 << (p & 7)
 			continue
 		}
 		for ; m != 0; m &= m - 1 {
-			r := mat[p+c.offsets[bits.TrailingZeros64(m)]]
+			r := mat[p+c.offsets[bits.TrailingZeros32(m)]]
 			if d := t - toa[base+r]; d <= dt && d >= -dt {
-				union(parent, i, base+r)
+				unionParents(parent, i, base+r)
 			}
 		}
 		// A late hit does not hide a later one.
@@ -547,8 +549,8 @@ func (c *ChunkedClusterer) restore(mat []int32, lo, hi int) {
 	}
 }
 
-// union joins the trees of a and b under the smaller root.
-func union(parent []int32, a, b int32) {
+// unionParents joins the trees of a and b under the smaller root.
+func unionParents(parent []int32, a, b int32) {
 	a, b = find(parent, a), find(parent, b)
 	switch {
 	case a < b:
@@ -558,29 +560,25 @@ func union(parent []int32, a, b int32) {
 	}
 }
 
-// appendFeatures appends one cluster's features (the id is set on output).
-func (c *Clusters) appendFeatures(root int64, f features, calibrated bool) {
-	n := c.Len()
-	c.extend(n + 1)
-	c.set(n, root, &f)
-	c.Calibrated = calibrated
-}
-
-// summariseMembers returns the features of the cluster of the given hits.
-func summariseMembers(b *Hits, members []int32, calibrated bool) features {
+// summariseMembers stores the features of the cluster of the given hits,
+// whose first hit has arrival number root, as cluster k of out.
+func summariseMembers(out *Clusters, k int, root int64, b *Hits, members []int32, calibrated bool) {
+	var s hitSums
 	r := members[0]
-	s := newHitSums(b.X[r], b.Y[r], b.ToA[r], b.ToT[r])
+	s.start(b.X[r], b.Y[r], b.ToA[r], b.ToT[r])
 	for _, j := range members[1:] {
-		s.add(b.X[j], b.Y[j], b.ToA[j], b.ToT[j])
+		s.countAt(b.ToA[j])
+		s.addPixel(b.X[j], b.Y[j], b.ToT[j])
 	}
 	if !calibrated {
-		return s.result()
+		out.store(k, root, &s, nil)
+		return
 	}
 	e := newEnergySums()
 	for _, j := range members {
 		e.add(b.X[j], b.Y[j], b.E[j])
 	}
-	return e.result(&s)
+	out.store(k, root, &s, &e)
 }
 
 // mergeByRoot appends the clusters of a and b, each in root order, to dst

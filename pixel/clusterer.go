@@ -2,7 +2,6 @@ package pixel
 
 import (
 	"cmp"
-	"encoding/binary"
 	"math/bits"
 	"slices"
 )
@@ -26,6 +25,20 @@ type Stats struct {
 	Clusters   int64 // clusters emitted
 }
 
+// node is a buffered hit with its union-find state. The state of a hit
+// lives in one array of nodes rather than in columns: the hot loop then
+// keeps one slice in registers instead of nine, and one bounds check covers
+// every field of a hit.
+type node struct {
+	toa    Time
+	parent int32 // union-find parent; dead once emitted
+	next   int32 // next member of the same cluster, or -1
+	tail   int32 // at a root: last member of the list
+	latest int32 // at a root: the cluster's latest hit
+	x, y   uint16
+	tot    uint16
+}
+
 // Clusterer is the sequential streaming clusterer (the paper's algorithm 1):
 // a matrix with the last hit of every pixel and a union-find forest over the
 // buffered hits whose root is the cluster's earliest hit. It is not safe
@@ -40,18 +53,15 @@ type Clusterer struct {
 	ref     []int32  // buffer index of each pixel's last hit, 0 if none
 	occ     []byte   // one bit per pixel: ref is not 0 (small enough for L1)
 
-	// The buffer: hits not yet emitted, and per-hit union-find state.
-	buf     Hits
-	seq     []int64 // arrival number of each hit in the whole stream
-	parent  []int32 // union-find parent; dead once emitted
-	next    []int32 // next member of the same cluster, or -1
-	tail    []int32 // at a root: last member of the list
-	latest  []int32 // at a root: the cluster's latest hit
-	front   int     // hits in [1, front) are all dead
-	now     Time    // latest time seen
-	nextSeq int64   // arrival number of the next hit
-	remap   []int32 // compaction scratch
-	order   []int32 // emission scratch
+	// The buffer: hits not yet emitted. Index 0 is a sentinel.
+	nodes   []node
+	seq     []int64   // arrival number of each buffered hit in the whole stream
+	e       []float32 // energies, parallel to nodes once calibrated
+	front   int       // hits in [1, front) are all dead
+	now     Time      // latest time seen
+	nextSeq int64     // arrival number of the next hit
+	remap   []int32   // compaction scratch
+	order   []int32   // emission scratch
 
 	compactAt int // compact once this many hits at the front are dead
 
@@ -70,10 +80,8 @@ func NewClusterer(cfg Config) (*Clusterer, error) {
 	c.occ = make([]byte, len(c.ref)/8+16)
 	// Buffer index 0 is a sentinel that empty pixels point to: a hit too
 	// old to join anything, a root of its own.
-	c.extend(1)
-	c.buf.ToA[0] = sentinelTime
-	c.seq[0] = -1
-	c.parent[0], c.next[0], c.tail[0], c.latest[0] = 0, -1, 0, 0
+	c.nodes = append(c.nodes[:0], node{toa: sentinelTime, next: -1})
+	c.seq = append(c.seq[:0], -1)
 	c.front = 1
 	c.offsets = neighbourOffsets(c.stride)
 	c.out.Reset()
@@ -101,7 +109,7 @@ func (c *Clusterer) Add(h *Hits) *Clusters {
 	c.stats.Hits += int64(h.Len())
 	if h.Calibrated() && !c.calibrated {
 		c.calibrated = true
-		c.buf.E = append(c.buf.E[:0], make([]float32, c.buf.Len())...)
+		c.e = append(c.e[:0], make([]float32, len(c.nodes))...)
 	}
 	// Emitting often clears the matrix of finished clusters, so that most
 	// new hits find an empty neighbourhood (the fast path).
@@ -120,109 +128,104 @@ func (c *Clusterer) Flush() *Clusters {
 	return &c.out
 }
 
-// extend grows every per-hit column of the buffer to length n.
-func (c *Clusterer) extend(n int) {
-	b := &c.buf
-	b.X, b.Y, b.ToA, b.ToT = growLen(b.X, n), growLen(b.Y, n), growLen(b.ToA, n), growLen(b.ToT, n)
-	if c.calibrated {
-		b.E = growLen(b.E, n)
-	}
-	c.parent, c.next, c.tail, c.latest = growLen(c.parent, n), growLen(c.next, n), growLen(c.tail, n), growLen(c.latest, n)
-	c.seq = growLen(c.seq, n)
-}
-
-// truncate cuts every per-hit column to length n.
-func (c *Clusterer) truncate(n int) {
-	b := &c.buf
-	b.X, b.Y, b.ToA, b.ToT = b.X[:n], b.Y[:n], b.ToA[:n], b.ToT[:n]
-	if c.calibrated {
-		b.E = b.E[:n]
-	}
-	c.parent, c.next, c.tail, c.latest = c.parent[:n], c.next[:n], c.tail[:n], c.latest[:n]
-	c.seq = c.seq[:n]
-}
-
-func growLen[T any](s []T, n int) []T {
-	if cap(s) < n {
-		ns := make([]T, n, 2*n)
-		copy(ns, s)
-		return ns
-	}
-	return s[:n]
-}
-
-// addRange is the hot path: hits [from, to) of h join the clusters around
-// them. The columns are local slices so that the loop runs on registers.
+// addRange clusters hits [from, to) of h: they are copied into the buffer
+// first, then joined to the clusters around them. Two loops rather than one
+// because each then keeps its few slices in registers.
 func (c *Clusterer) addRange(h *Hits, from, to int) {
-	n0 := c.buf.Len()
-	c.extend(n0 + to - from)
-	bx, by, btoa, btot := c.buf.X, c.buf.Y, c.buf.ToA, c.buf.ToT
-	parent, next, tail, latest, seq := c.parent, c.next, c.tail, c.latest, c.seq
-	ref, occ := c.ref, c.occ
-	offsets := &c.offsets // bit q of a candidate mask is the pixel at p+offsets[q]
-	stride := int32(c.stride)
-	width, height := c.cfg.Width, c.cfg.Height
-	dt := c.cfg.DtMax
-	local, window := c.cfg.Definition == Local, c.cfg.Definition == Window
-	now := c.now
+	n0 := len(c.nodes)
+	c.nodes = growLen(c.nodes, n0+to-from)
+	c.seq = growLen(c.seq, len(c.nodes))
+	if c.calibrated {
+		c.e = growLen(c.e, len(c.nodes))
+	}
+	n := c.copyHits(h, from, to, n0)
+	c.nodes, c.seq = c.nodes[:n], c.seq[:n]
+	if c.calibrated {
+		c.e = c.e[:n]
+	}
+	c.join(n0)
+}
+
+// copyHits appends hits [from, to) of h to the buffer at index i as
+// clusters of their own, skipping (and counting) those outside the sensor,
+// and returns the new buffer length.
+func (c *Clusterer) copyHits(h *Hits, from, to, i int) int {
+	nodes, seq := c.nodes, c.seq
+	xs, ys, ts, tots := h.X[from:to], h.Y[from:to], h.ToA[from:to], h.ToT[from:to]
+	ys, ts, tots = ys[:len(xs)], ts[:len(xs)], tots[:len(xs)]
+	width, height := uint16(c.cfg.Width-1), uint16(c.cfg.Height-1)
 	arrival := c.nextSeq
-	calibrated := h.Calibrated()
-	i := int32(n0)
-	for k := from; k < to; k++ {
-		x, y := h.X[k], h.Y[k]
-		if int(x) >= width || int(y) >= height {
+	energies := c.e
+	for k, x := range xs {
+		y := ys[k]
+		if x > width || y > height {
 			c.stats.OutOfRange++
 			continue
 		}
-		t := h.ToA[k]
-		bx[i], by[i], btoa[i], btot[i] = x, y, t, h.ToT[k]
-		if calibrated {
-			c.buf.E[i] = h.E[k]
-		} else if c.calibrated {
-			c.buf.E[i] = 0
-		}
-		parent[i], next[i], tail[i], latest[i] = i, -1, i, i
+		nd := &nodes[i]
+		nd.toa, nd.x, nd.y, nd.tot = ts[k], x, y, tots[k]
+		j := int32(i)
+		nd.parent, nd.next, nd.tail, nd.latest = j, -1, j, j
 		seq[i] = arrival
 		arrival++
+		if c.calibrated {
+			var e float32
+			if h.Calibrated() {
+				e = h.E[from+k]
+			}
+			energies[i] = e
+		}
+		i++
+	}
+	c.nextSeq = arrival
+	return i
+}
+
+// join is the paper's algorithm 1 for the buffered hits from index i on:
+// each joins the clusters of the hits on its nine pixels (its own
+// included) that the definition's time condition allows.
+func (c *Clusterer) join(i int) {
+	nodes, ref, occ := c.nodes, c.ref, c.occ
+	offsets := &c.offsets // bit q of a neighbour mask is the pixel at p+offsets[q]
+	stride := uint32(c.stride)
+	dt := c.cfg.DtMax
+	local, window := c.cfg.Definition == Local, c.cfg.Definition == Window
+	now := c.now
+	for ; i < len(nodes); i++ {
+		hit := int32(i)
+		t := nodes[i].toa
 		late := t < now
 		if late {
 			c.stats.Late++
 		} else {
 			now = t
 		}
-		p := int32(int(y)+1)*stride + int32(x) + 1
-		// Fast path: all nine pixels empty, seen in the occupancy bits
-		// without touching the larger matrix.
-		if occupied3(occ, p-stride-1)|occupied3(occ, p-1)|occupied3(occ, p+stride-1) == 0 {
-			ref[p] = i
+		p := (uint32(nodes[i].y)+1)*stride + uint32(nodes[i].x) + 1
+		// Which of the nine pixels hold a hit, from the occupancy bits
+		// (which fit in L1) rather than the matrix. Usually none: the
+		// first hit of a cluster.
+		around := occupied3(occ, p-stride-1) | occupied3(occ, p-1)<<3 | occupied3(occ, p+stride-1)<<6
+		if around == 0 {
+			ref[p] = hit
 			occ[p>>3] |= 1 << (p & 7)
-			i++
 			continue
 		}
-		// Which of the nine pixels hold a hit that may join: for the local
-		// definition one within dt, otherwise any (the sentinel never
-		// joins). Straight-line code without branches; the loop below then
-		// visits only the candidates, usually one to three.
-		up, mid, down := ref[p-stride-1:p-stride+2], ref[p-1:p+2], ref[p+stride-1:p+stride+2]
-		var cand uint32
-		if local {
-			cand = near(btoa, up[0], t, dt) | near(btoa, up[1], t, dt)<<1 | near(btoa, up[2], t, dt)<<2 |
-				near(btoa, mid[0], t, dt)<<3 | near(btoa, mid[1], t, dt)<<4 | near(btoa, mid[2], t, dt)<<5 |
-				near(btoa, down[0], t, dt)<<6 | near(btoa, down[1], t, dt)<<7 | near(btoa, down[2], t, dt)<<8
-		} else {
-			cand = taken(up[0]) | taken(up[1])<<1 | taken(up[2])<<2 |
-				taken(mid[0])<<3 | taken(mid[1])<<4 | taken(mid[2])<<5 |
-				taken(down[0])<<6 | taken(down[1])<<7 | taken(down[2])<<8
-		}
 		root := int32(-1)
-		for ; cand != 0; cand &= cand - 1 {
-			r := find(parent, ref[p+offsets[bits.TrailingZeros32(cand)]])
-			if !local {
-				open := btoa[latest[r]]
-				if window {
-					open = btoa[r]
+		for ; around != 0; around &= around - 1 {
+			j := ref[int32(p)+offsets[bits.TrailingZeros32(around)]]
+			var r int32
+			if local { // the neighbour itself must be within dt
+				if !within(nodes[j].toa, t, dt) {
+					continue
 				}
-				if d := t - open; d > dt || d < -dt {
+				r = findNode(nodes, j)
+			} else { // the cluster's latest (global) or first (window) hit
+				r = findNode(nodes, j)
+				open := nodes[nodes[r].latest].toa
+				if window {
+					open = nodes[r].toa
+				}
+				if !within(open, t, dt) {
 					continue
 				}
 			}
@@ -230,34 +233,24 @@ func (c *Clusterer) addRange(h *Hits, from, to int) {
 			case root < 0:
 				root = r
 			case r != root:
-				// Join under the earlier root, concatenating the lists.
-				a, b := min(root, r), max(root, r)
-				parent[b] = a
-				next[tail[a]] = b
-				tail[a] = tail[b]
-				if btoa[latest[b]] > btoa[latest[a]] {
-					latest[a] = latest[b]
-				}
-				root = a
+				root = union(nodes, root, r)
 			}
 		}
 		if root >= 0 {
-			parent[i] = root
-			next[tail[root]] = i
-			tail[root] = i
-			if t >= btoa[latest[root]] {
-				latest[root] = i
+			nr := &nodes[root]
+			nodes[nr.tail].next = hit
+			nr.tail = hit
+			if t >= nodes[nr.latest].toa {
+				nr.latest = hit
 			}
+			nodes[i].parent = root
 		}
-		if j := ref[p]; !late || btoa[j] <= t {
-			ref[p] = i
+		if !late || nodes[ref[p]].toa <= t {
+			ref[p] = hit
 			occ[p>>3] |= 1 << (p & 7)
 		}
-		i++
 	}
 	c.now = now
-	c.nextSeq = arrival
-	c.truncate(int(i))
 }
 
 // neighbourOffsets returns the offsets of the nine pixels around a pixel
@@ -275,18 +268,14 @@ func neighbourOffsets(stride int) [9]int32 {
 	return o
 }
 
-// near is 1 when hit j is at most dt away from t, else 0, without a branch.
-func near(toa []Time, j int32, t, dt Time) uint32 {
-	_, borrow := bits.Sub64(uint64(t-toa[j]+dt), uint64(2*dt)+1, 0)
-	return uint32(borrow)
-}
-
-// taken is 1 for a matrix entry that points to a hit, 0 for the sentinel.
-func taken(j int32) uint32 { return uint32(-j) >> 31 }
+// within reports whether a and b are at most dt apart; dt is at most
+// 2^62 and every time of a hit far from the sentinel, so nothing overflows.
+func within(a, b, dt Time) bool { return uint64(b-a+dt) <= uint64(2*dt) }
 
 // occupied3 returns the occupancy bits of pixels q, q+1 and q+2.
-func occupied3(occ []byte, q int32) uint64 {
-	return binary.LittleEndian.Uint64(occ[q>>3:]) >> (q & 7) & 7
+func occupied3(occ []byte, q uint32) uint32 {
+	w := q >> 3
+	return (uint32(occ[w]) | uint32(occ[w+1])<<8) >> (q & 7) & 7
 }
 
 // find returns the root of j, halving the path on the way.
@@ -296,6 +285,42 @@ func find(parent []int32, j int32) int32 {
 		j = parent[j]
 	}
 	return j
+}
+
+// findNode is find over the parents of nodes.
+func findNode(nodes []node, j int32) int32 {
+	for {
+		p := nodes[j].parent
+		if p == j {
+			return j
+		}
+		gp := nodes[p].parent
+		nodes[j].parent = gp
+		j = gp
+	}
+}
+
+func growLen[T any](s []T, n int) []T {
+	if cap(s) < n {
+		ns := make([]T, n, 2*n)
+		copy(ns, s)
+		return ns
+	}
+	return s[:n]
+}
+
+// union puts the clusters rooted at a and b under the earlier root,
+// concatenating their lists, and returns that root.
+func union(nodes []node, a, b int32) int32 {
+	a, b = min(a, b), max(a, b)
+	na, nb := &nodes[a], &nodes[b]
+	nb.parent = a
+	nodes[na.tail].next = b
+	na.tail = nb.tail
+	if nodes[nb.latest].toa > nodes[na.latest].toa {
+		na.latest = nb.latest
+	}
+	return a
 }
 
 // emitMode says which clusters emit writes out.
@@ -310,44 +335,50 @@ const (
 // emit writes out clusters in root order while they are closed (all of
 // them when flushing) and compacts the buffer when it pays off.
 func (c *Clusterer) emit(mode emitMode) {
-	n := int32(c.buf.Len())
+	nodes := c.nodes
+	n := int32(len(nodes))
 	limit := c.now - c.cfg.DtMax
-	btoa := c.buf.ToA
-	calibrated := c.calibrated
-	parent, latest := c.parent, c.latest
 	window := c.cfg.Definition == Window
 	out := &c.out
-	out.Calibrated = calibrated
+	out.Calibrated = c.calibrated
 	k := out.Len()
 	out.extend(k + int(n) - c.front) // at most one cluster per hit
 	id := c.nextID
+	var s hitSums
 	i := int32(c.front)
 	for ; i < n; i++ {
-		if parent[i] == dead {
+		nd := &nodes[i]
+		if nd.parent == dead {
 			continue
 		}
 		// Every root before i is emitted, so i is a root (except after an
 		// open cluster was skipped). Its cluster can still take hits while
 		// its first hit (window definition) or its latest hit (otherwise)
 		// is within dt of the present.
-		open := btoa[latest[i]]
+		open := nodes[nd.latest].toa
 		if window {
-			open = btoa[i]
+			open = nd.toa
 		}
-		if mode != emitAll && open >= limit || parent[i] != i {
+		if mode != emitAll && open >= limit || nd.parent != i {
 			if mode == emitAllClosed {
 				continue
 			}
 			break
 		}
-		f := c.summarise(i)
-		out.ID[k] = id
-		out.set(k, c.seq[i], &f)
-		k++
-		id++
 		if c.keepMembers {
 			c.appendMembers(i)
 		}
+		out.ID[k] = id
+		if c.calibrated {
+			e := c.energySums(i)
+			c.summarise(i, &s)
+			out.store(k, c.seq[i], &s, &e)
+		} else {
+			c.summarise(i, &s)
+			out.store(k, c.seq[i], &s, nil)
+		}
+		k++
+		id++
 	}
 	c.nextID = id
 	out.truncate(k)
@@ -361,102 +392,100 @@ func (c *Clusterer) emit(mode emitMode) {
 	}
 }
 
-// summarise returns the features of the cluster rooted at r and marks its
+// summarise sets s to the sums of the cluster rooted at r and marks its
 // hits dead, clearing the matrix entries that point to them.
-func (c *Clusterer) summarise(r int32) features {
-	b := &c.buf
-	bx, by, btoa, btot, next := b.X, b.Y, b.ToA, b.ToT, c.next
-	s := newHitSums(bx[r], by[r], btoa[r], btot[r])
-	c.forget(r, bx[r], by[r])
-	if !c.calibrated {
-		for j := next[r]; j >= 0; j = next[j] {
-			x, y := bx[j], by[j]
-			s.add(x, y, btoa[j], btot[j])
-			c.forget(j, x, y)
+func (c *Clusterer) summarise(r int32, s *hitSums) {
+	nodes, ref, occ, stride := c.nodes, c.ref, c.occ, uint32(c.stride)
+	nr := &nodes[r]
+	s.start(nr.x, nr.y, nr.toa, nr.tot)
+	for j := r; j >= 0; {
+		nd := &nodes[j]
+		if j != r {
+			s.countAt(nd.toa)
+			s.addPixel(nd.x, nd.y, nd.tot)
 		}
-		return s.result()
+		nd.parent = dead
+		if p := (uint32(nd.y)+1)*stride + uint32(nd.x) + 1; ref[p] == j {
+			ref[p] = 0
+			occ[p>>3] &^= 1 << (p & 7)
+		}
+		j = nd.next
 	}
-	e := newEnergySums()
-	e.add(bx[r], by[r], b.E[r])
-	for j := next[r]; j >= 0; j = next[j] {
-		x, y := bx[j], by[j]
-		s.add(x, y, btoa[j], btot[j])
-		e.add(x, y, b.E[j])
-		c.forget(j, x, y)
-	}
-	return e.result(&s)
 }
 
-// forget marks hit j on pixel (x, y) dead and clears the matrix entry if it
-// points to j.
-func (c *Clusterer) forget(j int32, x, y uint16) {
-	c.parent[j] = dead
-	if p := (int(y)+1)*c.stride + int(x) + 1; c.ref[p] == j {
-		c.ref[p] = 0
-		c.occ[p>>3] &^= 1 << (p & 7)
+// energySums returns the energy sums of the cluster rooted at r.
+func (c *Clusterer) energySums(r int32) energySums {
+	nodes, energies := c.nodes, c.e
+	e := newEnergySums()
+	for j := r; j >= 0; j = nodes[j].next {
+		e.add(nodes[j].x, nodes[j].y, energies[j])
 	}
+	return e
 }
 
 // appendMembers adds the hits of the cluster rooted at r to the output in
 // time order (ties by arrival).
 func (c *Clusterer) appendMembers(r int32) {
-	b := &c.buf
+	nodes := c.nodes
 	c.order = c.order[:0]
-	for j := r; j >= 0; j = c.next[j] {
+	for j := r; j >= 0; j = nodes[j].next {
 		c.order = append(c.order, j)
 	}
 	slices.SortFunc(c.order, func(u, v int32) int {
-		return cmp.Or(cmp.Compare(b.ToA[u], b.ToA[v]), cmp.Compare(u, v))
+		return cmp.Or(cmp.Compare(nodes[u].toa, nodes[v].toa), cmp.Compare(u, v))
 	})
+	m := &c.out.Members
 	for _, j := range c.order {
-		c.out.Members.AppendFrom(b, int(j))
+		nd := &nodes[j]
+		m.Append(nd.x, nd.y, nd.toa, nd.tot)
+		if c.calibrated {
+			m.E = append(m.E, c.e[j])
+		}
 	}
-	c.out.Start = append(c.out.Start, c.out.Members.Len())
+	c.out.Start = append(c.out.Start, m.Len())
 }
 
 // compact drops the dead hits, all of those before the front and the ones
 // after it, renumbering the survivors from 1 (after the sentinel) and every
 // reference to them.
 func (c *Clusterer) compact() {
-	n := c.buf.Len()
-	front := c.front
-	if cap(c.remap) < n-front {
-		c.remap = make([]int32, n-front)
-	}
-	remap := c.remap[:n-front]
-	b := &c.buf
-	calibrated := c.calibrated
+	nodes := c.nodes
+	n, front := len(nodes), c.front
+	c.remap = growLen(c.remap, n-front)
+	remap := c.remap
+	stride := c.stride
 	k := int32(1)
 	for j := front; j < n; j++ {
-		if c.parent[j] == dead {
+		nd := nodes[j]
+		if nd.parent == dead {
 			continue
 		}
 		remap[j-front] = k
-		if p := (int(b.Y[j])+1)*c.stride + int(b.X[j]) + 1; c.ref[p] == int32(j) {
+		if p := (int(nd.y)+1)*stride + int(nd.x) + 1; c.ref[p] == int32(j) {
 			c.ref[p] = k
 		}
-		b.X[k], b.Y[k], b.ToA[k], b.ToT[k] = b.X[j], b.Y[j], b.ToA[j], b.ToT[j]
-		if calibrated {
-			b.E[k] = b.E[j]
+		if nd.parent != int32(j) { // not read at a non-root; keep it a valid index
+			nd.tail, nd.latest = int32(j), int32(j)
 		}
-		c.parent[k], c.next[k], c.seq[k] = c.parent[j], c.next[j], c.seq[j]
-		if c.parent[j] == int32(j) {
-			c.tail[k], c.latest[k] = c.tail[j], c.latest[j]
-		} else { // not read at a non-root; keep it a valid index
-			c.tail[k], c.latest[k] = int32(j), int32(j)
+		nodes[k] = nd
+		c.seq[k] = c.seq[j]
+		if c.calibrated {
+			c.e[k] = c.e[j]
 		}
 		k++
 	}
 	at := func(old int32) int32 { return remap[int(old)-front] }
-	for j := int32(1); j < k; j++ {
-		c.parent[j] = at(c.parent[j])
-		if c.next[j] >= 0 {
-			c.next[j] = at(c.next[j])
+	for j := range nodes[1:k] {
+		nd := &nodes[1+j]
+		nd.parent, nd.tail, nd.latest = at(nd.parent), at(nd.tail), at(nd.latest)
+		if nd.next >= 0 {
+			nd.next = at(nd.next)
 		}
-		c.tail[j] = at(c.tail[j])
-		c.latest[j] = at(c.latest[j])
 	}
-	c.truncate(int(k))
+	c.nodes, c.seq = nodes[:k], c.seq[:k]
+	if c.calibrated {
+		c.e = c.e[:k]
+	}
 	c.front = 1
 }
 
@@ -464,13 +493,13 @@ func (c *Clusterer) compact() {
 // arrival number first. The pixel matrix is cleared by visiting the
 // buffered hits, as cheap as the hits are few.
 func (c *Clusterer) restart(first int64) {
-	for j := 1; j < c.buf.Len(); j++ {
-		p := (int(c.buf.Y[j])+1)*c.stride + int(c.buf.X[j]) + 1
+	for _, nd := range c.nodes[1:] {
+		p := (int(nd.y)+1)*c.stride + int(nd.x) + 1
 		c.ref[p] = 0
 		c.occ[p>>3] &^= 1 << (p & 7)
 	}
-	c.truncate(1)
-	c.calibrated, c.buf.E = false, c.buf.E[:0]
+	c.nodes, c.seq = c.nodes[:1], c.seq[:1]
+	c.calibrated, c.e = false, c.e[:0]
 	c.front = 1
 	c.now = -1 << 63
 	c.nextSeq = first
@@ -483,24 +512,25 @@ func (c *Clusterer) restart(first int64) {
 // can still join: for each, in root order, its size and the arrival
 // numbers of its hits in list order. Two clusterers at the same point of a
 // time-ordered stream with equal open states cluster the rest of it
-// identically, down to the order in which features are summed.
+// identically.
 func (c *Clusterer) openState(dst []int64) []int64 {
+	nodes := c.nodes
 	limit := c.now - c.cfg.DtMax
 	window := c.cfg.Definition == Window
-	for i := int32(c.front); i < int32(c.buf.Len()); i++ {
-		if c.parent[i] != i {
+	for i := int32(c.front); i < int32(len(nodes)); i++ {
+		if nodes[i].parent != i {
 			continue
 		}
-		open := c.buf.ToA[c.latest[i]]
+		open := nodes[nodes[i].latest].toa
 		if window {
-			open = c.buf.ToA[i]
+			open = nodes[i].toa
 		}
 		if open < limit {
 			continue
 		}
 		at := len(dst)
 		dst = append(dst, 0)
-		for j := i; j >= 0; j = c.next[j] {
+		for j := i; j >= 0; j = nodes[j].next {
 			dst = append(dst, c.seq[j])
 		}
 		dst[at] = int64(len(dst) - at - 1)

@@ -50,14 +50,6 @@ func (c *Clusters) truncate(n int) {
 	c.Max = c.Max[:n]
 }
 
-// set writes the features of cluster k, emitted with arrival number root
-// for its first hit.
-func (c *Clusters) set(k int, root int64, f *features) {
-	c.root[k], c.Size[k], c.FirstToA[k], c.LastToA[k] = root, f.size, f.first, f.last
-	c.ToTSum[k], c.ESum[k], c.X[k], c.Y[k] = f.totSum, f.eSum, f.x, f.y
-	c.XMin[k], c.XMax[k], c.YMin[k], c.YMax[k], c.Max[k] = f.xmin, f.xmax, f.ymin, f.ymax, f.max
-}
-
 // appendFrom appends cluster i of src, members included when src has them.
 func (c *Clusters) appendFrom(src *Clusters, i int) { c.appendRange(src, i, i+1) }
 

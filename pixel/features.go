@@ -5,16 +5,6 @@ import (
 	"math/bits"
 )
 
-// features of one cluster, as in [Clusters].
-type features struct {
-	size                   int32
-	first, last            Time
-	totSum                 int64
-	eSum, x, y             float64
-	xmin, xmax, ymin, ymax uint16
-	max                    float64
-}
-
 // hitSums accumulates the features of one cluster with ToT weights, and
 // energySums the energy-weighted ones. Every sum is exact: integers for
 // ToT, 128-bit fixed point for energies. The features therefore do not
@@ -28,32 +18,51 @@ type hitSums struct {
 	peak                   uint16
 }
 
-// newHitSums starts the sums with one hit.
-func newHitSums(x, y uint16, t Time, tot uint16) hitSums {
-	return hitSums{1, t, t, int64(tot), int64(tot) * int64(x), int64(tot) * int64(y), int64(x), int64(y), x, x, y, y, tot}
+// start sets the sums to those of one hit. The sums are updated in place
+// (not built and returned as values) because they are too large for
+// registers: copies of them cost more than the sums.
+func (s *hitSums) start(x, y uint16, t Time, tot uint16) {
+	s.size, s.first, s.last = 1, t, t
+	s.tot, s.tx, s.ty, s.sx, s.sy = int64(tot), int64(tot)*int64(x), int64(tot)*int64(y), int64(x), int64(y)
+	s.xmin, s.xmax, s.ymin, s.ymax, s.peak = x, x, y, y, tot
 }
 
-func (s *hitSums) add(x, y uint16, t Time, tot uint16) {
+// A hit is added in two calls, countAt and addPixel: one method doing both
+// would be too large to be inlined.
+
+// countAt adds a hit at time t to the size and the time span.
+func (s *hitSums) countAt(t Time) {
 	s.size++
 	s.first, s.last = min(s.first, t), max(s.last, t)
+}
+
+// addPixel adds a hit's pixel and ToT to the position and ToT sums.
+func (s *hitSums) addPixel(x, y uint16, tot uint16) {
 	s.xmin, s.xmax, s.ymin, s.ymax = min(s.xmin, x), max(s.xmax, x), min(s.ymin, y), max(s.ymax, y)
-	s.tot += int64(tot)
-	s.tx, s.ty = s.tx+int64(tot)*int64(x), s.ty+int64(tot)*int64(y)
+	w := int64(tot)
+	s.tot, s.tx, s.ty = s.tot+w, s.tx+w*int64(x), s.ty+w*int64(y)
 	s.sx, s.sy = s.sx+int64(x), s.sy+int64(y)
 	s.peak = max(s.peak, tot)
 }
 
-// result returns the ToT-weighted features. A cluster without positive
-// weight gets its plain centroid.
-func (s *hitSums) result() features {
-	f := features{size: s.size, first: s.first, last: s.last, totSum: s.tot,
-		xmin: s.xmin, xmax: s.xmax, ymin: s.ymin, ymax: s.ymax, max: float64(s.peak)}
-	if s.tot > 0 {
-		f.x, f.y = float64(s.tx)/float64(s.tot), float64(s.ty)/float64(s.tot)
-	} else {
-		f.x, f.y = float64(s.sx)/float64(s.size), float64(s.sy)/float64(s.size)
+// store writes the features of cluster k, whose first hit has arrival
+// number root: weighted by energy when e is not nil, else by ToT. A
+// cluster without positive weight gets its plain centroid.
+func (c *Clusters) store(k int, root int64, s *hitSums, e *energySums) {
+	c.root[k], c.Size[k], c.FirstToA[k], c.LastToA[k], c.ToTSum[k] = root, s.size, s.first, s.last, s.tot
+	c.XMin[k], c.XMax[k], c.YMin[k], c.YMax[k] = s.xmin, s.xmax, s.ymin, s.ymax
+	w, wx, wy, sum, peak := float64(s.tot), float64(s.tx), float64(s.ty), 0.0, float64(s.peak)
+	if e != nil {
+		sum, peak = e.e.float(), e.peak
+		w, wx, wy = sum, e.ex.float(), e.ey.float()
+		sum /= energyScale
 	}
-	return f
+	c.ESum[k], c.Max[k] = sum, peak
+	if w > 0 {
+		c.X[k], c.Y[k] = wx/w, wy/w
+	} else {
+		c.X[k], c.Y[k] = float64(s.sx)/float64(s.size), float64(s.sy)/float64(s.size)
+	}
 }
 
 // energySums accumulates energies in units of 2^-40 keV.
@@ -73,19 +82,6 @@ func (s *energySums) add(x, y uint16, e float32) {
 	s.ex.addMul(v, uint64(x))
 	s.ey.addMul(v, uint64(y))
 	s.peak = max(s.peak, float64(e))
-}
-
-// result returns the energy-weighted features, the rest from h.
-func (s *energySums) result(h *hitSums) features {
-	f := h.result()
-	w := s.e.float()
-	f.eSum, f.max = w/energyScale, s.peak
-	if w > 0 {
-		f.x, f.y = s.ex.float()/w, s.ey.float()/w
-	} else {
-		f.x, f.y = float64(h.sx)/float64(h.size), float64(h.sy)/float64(h.size)
-	}
-	return f
 }
 
 // wide is a signed 128-bit integer.
