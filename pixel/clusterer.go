@@ -37,6 +37,7 @@ type node struct {
 	latest int32 // at a root: the cluster's latest hit
 	x, y   uint16
 	tot    uint16
+	owner  bool // the last hit on its pixel: the matrix points to it
 }
 
 // Clusterer is the sequential streaming clusterer (the paper's algorithm 1):
@@ -50,8 +51,8 @@ type Clusterer struct {
 
 	stride  int      // padded matrix row length, Width+2
 	offsets [9]int32 // the nine pixels around a hit in the padded matrix
-	ref     []int32  // buffer index of each pixel's last hit, 0 if none
-	occ     []byte   // one bit per pixel: ref is not 0 (small enough for L1)
+	ref     []int32  // buffer index of each pixel's last hit, valid where occ is set
+	occ     []byte   // one bit per pixel: it has a buffered hit (small enough for L1)
 
 	// The buffer: hits not yet emitted. Index 0 is a sentinel.
 	nodes   []node
@@ -165,7 +166,7 @@ func (c *Clusterer) copyHits(h *Hits, from, to, i int) int {
 		nd := &nodes[i]
 		nd.toa, nd.x, nd.y, nd.tot = ts[k], x, y, tots[k]
 		j := int32(i)
-		nd.parent, nd.next, nd.tail, nd.latest = j, -1, j, j
+		nd.parent, nd.next, nd.tail, nd.latest, nd.owner = j, -1, j, j, false
 		seq[i] = arrival
 		arrival++
 		if c.calibrated {
@@ -208,11 +209,16 @@ func (c *Clusterer) join(i int) {
 		if around == 0 {
 			ref[p] = hit
 			occ[p>>3] |= 1 << (p & 7)
+			nodes[i].owner = true
 			continue
 		}
+		mine := around&(1<<4) != 0 // the hit's own pixel has one
 		root := int32(-1)
 		for ; around != 0; around &= around - 1 {
 			j := ref[int32(p)+offsets[bits.TrailingZeros32(around)]]
+			if nodes[j].parent == root { // already joined (tracks: most)
+				continue
+			}
 			var r int32
 			if local { // the neighbour itself must be within dt
 				if !within(nodes[j].toa, t, dt) {
@@ -245,9 +251,15 @@ func (c *Clusterer) join(i int) {
 			}
 			nodes[i].parent = root
 		}
-		if !late || nodes[ref[p]].toa <= t {
+		// The matrix keeps the later hit when a late one arrives.
+		if !mine {
 			ref[p] = hit
 			occ[p>>3] |= 1 << (p & 7)
+			nodes[i].owner = true
+		} else if prev := &nodes[ref[p]]; !late || prev.toa <= t {
+			prev.owner = false
+			ref[p] = hit
+			nodes[i].owner = true
 		}
 	}
 	c.now = now
@@ -393,9 +405,10 @@ func (c *Clusterer) emit(mode emitMode) {
 }
 
 // summarise sets s to the sums of the cluster rooted at r and marks its
-// hits dead, clearing the matrix entries that point to them.
+// hits dead, clearing the occupancy of the pixels they own. The matrix
+// itself is not touched: it is read only where a pixel is occupied.
 func (c *Clusterer) summarise(r int32, s *hitSums) {
-	nodes, ref, occ, stride := c.nodes, c.ref, c.occ, uint32(c.stride)
+	nodes, occ, stride := c.nodes, c.occ, uint32(c.stride)
 	nr := &nodes[r]
 	s.start(nr.x, nr.y, nr.toa, nr.tot)
 	for j := r; j >= 0; {
@@ -405,8 +418,8 @@ func (c *Clusterer) summarise(r int32, s *hitSums) {
 			s.addPixel(nd.x, nd.y, nd.tot)
 		}
 		nd.parent = dead
-		if p := (uint32(nd.y)+1)*stride + uint32(nd.x) + 1; ref[p] == j {
-			ref[p] = 0
+		if nd.owner {
+			p := (uint32(nd.y)+1)*stride + uint32(nd.x) + 1
 			occ[p>>3] &^= 1 << (p & 7)
 		}
 		j = nd.next
@@ -461,8 +474,8 @@ func (c *Clusterer) compact() {
 			continue
 		}
 		remap[j-front] = k
-		if p := (int(nd.y)+1)*stride + int(nd.x) + 1; c.ref[p] == int32(j) {
-			c.ref[p] = k
+		if nd.owner {
+			c.ref[(int(nd.y)+1)*stride+int(nd.x)+1] = k
 		}
 		if nd.parent != int32(j) { // not read at a non-root; keep it a valid index
 			nd.tail, nd.latest = int32(j), int32(j)
@@ -490,12 +503,11 @@ func (c *Clusterer) compact() {
 }
 
 // restart empties the clusterer for a new stream whose first hit has
-// arrival number first. The pixel matrix is cleared by visiting the
-// buffered hits, as cheap as the hits are few.
+// arrival number first. The occupancy is cleared by visiting the buffered
+// hits, as cheap as the hits are few.
 func (c *Clusterer) restart(first int64) {
 	for _, nd := range c.nodes[1:] {
 		p := (int(nd.y)+1)*c.stride + int(nd.x) + 1
-		c.ref[p] = 0
 		c.occ[p>>3] &^= 1 << (p & 7)
 	}
 	c.nodes, c.seq = c.nodes[:1], c.seq[:1]
