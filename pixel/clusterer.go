@@ -12,10 +12,6 @@ const dead = -1
 // emitEvery is how many hits pass between two looks for finished clusters.
 const emitEvery = 256
 
-// sentinelTime is far enough in the past that no time difference to it
-// overflows or falls within any dt.
-const sentinelTime Time = -1 << 61
-
 // Stats counts what a clusterer has seen.
 type Stats struct {
 	Hits       int64 // hits given to Add
@@ -54,11 +50,11 @@ type Clusterer struct {
 	ref     []int32  // buffer index of each pixel's last hit, valid where occ is set
 	occ     []byte   // one bit per pixel: it has a buffered hit (small enough for L1)
 
-	// The buffer: hits not yet emitted. Index 0 is a sentinel.
+	// The buffer: hits not yet emitted.
 	nodes   []node
 	seq     []int64   // arrival number of each buffered hit in the whole stream
 	e       []float32 // energies, parallel to nodes once calibrated
-	front   int       // hits in [1, front) are all dead
+	front   int       // hits before front are all dead
 	now     Time      // latest time seen
 	nextSeq int64     // arrival number of the next hit
 	remap   []int32   // compaction scratch
@@ -79,11 +75,6 @@ func NewClusterer(cfg Config) (*Clusterer, error) {
 	c := &Clusterer{cfg: cfg, stride: cfg.Width + 2, now: -1 << 63, compactAt: 1 << 16}
 	c.ref = make([]int32, c.stride*(cfg.Height+2))
 	c.occ = make([]byte, len(c.ref)/8+16)
-	// Buffer index 0 is a sentinel that empty pixels point to: a hit too
-	// old to join anything, a root of its own.
-	c.nodes = append(c.nodes[:0], node{toa: sentinelTime, next: -1})
-	c.seq = append(c.seq[:0], -1)
-	c.front = 1
 	c.offsets = neighbourOffsets(c.stride)
 	c.out.Reset()
 	return c, nil
@@ -281,7 +272,8 @@ func neighbourOffsets(stride int) [9]int32 {
 }
 
 // within reports whether a and b are at most dt apart; dt is at most
-// 2^62 and every time of a hit far from the sentinel, so nothing overflows.
+// 2^62 and hit times are far from the ends of the range, so nothing
+// overflows.
 func within(a, b, dt Time) bool { return uint64(b-a+dt) <= uint64(2*dt) }
 
 // occupied3 returns the occupancy bits of pixels q, q+1 and q+2.
@@ -459,7 +451,7 @@ func (c *Clusterer) appendMembers(r int32) {
 }
 
 // compact drops the dead hits, all of those before the front and the ones
-// after it, renumbering the survivors from 1 (after the sentinel) and every
+// after it, renumbering the survivors from 0 and every
 // reference to them.
 func (c *Clusterer) compact() {
 	nodes := c.nodes
@@ -467,7 +459,7 @@ func (c *Clusterer) compact() {
 	c.remap = growLen(c.remap, n-front)
 	remap := c.remap
 	stride := c.stride
-	k := int32(1)
+	k := int32(0)
 	for j := front; j < n; j++ {
 		nd := nodes[j]
 		if nd.parent == dead {
@@ -488,8 +480,8 @@ func (c *Clusterer) compact() {
 		k++
 	}
 	at := func(old int32) int32 { return remap[int(old)-front] }
-	for j := range nodes[1:k] {
-		nd := &nodes[1+j]
+	for j := range nodes[:k] {
+		nd := &nodes[j]
 		nd.parent, nd.tail, nd.latest = at(nd.parent), at(nd.tail), at(nd.latest)
 		if nd.next >= 0 {
 			nd.next = at(nd.next)
@@ -499,20 +491,20 @@ func (c *Clusterer) compact() {
 	if c.calibrated {
 		c.e = c.e[:k]
 	}
-	c.front = 1
+	c.front = 0
 }
 
 // restart empties the clusterer for a new stream whose first hit has
 // arrival number first. The occupancy is cleared by visiting the buffered
 // hits, as cheap as the hits are few.
 func (c *Clusterer) restart(first int64) {
-	for _, nd := range c.nodes[1:] {
+	for _, nd := range c.nodes {
 		p := (int(nd.y)+1)*c.stride + int(nd.x) + 1
 		c.occ[p>>3] &^= 1 << (p & 7)
 	}
-	c.nodes, c.seq = c.nodes[:1], c.seq[:1]
+	c.nodes, c.seq = c.nodes[:0], c.seq[:0]
 	c.calibrated, c.e = false, c.e[:0]
-	c.front = 1
+	c.front = 0
 	c.now = -1 << 63
 	c.nextSeq = first
 	c.nextID = 0
