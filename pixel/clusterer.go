@@ -98,6 +98,13 @@ func (c *Clusterer) Stats() Stats { return c.stats }
 // it did arrive.
 func (c *Clusterer) Add(h *Hits) *Clusters {
 	c.out.Reset()
+	c.addTo(&c.out, h)
+	return &c.out
+}
+
+// addTo is Add appending the finished clusters to out, which saves the
+// parallel modes a copy of every cluster.
+func (c *Clusterer) addTo(out *Clusters, h *Hits) {
 	c.stats.Hits += int64(h.Len())
 	if h.Calibrated() && !c.calibrated {
 		c.calibrated = true
@@ -107,16 +114,15 @@ func (c *Clusterer) Add(h *Hits) *Clusters {
 	// new hits find an empty neighbourhood (the fast path).
 	for from := 0; from < h.Len(); from += emitEvery {
 		c.addRange(h, from, min(h.Len(), from+emitEvery))
-		c.emit(emitClosed)
+		c.emit(out, emitClosed)
 	}
 	c.stats.Clustered = c.stats.Hits - c.stats.OutOfRange
-	return &c.out
 }
 
 // Flush emits every buffered cluster; call it at the end of the stream.
 func (c *Clusterer) Flush() *Clusters {
 	c.out.Reset()
-	c.emit(emitAll)
+	c.emit(&c.out, emitAll)
 	return &c.out
 }
 
@@ -338,12 +344,11 @@ const (
 
 // emit writes out clusters in root order while they are closed (all of
 // them when flushing) and compacts the buffer when it pays off.
-func (c *Clusterer) emit(mode emitMode) {
+func (c *Clusterer) emit(out *Clusters, mode emitMode) {
 	nodes := c.nodes
 	n := int32(len(nodes))
 	limit := c.now - c.cfg.DtMax
 	window := c.cfg.Definition == Window
-	out := &c.out
 	out.Calibrated = c.calibrated
 	k := out.Len()
 	out.extend(k + int(n) - c.front) // at most one cluster per hit
@@ -370,7 +375,7 @@ func (c *Clusterer) emit(mode emitMode) {
 			break
 		}
 		if c.keepMembers {
-			c.appendMembers(i)
+			c.appendMembers(out, i)
 		}
 		out.ID[k] = id
 		if c.calibrated {
@@ -430,7 +435,7 @@ func (c *Clusterer) energySums(r int32) energySums {
 
 // appendMembers adds the hits of the cluster rooted at r to the output in
 // time order (ties by arrival).
-func (c *Clusterer) appendMembers(r int32) {
+func (c *Clusterer) appendMembers(out *Clusters, r int32) {
 	nodes := c.nodes
 	c.order = c.order[:0]
 	for j := r; j >= 0; j = nodes[j].next {
@@ -439,7 +444,7 @@ func (c *Clusterer) appendMembers(r int32) {
 	slices.SortFunc(c.order, func(u, v int32) int {
 		return cmp.Or(cmp.Compare(nodes[u].toa, nodes[v].toa), cmp.Compare(u, v))
 	})
-	m := &c.out.Members
+	m := &out.Members
 	for _, j := range c.order {
 		nd := &nodes[j]
 		m.Append(nd.x, nd.y, nd.toa, nd.tot)
@@ -447,7 +452,7 @@ func (c *Clusterer) appendMembers(r int32) {
 			m.E = append(m.E, c.e[j])
 		}
 	}
-	c.out.Start = append(c.out.Start, m.Len())
+	out.Start = append(out.Start, m.Len())
 }
 
 // compact drops the dead hits, all of those before the front and the ones

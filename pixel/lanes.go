@@ -301,14 +301,14 @@ func (l *Lanes) run(w *window) {
 	c.restart(w.base)
 	from := 0
 	for k, at := range w.checkpoints {
-		w.fresh.appendAll(c.Add(w.hits.view(from, at)))
+		c.addTo(&w.fresh, w.hits.view(from, at))
 		if k == len(w.snaps) {
 			w.snaps = append(w.snaps, nil)
 		}
 		w.snaps[k] = c.openState(w.snaps[k][:0])
 		from = at
 	}
-	w.fresh.appendAll(c.Add(w.hits.view(from, w.hits.Len())))
+	c.addTo(&w.fresh, w.hits.view(from, w.hits.Len()))
 	close(w.freshDone)
 	l.release(w)
 	<-l.cpu
@@ -342,23 +342,21 @@ func (l *Lanes) extend(w *window, c *Clusterer) {
 		}
 		l.cpu <- struct{}{}
 		if nx == nil {
-			seg.out.appendAll(c.Flush())
+			c.emit(&seg.out, emitAll)
 		} else {
 			from := 0
 			for j, at := range nx.checkpoints {
-				seg.out.appendAll(c.Add(nx.hits.view(from, at)))
+				c.addTo(&seg.out, nx.hits.view(from, at))
 				from = at
 				state = c.openState(state[:0])
 				if slices.Equal(state, nx.snaps[j]) {
-					c.out.Reset()
-					c.emit(emitAllClosed)
-					seg.out.appendAll(&c.out)
+					c.emit(&seg.out, emitAllClosed)
 					seg.cut, seg.open = nx.base+int64(at), roots(state)
 					break
 				}
 			}
 			if seg.cut < 0 {
-				seg.out.appendAll(c.Add(nx.hits.view(from, nx.hits.Len())))
+				c.addTo(&seg.out, nx.hits.view(from, nx.hits.Len()))
 			}
 			l.release(nx)
 		}
