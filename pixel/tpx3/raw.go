@@ -202,51 +202,78 @@ func (d *RawReader) fill(k int) error {
 	return nil
 }
 
-// packets decodes whole packets; b holds a multiple of 8 bytes. The loop
-// writes the hit columns by index and keeps the clock in registers; other
-// packets (rare in pixel data) sync it back.
+// packets decodes whole packets; b holds a multiple of 8 bytes. Runs of
+// pixel packets go to pixelRun; other packets (rare in pixel data), the
+// first hit of the stream and chunks of chips outside the layout are
+// handled here one at a time.
 func (d *RawReader) packets(dst *pixel.Hits, b []byte) {
 	n0 := dst.Len()
 	n := n0 + len(b)/8
 	dst.X, dst.Y, dst.ToA, dst.ToT = growTo(dst.X, n), growTo(dst.Y, n), growTo(dst.ToA, n), growTo(dst.ToT, n)
-	xs, ys, ts, tots := dst.X[n0:n], dst.Y[n0:n], dst.ToA[n0:n], dst.ToT[n0:n]
-	k := 0
-	ox, oy, fx, fy := d.ox, d.oy, d.fx, d.fy
-	ref, begun := d.clock.ref, d.clock.begun
-	inLayout := d.inLayout
-	for off := 0; off+8 <= len(b); off += 8 {
-		w := binary.LittleEndian.Uint64(b[off:])
-		if w>>60 != 0xB || !inLayout {
-			d.clock.ref, d.clock.begun = ref, begun
-			if w>>60 == 0xB {
-				d.stats.OutOfRange++
-			} else {
-				d.other(w)
+	k := n0
+	for len(b) >= 8 {
+		w := binary.LittleEndian.Uint64(b)
+		switch {
+		case w>>60 != 0xB:
+			d.other(w)
+		case !d.inLayout:
+			d.stats.OutOfRange++
+		default:
+			if !d.clock.begun {
+				d.clock.extend((w&0xFFFF)<<14|(w>>30)&0x3FFF, 30)
 			}
-			ref, begun = d.clock.ref, d.clock.begun
+			m, ref := pixelRun(b, dst.X[k:], dst.Y[k:], dst.ToA[k:], dst.ToT[k:], d.clock.ref)
+			d.clock.ref = ref
+			if d.ox|d.oy != 0 || d.fx|d.fy != 0 {
+				place(dst.X[k:k+m], dst.Y[k:k+m], d.ox, d.oy, uint16(d.fx), uint16(d.fy))
+			}
+			k += m
+			b = b[8*m:]
 			continue
 		}
-		addr := uint32(w>>44) & 0xFFFF
-		x := uint8((addr&0xFE00)>>8 + (addr&7)>>2)
-		y := uint8((addr&0x1F8)>>1 + addr&3)
+		b = b[8:]
+	}
+	dst.X, dst.Y, dst.ToA, dst.ToT = dst.X[:k], dst.Y[:k], dst.ToA[:k], dst.ToT[:k]
+}
+
+// pixelRun decodes the pixel packets at the start of b up to the first
+// other packet into the columns, which have room for all of b, and returns
+// their number and the clock's new reference. The pixels are the chip's
+// own. It is the decoder's hot loop, kept apart so that its few values
+// stay in registers.
+func pixelRun(b []byte, xs, ys []uint16, ts []pixel.Time, tots []uint16, ref int64) (int, int64) {
+	xs = xs[:len(b)/8]
+	ys, ts, tots = ys[:len(xs)], ts[:len(xs)], tots[:len(xs)]
+	for i := range xs {
+		w := binary.LittleEndian.Uint64(b[8*i:])
+		if w>>60 != 0xB {
+			return i, ref
+		}
+		addr := uint16(w >> 44)
+		x := (addr&0xFE00)>>8 + (addr&7)>>2
+		y := (addr&0x1F8)>>1 + addr&3
 		// Extend the 30-bit coarse time to the value nearest the reference
 		// (clock.extend, inlined by hand).
 		coarse := (w&0xFFFF)<<14 | (w>>30)&0x3FFF
-		if !begun {
-			ref, begun = int64(coarse), true
-		}
 		delta := int64((coarse - uint64(ref)) & (1<<30 - 1))
 		if delta >= 1<<29 {
 			delta -= 1 << 30
 		}
 		ref += delta
-		xs[k], ys[k] = ox+uint16(x^fx), oy+uint16(y^fy)
-		ts[k] = pixel.Time(ref*1600 - int64((w>>16)&0xF)*100)
-		tots[k] = uint16(w>>20) & 0x3FF
-		k++
+		xs[i], ys[i] = x, y
+		ts[i] = pixel.Time(ref*1600 - int64((w>>16)&0xF)*100)
+		tots[i] = uint16(w>>20) & 0x3FF
 	}
-	d.clock.ref, d.clock.begun = ref, begun
-	dst.X, dst.Y, dst.ToA, dst.ToT = dst.X[:n0+k], dst.Y[:n0+k], dst.ToA[:n0+k], dst.ToT[:n0+k]
+	return len(xs), ref
+}
+
+// place moves chip pixels to their place in the detector: flipped (fx, fy
+// are 0 or 255) and shifted to the chip's origin.
+func place(xs, ys []uint16, ox, oy, fx, fy uint16) {
+	ys = ys[:len(xs)]
+	for i, x := range xs {
+		xs[i], ys[i] = ox+(x^fx), oy+(ys[i]^fy)
+	}
 }
 
 func growTo[T any](s []T, n int) []T {
