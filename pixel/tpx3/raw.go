@@ -249,9 +249,12 @@ func pixelRun(b []byte, xs, ys []uint16, ts []pixel.Time, tots []uint16, ref int
 		if w>>60 != 0xB {
 			return i, ref
 		}
+		// Each column is written as soon as its value is known: short
+		// lives for the temporaries keep the loop free of register spills.
+		tots[i] = uint16(w>>20) & 0x3FF
 		addr := uint16(w >> 44)
-		x := (addr&0xFE00)>>8 + (addr&7)>>2
-		y := (addr&0x1F8)>>1 + addr&3
+		xs[i] = (addr&0xFE00)>>8 + (addr&7)>>2
+		ys[i] = (addr&0x1F8)>>1 + addr&3
 		// Extend the 30-bit coarse time to the value nearest the reference
 		// (clock.extend, inlined by hand).
 		coarse := (w&0xFFFF)<<14 | (w>>30)&0x3FFF
@@ -260,9 +263,7 @@ func pixelRun(b []byte, xs, ys []uint16, ts []pixel.Time, tots []uint16, ref int
 			delta -= 1 << 30
 		}
 		ref += delta
-		xs[i], ys[i] = x, y
 		ts[i] = pixel.Time(ref*1600 - int64((w>>16)&0xF)*100)
-		tots[i] = uint16(w>>20) & 0x3FF
 	}
 	return len(xs), ref
 }
