@@ -27,7 +27,7 @@ func BenchmarkClusterWriters(b *testing.B) {
 	for i := 0; i < all.Len(); i += 1 << 14 {
 		batches = append(batches, slice(all, i, min(all.Len(), i+1<<14)))
 	}
-	for _, format := range []string{"csv", "parquet", "root"} {
+	for _, format := range []string{"csv", "parquet", "arrow", "root"} {
 		b.Run(format, func(b *testing.B) {
 			for b.Loop() {
 				var w ClusterWriter
@@ -36,6 +36,8 @@ func BenchmarkClusterWriters(b *testing.B) {
 					w, _ = NewClusterCSV(io.Discard)
 				case "parquet":
 					w, _ = NewClusterParquet(io.Discard)
+				case "arrow":
+					w, _ = NewClusterArrow(io.Discard)
 				default:
 					var err error
 					if w, err = CreateClusterROOT(filepath.Join(b.TempDir(), "c.root")); err != nil {

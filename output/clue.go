@@ -246,7 +246,7 @@ func readCLUECSV(name string) (*cluecsv.Table, *clue.Result, error) {
 }
 
 func readCLUEParquet(name string) (*cluecsv.Table, *clue.Result, error) {
-	tbl, err := readParquet(name, nil)
+	tbl, err := readTable(name, nil)
 	if err != nil {
 		return nil, nil, err
 	}

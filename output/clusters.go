@@ -27,7 +27,7 @@ type ClusterWriter interface {
 var ErrUnknownFormat = errors.New("unknown format")
 
 // CreateClusters creates the clusters file name in the format its
-// extension says: .csv, .clog, .parquet or .root; "-" writes CSV to
+// extension says: .csv, .clog, .parquet, .arrow or .root; "-" writes CSV to
 // stdout. Close flushes and closes the file.
 func CreateClusters(name string, stdout io.Writer) (ClusterWriter, error) {
 	ext := strings.ToLower(filepath.Ext(name))
@@ -37,9 +37,9 @@ func CreateClusters(name string, stdout io.Writer) (ClusterWriter, error) {
 	switch ext {
 	case ".root":
 		return CreateClusterROOT(name)
-	case ".csv", ".clog", ".parquet":
+	case ".csv", ".clog", ".parquet", ".arrow":
 	default:
-		return nil, fmt.Errorf("output: %s: %w %q (want .csv, .clog, .parquet or .root)", name, ErrUnknownFormat, ext)
+		return nil, fmt.Errorf("output: %s: %w %q (want .csv, .clog, .parquet, .arrow or .root)", name, ErrUnknownFormat, ext)
 	}
 	w, closeFile, err := CreateFile(name, stdout)
 	if err != nil {
@@ -51,6 +51,8 @@ func CreateClusters(name string, stdout io.Writer) (ClusterWriter, error) {
 		cw, err = NewClusterCSV(w)
 	case ".clog":
 		cw = NewCLog(w)
+	case ".arrow":
+		cw, err = NewClusterArrow(w)
 	default:
 		cw, err = NewClusterParquet(w)
 	}

@@ -1,8 +1,8 @@
 // Package output writes hitflow's results in the formats analysis tools
 // read, reads them back, and draws figures. It depends on the domain
 // packages (never the other way round) and is the only place that pulls
-// in the heavy I/O libraries (arrow-go for Parquet, go-hep for ROOT and
-// plots).
+// in the heavy I/O libraries (arrow-go for Parquet and Arrow IPC, go-hep
+// for ROOT and plots).
 //
 // Pixel clusters ([CreateClusters], [ReadClusters]), by extension:
 //
@@ -15,6 +15,8 @@
 //	          keV when calibrated, ToT otherwise (written only)
 //	.parquet  the CSV columns ([ClusterParquetFields]), energy_kev null when
 //	          uncalibrated
+//	.arrow    the same columns as an Arrow IPC file (Feather v2), uncompressed:
+//	          the fastest to write; pyarrow, polars and pandas read it
 //	.root     a TTree "clusters": the features as scalar branches (centroid
 //	          cx, cy; plus calibrated and n) and the hits as std::vector
 //	          branches x y toa tot e

@@ -11,6 +11,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
@@ -20,20 +21,25 @@ import (
 	"github.com/hitflow/hitflow/pixel/tpx3"
 )
 
-// ReadClusters reads a clusters file written by hitflow (.csv, .parquet or
-// .root) whole. The ROOT format carries the hits of each cluster, which
+// ReadClusters reads a clusters file written by hitflow (.csv, .parquet,
+// .arrow or .root) whole. The ROOT format carries the hits of each cluster, which
 // come back as Members.
 func ReadClusters(name string) (c *pixel.Clusters, err error) {
 	defer recoverDamage(name, &err)
 	switch ext := strings.ToLower(filepath.Ext(name)); ext {
 	case ".csv":
 		return readClusterCSV(name)
-	case ".parquet":
-		return readClusterParquet(name)
+	case ".parquet", ".arrow":
+		tbl, err := readTable(name, ClusterParquetFields)
+		if err != nil {
+			return nil, err
+		}
+		defer tbl.Release()
+		return clustersFromTable(tbl), nil
 	case ".root":
 		return readClusterROOT(name)
 	default:
-		return nil, fmt.Errorf("output: %s: cannot read clusters from %q files (want .csv, .parquet or .root)", name, ext)
+		return nil, fmt.Errorf("output: %s: cannot read clusters from %q files (want .csv, .parquet, .arrow or .root)", name, ext)
 	}
 }
 
@@ -45,15 +51,20 @@ func recoverDamage(name string, err *error) {
 	}
 }
 
-// readParquet reads a Parquet file into an Arrow table and checks that it
-// has the columns of fields.
-func readParquet(name string, fields []arrow.Field) (arrow.Table, error) {
+// readTable reads a Parquet or Arrow IPC file (by its extension) into an
+// Arrow table and checks that it has the columns of fields.
+func readTable(name string, fields []arrow.Field) (arrow.Table, error) {
 	f, err := os.Open(name)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	tbl, err := pqarrow.ReadTable(context.Background(), f, nil, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
+	var tbl arrow.Table
+	if strings.EqualFold(filepath.Ext(name), ".arrow") {
+		tbl, err = readArrowIPC(f)
+	} else {
+		tbl, err = pqarrow.ReadTable(context.Background(), f, nil, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("output: %s: %w", name, err)
 	}
@@ -74,12 +85,34 @@ func eachChunk(tbl arrow.Table, col string, fn func(a arrow.Array)) {
 	}
 }
 
-func readClusterParquet(name string) (*pixel.Clusters, error) {
-	tbl, err := readParquet(name, ClusterParquetFields)
+// readArrowIPC reads every record batch of an Arrow IPC file.
+func readArrowIPC(f *os.File) (arrow.Table, error) {
+	fr, err := ipc.NewFileReader(f)
 	if err != nil {
 		return nil, err
 	}
-	defer tbl.Release()
+	defer fr.Close()
+	recs := make([]arrow.RecordBatch, fr.NumRecords())
+	for i := range recs {
+		rec, err := fr.RecordBatchAt(i)
+		if err != nil {
+			for _, r := range recs[:i] {
+				r.Release()
+			}
+			return nil, err
+		}
+		recs[i] = rec
+	}
+	tbl := array.NewTableFromRecords(fr.Schema(), recs)
+	for _, r := range recs {
+		r.Release()
+	}
+	return tbl, nil
+}
+
+// clustersFromTable converts a table with the columns of
+// [ClusterParquetFields].
+func clustersFromTable(tbl arrow.Table) *pixel.Clusters {
 	c := &pixel.Clusters{}
 	c.Reset()
 	eachChunk(tbl, "id", func(a arrow.Array) { c.ID = append(c.ID, a.(*array.Int64).Int64Values()...) })
@@ -117,7 +150,7 @@ func readClusterParquet(name string) (*pixel.Clusters, error) {
 	u16("ymin", &c.YMin)
 	u16("ymax", &c.YMax)
 	f64("max", &c.Max)
-	return c, nil
+	return c
 }
 
 // readClusterCSV reads the cluster CSV; errors name the line.
@@ -189,7 +222,7 @@ func ReadHits(name string) (l *pixel.Labelled, err error) {
 		defer f.Close()
 		return tpx3.ReadLabelled(f, name)
 	case ".parquet":
-		tbl, err := readParquet(name, HitParquetFields)
+		tbl, err := readTable(name, HitParquetFields)
 		if err != nil {
 			return nil, err
 		}
@@ -258,6 +291,8 @@ func Kind(name string) (kind string, err error) {
 			return "clusters", nil
 		}
 		return "clue", nil
+	case ".arrow": // only clusters are written as Arrow
+		return "clusters", nil
 	case ".root":
 		f, err := groot.Open(name)
 		if err != nil {

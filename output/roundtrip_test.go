@@ -122,7 +122,7 @@ func TestClusterRoundTrip(t *testing.T) {
 		if want.Len() < 500 {
 			t.Fatalf("%d clusters", want.Len())
 		}
-		for _, ext := range []string{".csv", ".parquet", ".root"} {
+		for _, ext := range []string{".csv", ".parquet", ".arrow", ".root"} {
 			got := roundTrip(t, filepath.Join(t.TempDir(), "clusters"+ext), batches...)
 			sameClusters(t, ext, got, want, ext == ".root")
 		}
@@ -219,6 +219,21 @@ func TestHitsRoundTrip(t *testing.T) {
 			if !ok || len(got.Labels) != m.Len() {
 				t.Fatalf("%s (calibrated %v): hits differ after the round trip", ext, calibrated)
 			}
+		}
+	}
+}
+
+// TestEmptyClusterTables: a run without clusters still writes a file that
+// reads back as no clusters, in each columnar format.
+func TestEmptyClusterTables(t *testing.T) {
+	for _, ext := range []string{".parquet", ".arrow"} {
+		name := filepath.Join(t.TempDir(), "clusters"+ext)
+		got := roundTrip(t, name)
+		if got.Len() != 0 {
+			t.Fatalf("%s: %d clusters from an empty run", ext, got.Len())
+		}
+		if kind, err := Kind(name); err != nil || kind != "clusters" {
+			t.Fatalf("%s: kind %q, %v", ext, kind, err)
 		}
 	}
 }

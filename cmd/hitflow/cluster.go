@@ -46,9 +46,10 @@ Modes: sequential (one core), lanes (time windows clustered on --workers
 cores and stitched), chunked (the paper's chunked union-find); all give
 the same clusters in the same order; auto picks lanes on several cores.
 The clusters file format follows the extension: .csv (default, stdout with
--o -), .clog (ADVACAM cluster log), .parquet (one row per cluster) or .root
-(a TTree "clusters" with the features and the hits of each cluster as
-std::vector branches). --hits writes .csv or .parquet. A one-line
+-o -), .clog (ADVACAM cluster log), .parquet (one row per cluster, compact),
+.arrow (Arrow IPC/Feather, the Parquet columns uncompressed: the fastest to
+write) or .root (a TTree "clusters" with the features and the hits of each
+cluster as std::vector branches). --hits writes .csv or .parquet. A one-line
 summary goes to stderr.`,
 		Example: `  hitflow cluster -o clusters.csv run.tpx3
   hitflow cluster --definition global --dt 600ns --calib calib/ -o clusters.clog run.t3pa
@@ -70,7 +71,7 @@ summary goes to stderr.`,
 	f.StringVar(&o.calib, "calib", "", "directory with the a.txt, b.txt, c.txt, t.txt calibration")
 	f.StringVar(&o.hits, "hits", "", "also write every hit with its cluster id (.csv: x,y,toa_ns,tot,cluster, or .parquet)")
 	f.StringVar(&o.tdc, "tdc", "", "also write the TDC packets of .tpx3 input (CSV)")
-	f.StringVarP(&o.out, "output", "o", o.out, "clusters file (.csv, .clog, .parquet or .root); - for CSV on stdout")
+	f.StringVarP(&o.out, "output", "o", o.out, "clusters file (.csv, .clog, .parquet, .arrow or .root); - for CSV on stdout")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress bar")
 	return cmd
 }

@@ -145,8 +145,8 @@ func writeScalingPlot(name string, series []output.Series) error {
 	return f.Close()
 }
 
-// benchEndToEnd times .tpx3 file -> clusters CSV file for every mode on all
-// workers.
+// benchEndToEnd times .tpx3 file -> clusters file (Parquet, then Arrow IPC)
+// for every mode on all workers.
 func benchEndToEnd(ctx context.Context, o pixelBenchOptions, modes []pixel.Mode, workers int, stdout, stderr io.Writer) error {
 	dir, err := os.MkdirTemp("", "hitflow-bench")
 	if err != nil {
@@ -165,24 +165,26 @@ func benchEndToEnd(ctx context.Context, o pixelBenchOptions, modes []pixel.Mode,
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "\nEnd to end: %s (%.0f MB) decoded, sorted (500 us window), clustered and written as Parquet to %s; median of %d runs.\n\n",
+	fmt.Fprintf(stdout, "\nEnd to end: %s (%.0f MB) decoded, sorted (500 us window), clustered and written as Parquet or Arrow IPC to %s; median of %d runs.\n\n",
 		file, float64(fi.Size())/1e6, dir, o.runs)
-	fmt.Fprintf(stdout, "| mode | workers | hits | clusters | Mhit/s |\n|---|---|---|---|---|\n")
-	for _, m := range modes {
-		w := workers
-		if m == pixel.Sequential {
-			w = 1
-		}
-		var times []time.Duration
-		var sum pipeline.Summary
-		for range o.runs {
-			if sum, err = endToEnd(ctx, file, filepath.Join(dir, "clusters.parquet"), m, w); err != nil {
-				return err
+	fmt.Fprintf(stdout, "| output | mode | workers | hits | clusters | Mhit/s |\n|---|---|---|---|---|---|\n")
+	for _, ext := range []string{".parquet", ".arrow"} {
+		for _, m := range modes {
+			w := workers
+			if m == pixel.Sequential {
+				w = 1
 			}
-			times = append(times, sum.Elapsed)
+			var times []time.Duration
+			var sum pipeline.Summary
+			for range o.runs {
+				if sum, err = endToEnd(ctx, file, filepath.Join(dir, "clusters"+ext), m, w); err != nil {
+					return err
+				}
+				times = append(times, sum.Elapsed)
+			}
+			med := median(times)
+			fmt.Fprintf(stdout, "| %s | %s | %d | %d | %d | %.2f |\n", ext, m, w, sum.Hits, sum.Clusters, float64(sum.Hits)/med.Seconds()/1e6)
 		}
-		med := median(times)
-		fmt.Fprintf(stdout, "| %s | %d | %d | %d | %.2f |\n", m, w, sum.Hits, sum.Clusters, float64(sum.Hits)/med.Seconds()/1e6)
 	}
 	return nil
 }

@@ -76,7 +76,8 @@ func TestBenchPixel(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	for _, want := range []string{"| gamma | 2.", "| sequential | 1 |", "| lanes | 1 |", "| chunked | 1 |", "End to end"} {
+	for _, want := range []string{"| gamma | 2.", "| sequential | 1 |", "| lanes | 1 |", "| chunked | 1 |", "End to end",
+		"| .parquet | sequential | 1 | 20000 |", "| .arrow | sequential | 1 | 20000 |", "| .arrow | lanes |"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("no %q in\n%s", want, stdout)
 		}
