@@ -16,8 +16,7 @@ type Sorter struct {
 	out      Hits
 	released Time // time of the latest released hit
 	maxSeen  Time
-	perm     []int32
-	scratch  []int32
+	order    timeSort
 }
 
 // NewSorter returns a sorter for streams that are window-ordered.
@@ -41,18 +40,18 @@ func (s *Sorter) Push(h *Hits) *Hits {
 	}
 	src := h
 	if onTime != h.Len() || !isSorted(h.ToA) {
-		s.perm, s.scratch = sortByTime(h.ToA, s.perm, s.scratch)
+		perm := s.order.sortByTime(h.ToA)
 		if onTime != h.Len() { // drop the late hits, already released
 			k := 0
-			for _, i := range s.perm {
+			for _, i := range perm {
 				if h.ToA[i] >= s.released {
-					s.perm[k] = i
+					perm[k] = i
 					k++
 				}
 			}
-			s.perm = s.perm[:k]
+			perm = perm[:k]
 		}
-		s.fresh.gather(h, s.perm)
+		s.fresh.gather(h, perm)
 		src = &s.fresh
 	}
 	s.merge(src)

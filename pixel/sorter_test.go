@@ -124,14 +124,14 @@ func TestLateHits(t *testing.T) {
 
 func TestSortByTime(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
-	var perm, scratch []int32
-	for _, n := range []int{0, 1, 2, 100, 5000} {
+	var s timeSort
+	for _, n := range []int{0, 1, 2, 3, 5, 7, 100, 4099, 5000} {
 		for _, span := range []int64{1, 3, 1 << 12, 1 << 40, 1 << 62} {
 			toa := make([]Time, n)
 			for i := range toa {
 				toa[i] = Time(r.Int64N(span)) - Time(span/2)
 			}
-			perm, scratch = sortByTime(toa, perm, scratch)
+			perm := s.sortByTime(toa)
 			want := make([]int32, n)
 			for i := range want {
 				want[i] = int32(i)
