@@ -22,23 +22,26 @@ import (
 // WriteCLUE writes the points and CLUE's result, one row or entry per
 // point: the coordinates, layer (when the input had one), weight, rho,
 // delta (+Inf without a nearest-higher), nh, isSeed and clusterId. The
-// format follows the extension: .csv, .parquet or .root (a TTree "clue");
-// "-" is CSV on stdout.
+// format follows the extension: .csv, .parquet, .arrow (Arrow IPC) or
+// .root (a TTree "clue"); "-" is CSV on stdout.
 func WriteCLUE(name string, stdout io.Writer, t *cluecsv.Table, r *clue.Result) error {
 	ext := strings.ToLower(filepath.Ext(name))
 	if name == "-" {
 		ext = ".csv"
 	}
 	switch ext {
-	case ".csv", ".parquet":
+	case ".csv", ".parquet", ".arrow":
 		w, closeFile, err := CreateFile(name, stdout)
 		if err != nil {
 			return err
 		}
-		if ext == ".csv" {
+		switch ext {
+		case ".csv":
 			err = cluecsv.Write(w, t, r)
-		} else {
-			err = writeCLUEParquet(w, t, r)
+		case ".arrow":
+			err = writeCLUETable(newArrowTable, w, t, r)
+		default:
+			err = writeCLUETable(newParquetTable, w, t, r)
 		}
 		if cerr := closeFile(); err == nil {
 			err = cerr
@@ -47,7 +50,7 @@ func WriteCLUE(name string, stdout io.Writer, t *cluecsv.Table, r *clue.Result) 
 	case ".root":
 		return writeCLUEROOT(name, t, r)
 	}
-	return fmt.Errorf("output: %s: %w %q (want .csv, .parquet or .root)", name, ErrUnknownFormat, ext)
+	return fmt.Errorf("output: %s: %w %q (want .csv, .parquet, .arrow or .root)", name, ErrUnknownFormat, ext)
 }
 
 func clueFields(t *cluecsv.Table) []arrow.Field {
@@ -63,8 +66,10 @@ func clueFields(t *cluecsv.Table) []arrow.Field {
 		field("isSeed", arrow.FixedWidthTypes.Boolean), field("clusterId", arrow.PrimitiveTypes.Int32))
 }
 
-func writeCLUEParquet(w io.Writer, t *cluecsv.Table, r *clue.Result) error {
-	tab, err := newParquetTable(w, clueFields(t))
+// writeCLUETable writes the result as a table that newTable starts:
+// Parquet or Arrow.
+func writeCLUETable(newTable func(io.Writer, []arrow.Field) (*table, error), w io.Writer, t *cluecsv.Table, r *clue.Result) error {
+	tab, err := newTable(w, clueFields(t))
 	if err != nil {
 		return err
 	}
@@ -166,12 +171,12 @@ func ReadCLUE(name string) (t *cluecsv.Table, r *clue.Result, err error) {
 	switch ext := strings.ToLower(filepath.Ext(name)); ext {
 	case ".csv":
 		return readCLUECSV(name)
-	case ".parquet":
-		return readCLUEParquet(name)
+	case ".parquet", ".arrow":
+		return readCLUETable(name)
 	case ".root":
 		return readCLUEROOT(name)
 	default:
-		return nil, nil, fmt.Errorf("output: %s: %w %q (want .csv, .parquet or .root)", name, ErrUnknownFormat, ext)
+		return nil, nil, fmt.Errorf("output: %s: %w %q (want .csv, .parquet, .arrow or .root)", name, ErrUnknownFormat, ext)
 	}
 }
 
@@ -245,7 +250,7 @@ func readCLUECSV(name string) (*cluecsv.Table, *clue.Result, error) {
 	return t, r, nil
 }
 
-func readCLUEParquet(name string) (*cluecsv.Table, *clue.Result, error) {
+func readCLUETable(name string) (*cluecsv.Table, *clue.Result, error) {
 	tbl, err := readTable(name, nil)
 	if err != nil {
 		return nil, nil, err

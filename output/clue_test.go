@@ -34,7 +34,7 @@ func TestCLUERoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, ext := range []string{".csv", ".parquet", ".root"} {
+		for _, ext := range []string{".csv", ".parquet", ".arrow", ".root"} {
 			name := filepath.Join(t.TempDir(), "clue"+ext)
 			if err := WriteCLUE(name, nil, tab, res); err != nil {
 				t.Fatal(err)
@@ -53,6 +53,9 @@ func TestCLUERoundTrip(t *testing.T) {
 			}
 			if !ok {
 				t.Fatalf("%v %s: values differ after the round trip", tab.Coords, ext)
+			}
+			if kind, err := Kind(name); err != nil || kind != "clue" {
+				t.Fatalf("%s: kind %q, %v", ext, kind, err)
 			}
 		}
 	}

@@ -86,25 +86,28 @@ type HitWriter interface {
 	Close() error
 }
 
-// CreateHits creates a per-hit label file: .csv (x,y,toa_ns,tot,cluster)
-// or .parquet (with energy_kev); "-" writes CSV to stdout. Close flushes
-// and closes the file.
+// CreateHits creates a per-hit label file: .csv (x,y,toa_ns,tot,cluster),
+// .parquet or .arrow (with energy_kev); "-" writes CSV to stdout. Close
+// flushes and closes the file.
 func CreateHits(name string, stdout io.Writer) (HitWriter, error) {
 	ext := strings.ToLower(filepath.Ext(name))
 	if name == "-" {
 		ext = ".csv"
 	}
-	if ext != ".csv" && ext != ".parquet" {
-		return nil, fmt.Errorf("output: %s: %w %q (want .csv or .parquet)", name, ErrUnknownFormat, ext)
+	if ext != ".csv" && ext != ".parquet" && ext != ".arrow" {
+		return nil, fmt.Errorf("output: %s: %w %q (want .csv, .parquet or .arrow)", name, ErrUnknownFormat, ext)
 	}
 	w, closeFile, err := CreateFile(name, stdout)
 	if err != nil {
 		return nil, err
 	}
 	var hw HitWriter
-	if ext == ".csv" {
+	switch ext {
+	case ".csv":
 		hw, err = tpx3.NewCSVWriter(w, true)
-	} else {
+	case ".arrow":
+		hw, err = NewHitArrow(w)
+	default:
 		hw, err = NewHitParquet(w)
 	}
 	if err != nil {

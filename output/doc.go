@@ -21,9 +21,9 @@
 //	          cx, cy; plus calibrated and n) and the hits as std::vector
 //	          branches x y toa tot e
 //
-// Per-hit labels ([CreateHits], [ReadHits]): .csv or .parquet. CLUE results
-// ([WriteCLUE], [ReadCLUE]): .csv, .parquet or .root (TTree "clue"). J-PET
-// events: [WriteEventsParquet], [ReadEventsParquet]. Every writer streams:
-// memory does not grow with the file. Readers return errors naming the file
-// for damaged input, never a library panic.
+// Per-hit labels ([CreateHits], [ReadHits]): .csv, .parquet or .arrow. CLUE
+// results ([WriteCLUE], [ReadCLUE]): .csv, .parquet, .arrow or .root (TTree
+// "clue"). J-PET events: [WriteEventsParquet], [ReadEventsParquet]. Every
+// writer streams: memory does not grow with the file. Readers return
+// errors naming the file for damaged input, never a library panic.
 package output

@@ -190,19 +190,27 @@ var HitParquetFields = []arrow.Field{
 	nullable("energy_kev", arrow.PrimitiveTypes.Float32), field("cluster", arrow.PrimitiveTypes.Int64),
 }
 
-// HitParquet writes every hit with its cluster id.
-type HitParquet struct {
+// HitTable writes every hit with its cluster id into a Parquet or Arrow
+// file.
+type HitTable struct {
 	t *table
 }
 
+// NewHitArrow returns a streaming Arrow IPC writer of labelled hits, with
+// the columns of the Parquet one.
+func NewHitArrow(w io.Writer) (*HitTable, error) {
+	t, err := newArrowTable(w, HitParquetFields)
+	return &HitTable{t: t}, err
+}
+
 // NewHitParquet returns a streaming Parquet writer of labelled hits.
-func NewHitParquet(w io.Writer) (*HitParquet, error) {
+func NewHitParquet(w io.Writer) (*HitTable, error) {
 	t, err := newParquetTable(w, HitParquetFields)
-	return &HitParquet{t: t}, err
+	return &HitTable{t: t}, err
 }
 
 // WriteLabelled writes hits [from, to) of h with the cluster id label.
-func (p *HitParquet) WriteLabelled(h *pixel.Hits, from, to int, label int64) error {
+func (p *HitTable) WriteLabelled(h *pixel.Hits, from, to int, label int64) error {
 	f := p.t.rb.Fields()
 	f[0].(*array.Uint16Builder).AppendValues(h.X[from:to], nil)
 	f[1].(*array.Uint16Builder).AppendValues(h.Y[from:to], nil)
@@ -223,4 +231,4 @@ func (p *HitParquet) WriteLabelled(h *pixel.Hits, from, to int, label int64) err
 	return p.t.added(to - from)
 }
 
-func (p *HitParquet) Close() error { return p.t.Close() }
+func (p *HitTable) Close() error { return p.t.Close() }

@@ -209,8 +209,8 @@ func readClusterCSV(name string) (*pixel.Clusters, error) {
 	return c, nil
 }
 
-// ReadHits reads a per-hit label file (.csv or .parquet) written by
-// [CreateHits].
+// ReadHits reads a per-hit label file (.csv, .parquet or .arrow) written
+// by [CreateHits].
 func ReadHits(name string) (l *pixel.Labelled, err error) {
 	defer recoverDamage(name, &err)
 	switch ext := strings.ToLower(filepath.Ext(name)); ext {
@@ -221,7 +221,7 @@ func ReadHits(name string) (l *pixel.Labelled, err error) {
 		}
 		defer f.Close()
 		return tpx3.ReadLabelled(f, name)
-	case ".parquet":
+	case ".parquet", ".arrow":
 		tbl, err := readTable(name, HitParquetFields)
 		if err != nil {
 			return nil, err
@@ -248,7 +248,7 @@ func ReadHits(name string) (l *pixel.Labelled, err error) {
 		eachChunk(tbl, "cluster", func(a arrow.Array) { l.Labels = append(l.Labels, a.(*array.Int64).Int64Values()...) })
 		return l, nil
 	default:
-		return nil, fmt.Errorf("output: %s: %w %q for hits (want .csv or .parquet)", name, ErrUnknownFormat, ext)
+		return nil, fmt.Errorf("output: %s: %w %q for hits (want .csv, .parquet or .arrow)", name, ErrUnknownFormat, ext)
 	}
 }
 
@@ -291,8 +291,22 @@ func Kind(name string) (kind string, err error) {
 			return "clusters", nil
 		}
 		return "clue", nil
-	case ".arrow": // only clusters are written as Arrow
-		return "clusters", nil
+	case ".arrow":
+		// The schema is at the start: no need to read the columns.
+		f, err := os.Open(name)
+		if err != nil {
+			return "", err
+		}
+		defer f.Close()
+		fr, err := ipc.NewFileReader(f)
+		if err != nil {
+			return "", fmt.Errorf("output: %s: %w", name, err)
+		}
+		defer fr.Close()
+		if len(fr.Schema().FieldIndices("tot_sum")) > 0 {
+			return "clusters", nil
+		}
+		return "clue", nil
 	case ".root":
 		f, err := groot.Open(name)
 		if err != nil {

@@ -73,7 +73,7 @@ exponential[:rate[:amp]].`,
 	f.StringVar(&o.kernel, "kernel", o.kernel, "density kernel: flat, cms, gaussian[:std[:amp]], exponential[:rate[:amp]]")
 	f.Float64Var(&o.tile, "tile", 0, "grid tile size (0: automatic, from dm and the extent)")
 	f.IntVar(&o.workers, "workers", 0, "worker goroutines (0: all cores)")
-	f.StringVarP(&o.out, "output", "o", o.out, "output file (.csv, .parquet or .root); - for CSV on stdout")
+	f.StringVarP(&o.out, "output", "o", o.out, "output file (.csv, .parquet, .arrow or .root); - for CSV on stdout")
 	f.StringVar(&o.plot, "plot", "", "also draw the points coloured by cluster (.png or .svg)")
 	f.IntSliceVar(&o.axes, "plot-axes", o.axes, "the two coordinates the plot shows")
 	f.IntVar(&o.plotLayer, "plot-layer", o.plotLayer, "plot only this layer (-1: all)")

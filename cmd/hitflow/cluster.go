@@ -49,7 +49,7 @@ The clusters file format follows the extension: .csv (default, stdout with
 -o -), .clog (ADVACAM cluster log), .parquet (one row per cluster, compact),
 .arrow (Arrow IPC/Feather, the Parquet columns uncompressed: the fastest to
 write) or .root (a TTree "clusters" with the features and the hits of each
-cluster as std::vector branches). --hits writes .csv or .parquet. A one-line
+cluster as std::vector branches). --hits writes .csv, .parquet or .arrow. A one-line
 summary goes to stderr.`,
 		Example: `  hitflow cluster -o clusters.csv run.tpx3
   hitflow cluster --definition global --dt 600ns --calib calib/ -o clusters.clog run.t3pa
@@ -69,7 +69,7 @@ summary goes to stderr.`,
 	f.StringVar(&o.layout, "layout", o.layout, "chip placement of .tpx3 data: single, row or quad")
 	f.Var(sizeFlag{&o.width, &o.height}, "sensor", "sensor size of text inputs (linear pixel index width)")
 	f.StringVar(&o.calib, "calib", "", "directory with the a.txt, b.txt, c.txt, t.txt calibration")
-	f.StringVar(&o.hits, "hits", "", "also write every hit with its cluster id (.csv: x,y,toa_ns,tot,cluster, or .parquet)")
+	f.StringVar(&o.hits, "hits", "", "also write every hit with its cluster id (.csv: x,y,toa_ns,tot,cluster, .parquet or .arrow)")
 	f.StringVar(&o.tdc, "tdc", "", "also write the TDC packets of .tpx3 input (CSV)")
 	f.StringVarP(&o.out, "output", "o", o.out, "clusters file (.csv, .clog, .parquet, .arrow or .root); - for CSV on stdout")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress bar")
