@@ -171,12 +171,19 @@ func ReadCLUE(name string) (t *cluecsv.Table, r *clue.Result, err error) {
 	switch ext := strings.ToLower(filepath.Ext(name)); ext {
 	case ".csv":
 		return readCLUECSV(name)
-	case ".parquet", ".arrow":
-		return readCLUETable(name)
+	case ".parquet":
+		tbl, err := readParquet(name, nil)
+		if err != nil {
+			return nil, nil, err
+		}
+		defer tbl.Release()
+		return clueFromTable(name, tbl)
+	case ".arrow":
+		return nil, nil, arrowNotRead(name)
 	case ".root":
 		return readCLUEROOT(name)
 	default:
-		return nil, nil, fmt.Errorf("output: %s: %w %q (want .csv, .parquet, .arrow or .root)", name, ErrUnknownFormat, ext)
+		return nil, nil, fmt.Errorf("output: %s: %w %q (want .csv, .parquet or .root)", name, ErrUnknownFormat, ext)
 	}
 }
 
@@ -250,12 +257,8 @@ func readCLUECSV(name string) (*cluecsv.Table, *clue.Result, error) {
 	return t, r, nil
 }
 
-func readCLUETable(name string) (*cluecsv.Table, *clue.Result, error) {
-	tbl, err := readTable(name, nil)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer tbl.Release()
+// clueFromTable converts a table with the columns [WriteCLUE] writes.
+func clueFromTable(name string, tbl arrow.Table) (*cluecsv.Table, *clue.Result, error) {
 	t := &cluecsv.Table{}
 	for _, f := range tbl.Schema().Fields() {
 		if f.Name == "weight" {

@@ -17,13 +17,14 @@
 //	          uncalibrated
 //	.arrow    the same columns as an Arrow IPC file (Feather v2), uncompressed:
 //	          the fastest to write; pyarrow, polars and pandas read it
+//	          (written only: see [ReadClusters])
 //	.root     a TTree "clusters": the features as scalar branches (centroid
 //	          cx, cy; plus calibrated and n) and the hits as std::vector
 //	          branches x y toa tot e
 //
 // Per-hit labels ([CreateHits], [ReadHits]): .csv, .parquet or .arrow. CLUE
 // results ([WriteCLUE], [ReadCLUE]): .csv, .parquet, .arrow or .root (TTree
-// "clue"). J-PET events: [WriteEventsParquet], [ReadEventsParquet]. Every
+// "clue"). Arrow files are written, not read back. J-PET events: [WriteEventsParquet], [ReadEventsParquet]. Every
 // writer streams: memory does not grow with the file. Readers return
 // errors naming the file for damaged input, never a library panic.
 package output

@@ -48,7 +48,7 @@ func WriteEventsParquet(w io.Writer, events []jpet.Event) error {
 // non-finite value is an error naming the file and the row.
 func ReadEventsParquet(name string) (events []jpet.Event, err error) {
 	defer recoverDamage(name, &err)
-	tbl, err := readTable(name, EventParquetFields)
+	tbl, err := readParquet(name, EventParquetFields)
 	if err != nil {
 		return nil, err
 	}

@@ -12,7 +12,7 @@ import (
 // naming the file, never a panic.
 func FuzzReadClusters(f *testing.F) {
 	dir := f.TempDir()
-	for _, ext := range []string{".csv", ".parquet", ".arrow", ".root"} {
+	for _, ext := range []string{".csv", ".parquet", ".root"} {
 		name := filepath.Join(dir, "seed"+ext)
 		w, err := CreateClusters(name, nil)
 		if err != nil {
@@ -25,7 +25,7 @@ func FuzzReadClusters(f *testing.F) {
 		f.Add(ext, b[:len(b)/2])
 	}
 	f.Fuzz(func(t *testing.T, ext string, data []byte) {
-		if ext != ".csv" && ext != ".parquet" && ext != ".arrow" && ext != ".root" {
+		if ext != ".csv" && ext != ".parquet" && ext != ".root" {
 			return
 		}
 		name := filepath.Join(t.TempDir(), "fuzz"+ext)

@@ -11,7 +11,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
@@ -21,16 +20,21 @@ import (
 	"github.com/hitflow/hitflow/pixel/tpx3"
 )
 
-// ReadClusters reads a clusters file written by hitflow (.csv, .parquet,
-// .arrow or .root) whole. The ROOT format carries the hits of each cluster, which
-// come back as Members.
+// ReadClusters reads a clusters file written by hitflow (.csv, .parquet or
+// .root) whole. The ROOT format carries the hits of each cluster, which
+// come back as Members. Arrow files are refused with an error: arrow-go's
+// IPC reader trusts the counts in the file, and a damaged count can make
+// it allocate more memory than the machine has (found by fuzzing), which
+// crashes the program rather than returning an error.
 func ReadClusters(name string) (c *pixel.Clusters, err error) {
 	defer recoverDamage(name, &err)
 	switch ext := strings.ToLower(filepath.Ext(name)); ext {
 	case ".csv":
 		return readClusterCSV(name)
-	case ".parquet", ".arrow":
-		tbl, err := readTable(name, ClusterParquetFields)
+	case ".arrow":
+		return nil, arrowNotRead(name)
+	case ".parquet":
+		tbl, err := readParquet(name, ClusterParquetFields)
 		if err != nil {
 			return nil, err
 		}
@@ -39,7 +43,7 @@ func ReadClusters(name string) (c *pixel.Clusters, err error) {
 	case ".root":
 		return readClusterROOT(name)
 	default:
-		return nil, fmt.Errorf("output: %s: cannot read clusters from %q files (want .csv, .parquet, .arrow or .root)", name, ext)
+		return nil, fmt.Errorf("output: %s: cannot read clusters from %q files (want .csv, .parquet or .root)", name, ext)
 	}
 }
 
@@ -51,31 +55,42 @@ func recoverDamage(name string, err *error) {
 	}
 }
 
-// readTable reads a Parquet or Arrow IPC file (by its extension) into an
-// Arrow table and checks that it has the columns of fields.
-func readTable(name string, fields []arrow.Field) (arrow.Table, error) {
+// arrowNotRead is the error for reading an Arrow IPC file: hitflow writes
+// them for other tools but does not read them back, because arrow-go's IPC
+// reader trusts the counts in the file, and fuzzing found a damaged field
+// count that made it allocate 300 GB, a crash no recover can catch.
+func arrowNotRead(name string) error {
+	return fmt.Errorf("output: %s: Arrow files are written for pyarrow, polars or pandas, not read back by hitflow; use .parquet, .csv or .root", name)
+}
+
+// readParquet reads a Parquet file into an Arrow table and checks that it
+// has the columns of fields.
+func readParquet(name string, fields []arrow.Field) (arrow.Table, error) {
 	f, err := os.Open(name)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	var tbl arrow.Table
-	if strings.EqualFold(filepath.Ext(name), ".arrow") {
-		tbl, err = readArrowIPC(f)
-	} else {
-		tbl, err = pqarrow.ReadTable(context.Background(), f, nil, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
-	}
+	tbl, err := pqarrow.ReadTable(context.Background(), f, nil, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
 	if err != nil {
 		return nil, fmt.Errorf("output: %s: %w", name, err)
 	}
+	if err := checkColumns(name, tbl, fields); err != nil {
+		tbl.Release()
+		return nil, err
+	}
+	return tbl, nil
+}
+
+// checkColumns reports a column of fields missing from the table.
+func checkColumns(name string, tbl arrow.Table, fields []arrow.Field) error {
 	for _, want := range fields {
 		idx := tbl.Schema().FieldIndices(want.Name)
 		if len(idx) != 1 || !arrow.TypeEqual(tbl.Schema().Field(idx[0]).Type, want.Type) {
-			tbl.Release()
-			return nil, fmt.Errorf("output: %s: no column %s of type %s", name, want.Name, want.Type)
+			return fmt.Errorf("output: %s: no column %s of type %s", name, want.Name, want.Type)
 		}
 	}
-	return tbl, nil
+	return nil
 }
 
 // eachChunk calls fn with every chunk of the named column.
@@ -83,31 +98,6 @@ func eachChunk(tbl arrow.Table, col string, fn func(a arrow.Array)) {
 	for _, c := range tbl.Column(tbl.Schema().FieldIndices(col)[0]).Data().Chunks() {
 		fn(c)
 	}
-}
-
-// readArrowIPC reads every record batch of an Arrow IPC file.
-func readArrowIPC(f *os.File) (arrow.Table, error) {
-	fr, err := ipc.NewFileReader(f)
-	if err != nil {
-		return nil, err
-	}
-	defer fr.Close()
-	recs := make([]arrow.RecordBatch, fr.NumRecords())
-	for i := range recs {
-		rec, err := fr.RecordBatchAt(i)
-		if err != nil {
-			for _, r := range recs[:i] {
-				r.Release()
-			}
-			return nil, err
-		}
-		recs[i] = rec
-	}
-	tbl := array.NewTableFromRecords(fr.Schema(), recs)
-	for _, r := range recs {
-		r.Release()
-	}
-	return tbl, nil
 }
 
 // clustersFromTable converts a table with the columns of
@@ -209,8 +199,8 @@ func readClusterCSV(name string) (*pixel.Clusters, error) {
 	return c, nil
 }
 
-// ReadHits reads a per-hit label file (.csv, .parquet or .arrow) written
-// by [CreateHits].
+// ReadHits reads a per-hit label file (.csv or .parquet) written by
+// [CreateHits].
 func ReadHits(name string) (l *pixel.Labelled, err error) {
 	defer recoverDamage(name, &err)
 	switch ext := strings.ToLower(filepath.Ext(name)); ext {
@@ -221,35 +211,42 @@ func ReadHits(name string) (l *pixel.Labelled, err error) {
 		}
 		defer f.Close()
 		return tpx3.ReadLabelled(f, name)
-	case ".parquet", ".arrow":
-		tbl, err := readTable(name, HitParquetFields)
+	case ".arrow":
+		return nil, arrowNotRead(name)
+	case ".parquet":
+		tbl, err := readParquet(name, HitParquetFields)
 		if err != nil {
 			return nil, err
 		}
 		defer tbl.Release()
-		l := &pixel.Labelled{}
-		h := &l.Hits
-		eachChunk(tbl, "x", func(a arrow.Array) { h.X = append(h.X, a.(*array.Uint16).Uint16Values()...) })
-		eachChunk(tbl, "y", func(a arrow.Array) { h.Y = append(h.Y, a.(*array.Uint16).Uint16Values()...) })
-		eachChunk(tbl, "toa_ns", func(a arrow.Array) {
-			for _, v := range a.(*array.Float64).Float64Values() {
-				h.ToA = append(h.ToA, pixel.TimeFromNs(v))
-			}
-		})
-		eachChunk(tbl, "tot", func(a arrow.Array) { h.ToT = append(h.ToT, a.(*array.Uint16).Uint16Values()...) })
-		calibrated := true
-		eachChunk(tbl, "energy_kev", func(a arrow.Array) {
-			calibrated = calibrated && a.NullN() == 0
-			h.E = append(h.E, a.(*array.Float32).Float32Values()...)
-		})
-		if !calibrated {
-			h.E = nil
-		}
-		eachChunk(tbl, "cluster", func(a arrow.Array) { l.Labels = append(l.Labels, a.(*array.Int64).Int64Values()...) })
-		return l, nil
+		return hitsFromTable(tbl), nil
 	default:
-		return nil, fmt.Errorf("output: %s: %w %q for hits (want .csv, .parquet or .arrow)", name, ErrUnknownFormat, ext)
+		return nil, fmt.Errorf("output: %s: %w %q for hits (want .csv or .parquet)", name, ErrUnknownFormat, ext)
 	}
+}
+
+// hitsFromTable converts a table with the columns of [HitParquetFields].
+func hitsFromTable(tbl arrow.Table) *pixel.Labelled {
+	l := &pixel.Labelled{}
+	h := &l.Hits
+	eachChunk(tbl, "x", func(a arrow.Array) { h.X = append(h.X, a.(*array.Uint16).Uint16Values()...) })
+	eachChunk(tbl, "y", func(a arrow.Array) { h.Y = append(h.Y, a.(*array.Uint16).Uint16Values()...) })
+	eachChunk(tbl, "toa_ns", func(a arrow.Array) {
+		for _, v := range a.(*array.Float64).Float64Values() {
+			h.ToA = append(h.ToA, pixel.TimeFromNs(v))
+		}
+	})
+	eachChunk(tbl, "tot", func(a arrow.Array) { h.ToT = append(h.ToT, a.(*array.Uint16).Uint16Values()...) })
+	calibrated := true
+	eachChunk(tbl, "energy_kev", func(a arrow.Array) {
+		calibrated = calibrated && a.NullN() == 0
+		h.E = append(h.E, a.(*array.Float32).Float32Values()...)
+	})
+	if !calibrated {
+		h.E = nil
+	}
+	eachChunk(tbl, "cluster", func(a arrow.Array) { l.Labels = append(l.Labels, a.(*array.Int64).Int64Values()...) })
+	return l
 }
 
 // Kind says what a result file holds: "clusters", "clue" or "pet" (an
@@ -292,21 +289,7 @@ func Kind(name string) (kind string, err error) {
 		}
 		return "clue", nil
 	case ".arrow":
-		// The schema is at the start: no need to read the columns.
-		f, err := os.Open(name)
-		if err != nil {
-			return "", err
-		}
-		defer f.Close()
-		fr, err := ipc.NewFileReader(f)
-		if err != nil {
-			return "", fmt.Errorf("output: %s: %w", name, err)
-		}
-		defer fr.Close()
-		if len(fr.Schema().FieldIndices("tot_sum")) > 0 {
-			return "clusters", nil
-		}
-		return "clue", nil
+		return "", arrowNotRead(name)
 	case ".root":
 		f, err := groot.Open(name)
 		if err != nil {

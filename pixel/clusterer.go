@@ -110,7 +110,7 @@ func (c *Clusterer) addTo(out *Clusters, h *Hits) {
 		c.calibrated = true
 		c.e = append(c.e[:0], make([]float32, len(c.nodes))...)
 	}
-	// Emitting often clears the matrix of finished clusters, so that most
+	// Emitting often clears the occupancy of finished clusters, so that most
 	// new hits find an empty neighbourhood (the fast path).
 	for from := 0; from < h.Len(); from += emitEvery {
 		c.addRange(h, from, min(h.Len(), from+emitEvery))
