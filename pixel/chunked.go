@@ -195,7 +195,7 @@ func (c *ChunkedClusterer) process(final bool) {
 	})
 	for _, p := range c.pairs[:max(0, chunks-1)] {
 		for i := 0; i < len(p); i += 2 {
-			unionParents(c.parent, p[i], p[i+1])
+			union(c.parent, p[i], p[i+1])
 		}
 	}
 	firstOpen := c.finishBorders(final, chunks)
@@ -492,7 +492,7 @@ func (c *ChunkedClusterer) clusterChunk(mat []int32, occ []byte, lo, hi int) {
 		for ; m != 0; m &= m - 1 {
 			r := mat[p+c.offsets[bits.TrailingZeros32(m)]]
 			if d := t - toa[base+r]; d <= dt && d >= -dt {
-				unionParents(parent, i, base+r)
+				union(parent, i, base+r)
 			}
 		}
 		// A late hit does not hide a later one.
@@ -549,8 +549,8 @@ func (c *ChunkedClusterer) restore(mat []int32, lo, hi int) {
 	}
 }
 
-// unionParents joins the trees of a and b under the smaller root.
-func unionParents(parent []int32, a, b int32) {
+// union joins the trees of a and b under the smaller root.
+func union(parent []int32, a, b int32) {
 	a, b = find(parent, a), find(parent, b)
 	switch {
 	case a < b:

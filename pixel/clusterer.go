@@ -236,7 +236,7 @@ func (c *Clusterer) join(i int) {
 			case root < 0:
 				root = r
 			case r != root:
-				root = union(nodes, root, r)
+				root = unionNodes(nodes, root, r)
 			}
 		}
 		if root >= 0 {
@@ -319,9 +319,9 @@ func growLen[T any](s []T, n int) []T {
 	return s[:n]
 }
 
-// union puts the clusters rooted at a and b under the earlier root,
+// unionNodes puts the clusters rooted at a and b under the earlier root,
 // concatenating their lists, and returns that root.
-func union(nodes []node, a, b int32) int32 {
+func unionNodes(nodes []node, a, b int32) int32 {
 	a, b = min(a, b), max(a, b)
 	na, nb := &nodes[a], &nodes[b]
 	nb.parent = a
