@@ -254,3 +254,39 @@ func TestHugeExtent(t *testing.T) {
 		t.Fatalf("error %v, want one about coordinate 0's span", err)
 	}
 }
+
+// TestNearListCapacity: blobs whose points have about as many neighbours
+// within the first nearest-higher radius as a near list holds (exactly
+// full, one short, one over), among points just outside that radius that
+// the density scan meets after them, so that a write past a full list
+// would lose a neighbour. Compared with the reference.
+func TestNearListCapacity(t *testing.T) {
+	c := &Clusterer{Workers: 1}
+	for seed := range 300 {
+		r := rand.New(rand.NewPCG(uint64(seed), 7))
+		k := nearCap - 3 + r.IntN(6)
+		pts := &Points{Coords: [][]float64{nil, nil}}
+		add := func(x, y, w float64) {
+			pts.Coords[0] = append(pts.Coords[0], x)
+			pts.Coords[1] = append(pts.Coords[1], y)
+			pts.Weight = append(pts.Weight, w)
+		}
+		for b := range 4 {
+			cx := float64(b) * 20
+			for range k {
+				add(cx+r.Float64()*0.4, r.Float64()*0.4, float64(1+r.IntN(3)))
+			}
+			for range 20 { // within dc, outside dc/2, after the blob in the tile
+				add(cx+0.4+1.6+r.Float64()*0.9, r.Float64()*0.4, float64(1+r.IntN(3)))
+			}
+		}
+		p := Params{DC: 3, RhoC: 2, DeltaC: 5, DeltaO: 5, TileSize: 5}
+		got, err := c.Run(pts, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := equalResults(got, reference(pts, p)); err != nil {
+			t.Fatalf("seed %d, %d points a blob: %v", seed, k, err)
+		}
+	}
+}
