@@ -333,7 +333,7 @@ func (c *Clusterer) density(p Params) {
 func (c *Clusterer) flatDensity2D(i int, r, limit, firstLimit float64, s *scratch) float64 {
 	g := &c.grid
 	x := [2]float64{c.coords[0][i], c.coords[1][i]}
-	s.spans = g.spans(x[:], r, int(c.tile[i])/g.perLayer*g.perLayer, s.spans[:0])
+	s.spans = g.spans2D(x[0], x[1], r, int(c.tile[i])/g.perLayer*g.perLayer, s.spans[:0])
 	xs, ys, w := c.coords[0], c.coords[1], c.weight
 	near := c.near[i*nearStride : i*nearStride+nearStride]
 	var sum float64
@@ -451,7 +451,7 @@ func anyHigher(cands []candidate, rho []float64, order []int32, rhoI float64, id
 func (c *Clusterer) nearestHigher2D(i int, r, limit float64, s *scratch) (int32, float64, bool) {
 	g := &c.grid
 	x := [2]float64{c.coords[0][i], c.coords[1][i]}
-	s.spans = g.spans(x[:], r, int(c.tile[i])/g.perLayer*g.perLayer, s.spans[:0])
+	s.spans = g.spans2D(x[0], x[1], r, int(c.tile[i])/g.perLayer*g.perLayer, s.spans[:0])
 	xs, ys, rho, order := c.coords[0], c.coords[1], c.rho, c.order
 	rhoI, idxI := rho[i], order[i]
 	nh := newNearest()

@@ -126,7 +126,7 @@ func (g *grid) tileOf(pts *Points, i int) int32 {
 // by a relative 1e-9 so that rounding in the distance can never hide a
 // point that the exact test accepts.
 func (g *grid) spans(x []float64, r float64, base int, dst []span) []span {
-	r = r*(1+1e-9) + 1e-300
+	r = pad(r)
 	var lo, hi, c [maxDim]int
 	for d := range g.dim {
 		lo[d], hi[d] = g.cell(d, x[d]-r), g.cell(d, x[d]+r)
@@ -155,3 +155,20 @@ func (g *grid) spans(x []float64, r float64, base int, dst []span) []span {
 		}
 	}
 }
+
+// spans2D is spans for a 2D grid, the same runs in the same order, without
+// the loops over dimensions (which cost more than the runs themselves).
+func (g *grid) spans2D(x, y, r float64, base int, dst []span) []span {
+	r = pad(r)
+	x0, x1 := g.cell(0, x-r), g.cell(0, x+r)
+	for cy := g.cell(1, y-r); cy <= g.cell(1, y+r); cy++ {
+		row := base + cy*g.n[0]
+		if s, e := g.start[row+x0], g.start[row+x1+1]; s < e {
+			dst = append(dst, span{s, e})
+		}
+	}
+	return dst
+}
+
+// pad widens a search radius by a relative 1e-9 (see spans).
+func pad(r float64) float64 { return r*(1+1e-9) + 1e-300 }
