@@ -19,8 +19,10 @@ func (t Timings) Total() time.Duration {
 }
 
 // Clusterer runs CLUE and keeps its buffers for the next run, so that
-// clustering event after event allocates nothing per point. It is not safe
-// for concurrent use; Workers goroutines work inside one run.
+// clustering event after event allocates nothing per point: about 170
+// bytes per point of the largest run (64 of them the near lists of 2D
+// runs). It is not safe for concurrent use; Workers goroutines work inside
+// one run.
 type Clusterer struct {
 	Workers int // 0 or less: GOMAXPROCS
 	Timings Timings
