@@ -21,8 +21,8 @@ type timeSort struct {
 // 8 bits, whose 256 output streams stay in L1 (11-bit digits, one pass
 // fewer, were slower: their 2048 streams spill to L2). Passes in which
 // every key has the same digit are skipped: a batch spanning a few
-// milliseconds takes four. A batch whose offsets and indices do not fit in 64 bits (spanning
-// over half an hour) is sorted by comparison.
+// milliseconds takes four. A batch whose offsets and indices do not fit in
+// 64 bits (one spanning over half an hour) is sorted by comparison.
 func (s *timeSort) sortByTime(toa []Time) []int32 {
 	n := len(toa)
 	perm := resize(s.perm, n)
