@@ -385,22 +385,7 @@ func (c *Clusterer) nearestHigher(p Params) {
 		for i := lo; i < hi; i++ {
 			rhoI, idxI := rho[i], order[i]
 			if c.grid.dim == 2 {
-				if c.hasNear && c.nearN[i] <= nearCap {
-					if best, d, ok := c.nearestHigherListed(i, firstLimit); ok {
-						c.nh[i], c.delta[i] = best, d
-						continue
-					}
-				} else if best, d, ok := c.nearestHigher2D(i, first, firstLimit, s); ok {
-					c.nh[i], c.delta[i] = best, d
-					continue
-				}
-				if mid < dm {
-					if best, d, ok := c.nearestHigher2D(i, mid, midLimit, s); ok {
-						c.nh[i], c.delta[i] = best, d
-						continue
-					}
-				}
-				if best, d, ok := c.nearestHigher2D(i, dm, limit, s); ok {
+				if best, d, ok := c.nearestHigher2DRadii(i, first, firstLimit, mid, midLimit, dm, limit, s); ok {
 					c.nh[i], c.delta[i] = best, d
 					continue
 				}
@@ -457,6 +442,27 @@ func anyHigher(cands []candidate, rho []float64, order []int32, rhoI float64, id
 		}
 	}
 	return false
+}
+
+// nearestHigher2DRadii searches within the first radius (the near list
+// when there is one), then mid when it is below dm, then dm, and stops at
+// the first search that decides (see [nearest]).
+func (c *Clusterer) nearestHigher2DRadii(i int, first, firstLimit, mid, midLimit, dm, limit float64, s *scratch) (int32, float64, bool) {
+	var best int32
+	var d float64
+	var ok bool
+	if c.hasNear && c.nearN[i] <= nearCap {
+		best, d, ok = c.nearestHigherListed(i, firstLimit)
+	} else {
+		best, d, ok = c.nearestHigher2D(i, first, firstLimit, s)
+	}
+	if !ok && mid < dm {
+		best, d, ok = c.nearestHigher2D(i, mid, midLimit, s)
+	}
+	if !ok {
+		best, d, ok = c.nearestHigher2D(i, dm, limit, s)
+	}
+	return best, d, ok
 }
 
 // nearestHigher2D is one branch-free pass over the tiles of a 2D search
