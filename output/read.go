@@ -22,10 +22,7 @@ import (
 
 // ReadClusters reads a clusters file written by hitflow (.csv, .parquet or
 // .root) whole. The ROOT format carries the hits of each cluster, which
-// come back as Members. Arrow files are refused with an error: arrow-go's
-// IPC reader trusts the counts in the file, and a damaged count can make
-// it allocate more memory than the machine has (found by fuzzing), which
-// crashes the program rather than returning an error.
+// come back as Members. Arrow files are refused (see arrowNotRead).
 func ReadClusters(name string) (c *pixel.Clusters, err error) {
 	defer recoverDamage(name, &err)
 	switch ext := strings.ToLower(filepath.Ext(name)); ext {

@@ -378,14 +378,13 @@ func (c *Clusterer) emit(out *Clusters, mode emitMode) {
 			c.appendMembers(out, i)
 		}
 		out.ID[k] = id
+		var e *energySums
 		if c.calibrated {
-			e := c.energySums(i)
-			c.summarise(i, &s)
-			out.store(k, c.seq[i], &s, &e)
-		} else {
-			c.summarise(i, &s)
-			out.store(k, c.seq[i], &s, nil)
+			sums := c.energySums(i)
+			e = &sums
 		}
+		c.summarise(i, &s)
+		out.store(k, c.seq[i], &s, e)
 		k++
 		id++
 	}

@@ -25,7 +25,7 @@ type timeSort struct {
 // 64 bits (one spanning over half an hour) is sorted by comparison.
 func (s *timeSort) sortByTime(toa []Time) []int32 {
 	n := len(toa)
-	perm := resize(s.perm, n)
+	perm := growLen(s.perm, n)
 	s.perm = perm
 	if n == 0 {
 		return perm
@@ -43,7 +43,7 @@ func (s *timeSort) sortByTime(toa []Time) []int32 {
 		slices.SortStableFunc(perm, func(a, b int32) int { return cmp.Compare(toa[a], toa[b]) })
 		return perm
 	}
-	keys, tmp := resize(s.keys, n), resize(s.tmp, n)
+	keys, tmp := growLen(s.keys, n), growLen(s.tmp, n)
 	for i, t := range toa {
 		keys[i] = uint64(t-lo)<<idxBits | uint64(i)
 	}
@@ -100,11 +100,4 @@ func (s *timeSort) sortByTime(toa []Time) []int32 {
 		perm[i] = int32(k & (1<<idxBits - 1))
 	}
 	return perm
-}
-
-func resize[T any](s []T, n int) []T {
-	if cap(s) < n {
-		return make([]T, n)
-	}
-	return s[:n]
 }
