@@ -32,7 +32,7 @@ type Clusterer struct {
 	order  []int32 // k -> input index
 	pos    []int32 // input index -> k
 	key    []int32 // input index -> tile
-	tile   []int32 // k -> tile
+	layerTile []int32 // k -> the first tile of its layer
 	coords [][]float64
 	weight []float64
 	rho    []float64
@@ -111,7 +111,7 @@ func (c *Clusterer) Run(pts *Points, p Params) (*Result, error) {
 }
 
 func (c *Clusterer) resize(n, dim int) {
-	c.order, c.pos, c.key, c.tile = grow(c.order, n), grow(c.pos, n), grow(c.key, n), grow(c.tile, n)
+	c.order, c.pos, c.key, c.layerTile = grow(c.order, n), grow(c.pos, n), grow(c.key, n), grow(c.layerTile, n)
 	for len(c.coords) < dim {
 		c.coords = append(c.coords, nil)
 	}
@@ -191,11 +191,12 @@ func (c *Clusterer) index(pts *Points, p Params) error {
 		c.order[c.fill[k]] = int32(i)
 		c.fill[k]++
 	}
+	per := int32(g.perLayer)
 	c.parallel(n, func(_, lo, hi int) {
 		for k := lo; k < hi; k++ {
 			i := c.order[k]
 			c.pos[i] = int32(k)
-			c.tile[k] = c.key[i]
+			c.layerTile[k] = c.key[i] / per * per
 			for d := range c.coords {
 				c.coords[d][k] = pts.Coords[d][i]
 			}
@@ -226,7 +227,7 @@ func (c *Clusterer) neighbours(i int, r, limit float64, s *scratch) []candidate 
 	for d := range c.coords {
 		x[d] = c.coords[d][i]
 	}
-	base := int(c.tile[i]) / g.perLayer * g.perLayer
+	base := int(c.layerTile[i])
 	s.spans = g.spans(x[:g.dim], r, base, s.spans[:0])
 	total := 0
 	for _, sp := range s.spans {
@@ -303,7 +304,7 @@ func (c *Clusterer) density(p Params) {
 		s := c.scratches[w]
 		for i := lo; i < hi; i++ {
 			if flat2D {
-				c.rho[i] = c.flatDensity2D(i, p.DC, limit, firstLimit, s)
+				c.rho[i] = c.flatDensity2D(i, p.DC, limit, firstLimit)
 				continue
 			}
 			var sum, comp float64 // a double-double when not exact
@@ -332,34 +333,56 @@ func (c *Clusterer) density(p Params) {
 // lists the points within the first nearest-higher radius (firstLimit),
 // for nearestHigher: a handful instead of the tens that the tiles around
 // a point hold.
-func (c *Clusterer) flatDensity2D(i int, r, limit, firstLimit float64, s *scratch) float64 {
+func (c *Clusterer) flatDensity2D(i int, r, limit, firstLimit float64) float64 {
 	g := &c.grid
-	x := [2]float64{c.coords[0][i], c.coords[1][i]}
-	s.spans = g.spans2D(x[0], x[1], r, int(c.tile[i])/g.perLayer*g.perLayer, s.spans[:0])
 	xs, ys, w := c.coords[0], c.coords[1], c.weight
-	near := c.near[i*nearStride : i*nearStride+nearStride]
+	x, y := xs[i], ys[i]
+	b := g.box2D(x, y, r, int(c.layerTile[i]))
+	near := (*[nearStride]int32)(c.near[i*nearStride:])
 	var sum float64
-	n := 0
-	for _, sp := range s.spans {
-		for j := sp.lo; j < sp.hi; j++ {
-			dx, dy := xs[j]-x[0], ys[j]-x[1]
-			d2 := float64(dx*dx) + float64(dy*dy)
-			sum += w[j] * float64(b2i(d2 <= limit))
-			// Written always, kept when near: no branch. Past the
-			// capacity the writes go to the spare last slot and the count
-			// goes on, which marks the list as unusable.
-			near[min(n, nearCap)] = j
-			n += b2i(d2 <= firstLimit)
-		}
+	n := uint(0)
+	for row := b.first; row <= b.last; row += g.n[0] {
+		lo, hi := g.start[row+b.x0], g.start[row+b.x1+1]
+		var rowSum float64
+		rowSum, n = flatRow(xs[lo:hi], ys[lo:hi], w[lo:hi], lo, x, y, limit, firstLimit, near, n)
+		sum += rowSum
 	}
 	c.nearN[i] = uint8(min(n, nearCap+1))
 	return sum
 }
 
+// flatRow returns the sum of the weights of the points of a run (the
+// first is grid point lo) within limit of (x, y), and lists those within
+// firstLimit in near from n on, returning the new count. A function of
+// its own per run of a row, so that its loop keeps the run's columns in
+// registers.
+func flatRow(xr, yr, wr []float64, lo int32, x, y, limit, firstLimit float64, near *[nearStride]int32, n uint) (float64, uint) {
+	yr, wr = yr[:len(xr)], wr[:len(xr)]
+	var sum float64
+	for k, xj := range xr {
+		dx, dy := xj-x, yr[k]-y
+		d2 := float64(dx*dx) + float64(dy*dy)
+		sum += masked(wr[k], d2 <= limit)
+		// Written always, kept when near: no branch. Past the capacity
+		// the writes wrap around over the list, and the count goes on,
+		// which marks the list as unusable.
+		near[n%nearStride] = lo + int32(k)
+		n += uint(b2i(d2 <= firstLimit))
+	}
+	return sum, n
+}
+
+// masked is v when keep holds, else 0, without a branch or a
+// multiplication.
+func masked(v float64, keep bool) float64 {
+	return math.Float64frombits(math.Float64bits(v) & -uint64(b2i(keep)))
+}
+
 // nearCap is the capacity of a point's near list: 15 holds the points
 // within half of dc of over 99 % of the paper's calorimeter points (median
 // 4, 99th percentile 12); the others take the tiles' path. A list takes
-// nearStride slots, the last a spare for the writes past it.
+// nearStride slots, the last a spare for the write after the last entry
+// (a full list's writes land in it until the count passes the capacity).
 const (
 	nearCap    = 15
 	nearStride = nearCap + 1
@@ -454,31 +477,36 @@ func (c *Clusterer) nearestHigher2DRadii(i int, first, firstLimit, mid, midLimit
 	if c.hasNear && c.nearN[i] <= nearCap {
 		best, d, ok = c.nearestHigherListed(i, firstLimit)
 	} else {
-		best, d, ok = c.nearestHigher2D(i, first, firstLimit, s)
+		best, d, ok = c.nearestHigher2D(i, first, firstLimit)
 	}
 	if !ok && mid < dm {
-		best, d, ok = c.nearestHigher2D(i, mid, midLimit, s)
+		best, d, ok = c.nearestHigher2D(i, mid, midLimit)
 	}
 	if !ok {
-		best, d, ok = c.nearestHigher2D(i, dm, limit, s)
+		best, d, ok = c.nearestHigher2D(i, dm, limit)
+		// Nothing higher within dm decides too (the isolated noise).
+		ok = ok || d == noneFound
 	}
 	return best, d, ok
 }
 
 // nearestHigher2D is one branch-free pass over the tiles of a 2D search
 // for the nearest higher point within radius r (see [nearest]).
-func (c *Clusterer) nearestHigher2D(i int, r, limit float64, s *scratch) (int32, float64, bool) {
+func (c *Clusterer) nearestHigher2D(i int, r, limit float64) (int32, float64, bool) {
 	g := &c.grid
-	x := [2]float64{c.coords[0][i], c.coords[1][i]}
-	s.spans = g.spans2D(x[0], x[1], r, int(c.tile[i])/g.perLayer*g.perLayer, s.spans[:0])
 	xs, ys, rho, order := c.coords[0], c.coords[1], c.rho, c.order
+	x, y := xs[i], ys[i]
+	b := g.box2D(x, y, r, int(c.layerTile[i]))
 	rhoI, idxI := rho[i], order[i]
 	nh := newNearest()
-	for _, sp := range s.spans {
-		for j := sp.lo; j < sp.hi; j++ {
-			dx, dy := xs[j]-x[0], ys[j]-x[1]
+	for row := b.first; row <= b.last; row += g.n[0] {
+		lo, hi := g.start[row+b.x0], g.start[row+b.x1+1]
+		xr := xs[lo:hi]
+		yr, rr, or := ys[lo:hi][:len(xr)], rho[lo:hi][:len(xr)], order[lo:hi][:len(xr)]
+		for k, xj := range xr {
+			dx, dy := xj-x, yr[k]-y
 			d2 := float64(dx*dx) + float64(dy*dy)
-			nh.see(d2, b2i(d2 <= limit)&higher(rho[j], order[j], rhoI, idxI), j)
+			nh.see(d2, b2i(d2 <= limit)&higher(rr[k], or[k], rhoI, idxI), lo+int32(k))
 		}
 	}
 	return nh.result()
@@ -515,6 +543,9 @@ type nearest struct {
 
 const none = math.MaxUint64
 
+// noneFound is the distance of a scan without an eligible candidate.
+var noneFound = math.Inf(1)
+
 func newNearest() nearest { return nearest{none, none, -1} }
 
 // see takes candidate j at squared distance d2, eligible when ok is 1.
@@ -528,12 +559,13 @@ func (n *nearest) see(d2 float64, ok int, j int32) {
 }
 
 // result is the nearest eligible candidate and its distance, or ok =
-// false when the scan cannot decide alone: no eligible candidate, or a
-// second one whose distance may round to the same value (an exact tie),
-// which the general path resolves.
+// false when the scan cannot decide alone: no eligible candidate (the
+// distance is then noneFound: a larger search may find one), or a second
+// one whose distance may round to the same value (an exact tie), which
+// the general path resolves.
 func (n *nearest) result() (int32, float64, bool) {
 	if n.best == none {
-		return -1, math.Inf(1), false
+		return -1, noneFound, false
 	}
 	d2 := math.Float64frombits(n.best)
 	if n.next != none && math.Float64frombits(n.next) <= d2*(1+1e-15) {

@@ -290,3 +290,33 @@ func TestNearListCapacity(t *testing.T) {
 		}
 	}
 }
+
+// TestHugeRadius: searches far wider than the grid, with tiles much
+// smaller than them, clamp to the grid rather than overflow its cells.
+func TestHugeRadius(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, dim := range []int{2, 3} {
+		pts := &Points{Coords: make([][]float64, dim), Weight: make([]float64, 300)}
+		for d := range pts.Coords {
+			pts.Coords[d] = make([]float64, 300)
+			for i := range pts.Coords[d] {
+				pts.Coords[d][i] = r.Float64() * 10
+			}
+		}
+		for i := range pts.Weight {
+			pts.Weight[i] = 1
+		}
+		for _, p := range []Params{
+			{DC: 1, RhoC: 2, DeltaC: 1e300, DeltaO: 3, TileSize: 0.5},
+			{DC: 1e300, RhoC: 2, DeltaC: 1, DeltaO: 1e200, TileSize: 0.5},
+		} {
+			got, err := Run(pts, p, 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := equalResults(got, reference(pts, p)); err != nil {
+				t.Fatalf("%dD, %+v: %v", dim, p, err)
+			}
+		}
+	}
+}

@@ -6,6 +6,11 @@ import (
 	"slices"
 )
 
+// maxSplit is how many times narrower than tall the tiles are along
+// dimension 0 at most, and splitBudget how many tiles per point that may
+// take (see grid.build).
+const maxSplit, splitBudget = 4, 6
+
 // maxDim bounds the number of coordinates (fixed-size scratch per point).
 const maxDim = 16
 
@@ -18,6 +23,8 @@ type grid struct {
 	lo       [maxDim]float64 // lower corner of the data
 	n        [maxDim]int     // tiles per dimension
 	size     float64         // tile size
+	inv      [maxDim]float64 // 1/width of the tiles along each dimension
+	last     [maxDim]float64 // n - 1 along each dimension
 	perLayer int
 	tiles    int
 	layers   []int32 // sorted distinct layer ids, when they must be remapped
@@ -39,7 +46,7 @@ func (g *grid) build(pts *Points, p Params) error {
 	for d := range g.dim {
 		g.lo[d], hi[d] = 0, 0
 		if n > 0 {
-			g.lo[d], hi[d] = slices.Min(pts.Coords[d]), slices.Max(pts.Coords[d])
+			g.lo[d], hi[d] = extent(pts.Coords[d])
 		}
 	}
 	// Layers: an offset when their ids are compact, else a sorted remap.
@@ -89,8 +96,45 @@ func (g *grid) build(pts *Points, p Params) error {
 		}
 		g.size *= math.Max(1.25, math.Pow(per*float64(layers)/budget, 1/float64(g.dim)))
 	}
+	// Tiles adjacent along dimension 0 hold contiguous points, so a search
+	// reads one run per row of tiles whatever their width there: narrower
+	// tiles along it cost only a longer tile table and cut the strip that
+	// a search reads, from about 2r + size to 2r + size/split wide.
+	rows := g.perLayer / g.n[0] * layers
+	split := 1
+	for q := maxSplit; q > 1; q /= 2 {
+		nx := math.Floor((hi[0]-g.lo[0])*float64(q)/g.size) + 1
+		if nx*float64(rows) <= splitBudget*float64(max(n, 1<<14)) {
+			split = q
+			break
+		}
+	}
+	for d := range g.dim {
+		g.inv[d] = 1 / g.size
+	}
+	g.inv[0] = float64(split) / g.size
+	g.n[0] = int(math.Floor((hi[0]-g.lo[0])*g.inv[0])) + 1
+	g.perLayer = rows / layers * g.n[0]
+	for d := range g.dim {
+		g.last[d] = float64(g.n[d] - 1)
+	}
 	g.tiles = g.perLayer * layers
 	return nil
+}
+
+// extent returns the smallest and largest of the non-empty xs, which hold
+// no NaN (slices.Min and Max pay for NaNs in every step).
+func extent(xs []float64) (lo, hi float64) {
+	lo, hi = xs[0], xs[0]
+	for _, x := range xs {
+		if x < lo {
+			lo = x
+		}
+		if x > hi {
+			hi = x
+		}
+	}
+	return lo, hi
 }
 
 // layerIndex maps a layer id to 0..layers-1.
@@ -104,8 +148,9 @@ func (g *grid) layerIndex(l int32) int {
 
 // cell is the tile coordinate of x along dimension d, clamped to the grid.
 func (g *grid) cell(d int, x float64) int {
-	c := int(math.Floor((x - g.lo[d]) / g.size))
-	return min(max(c, 0), g.n[d]-1)
+	// Clamped as a float, so that a coordinate far outside the grid
+	// cannot overflow the conversion.
+	return int(min(max((x-g.lo[d])*g.inv[d], 0), g.last[d]))
 }
 
 // tileOf returns the tile id of input point i.
@@ -156,18 +201,18 @@ func (g *grid) spans(x []float64, r float64, base int, dst []span) []span {
 	}
 }
 
-// spans2D is spans for a 2D grid, the same runs in the same order, without
-// the loops over dimensions (which cost more than the runs themselves).
-func (g *grid) spans2D(x, y, r float64, base int, dst []span) []span {
+// box2D is the tiles that a 2D search reads: columns x0..x1 of the rows
+// whose column 0 is tile first, first + n[0], ..., last.
+type box2D struct{ x0, x1, first, last int }
+
+// box2D returns the tiles touched by the box [x - r, x + r] x [y - r,
+// y + r] on the layer whose first tile is base, padded as in spans.
+func (g *grid) box2D(x, y, r float64, base int) box2D {
 	r = pad(r)
-	x0, x1 := g.cell(0, x-r), g.cell(0, x+r)
-	for cy := g.cell(1, y-r); cy <= g.cell(1, y+r); cy++ {
-		row := base + cy*g.n[0]
-		if s, e := g.start[row+x0], g.start[row+x1+1]; s < e {
-			dst = append(dst, span{s, e})
-		}
+	return box2D{
+		x0: g.cell(0, x-r), x1: g.cell(0, x+r),
+		first: base + g.cell(1, y-r)*g.n[0], last: base + g.cell(1, y+r)*g.n[0],
 	}
-	return dst
 }
 
 // pad widens a search radius by a relative 1e-9 (see spans).
