@@ -29,17 +29,17 @@ type Clusterer struct {
 
 	grid grid
 	// Per point in grid order (k), and the permutation to input order.
-	order  []int32 // k -> input index
-	pos    []int32 // input index -> k
-	key    []int32 // input index -> tile
+	order     []int32 // k -> input index
+	pos       []int32 // input index -> k
+	key       []int32 // input index -> tile
 	layerTile []int32 // k -> the first tile of its layer
-	coords [][]float64
-	weight []float64
-	rho    []float64
-	delta  []float64
-	nh     []int32 // in grid order, -1 for none
-	kind   []uint8 // follower, seed or outlier
-	cid    []int32
+	coords    [][]float64
+	weight    []float64
+	rho       []float64
+	delta     []float64
+	nh        []int32 // in grid order, -1 for none
+	kind      []uint8 // follower, seed or outlier
+	cid       []int32
 	// Followers as compressed rows: the followers of k are
 	// followers[first[k]:first[k+1]].
 	first     []int32
