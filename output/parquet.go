@@ -7,7 +7,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
@@ -62,7 +61,7 @@ func newParquetTable(w io.Writer, fields []arrow.Field) (*table, error) {
 	if err != nil {
 		return nil, fmt.Errorf("output: parquet: %w", err)
 	}
-	return &table{sink: fw, format: "parquet", rb: array.NewRecordBuilder(memory.DefaultAllocator, schema)}, nil
+	return &table{sink: fw, format: "parquet", rb: newRecordBuilder(schema)}, nil
 }
 
 // newArrowTable starts an Arrow IPC file (Feather v2), uncompressed: the
@@ -74,7 +73,15 @@ func newArrowTable(w io.Writer, fields []arrow.Field) (*table, error) {
 	if err != nil {
 		return nil, fmt.Errorf("output: arrow: %w", err)
 	}
-	return &table{sink: fw, format: "arrow", rb: array.NewRecordBuilder(memory.DefaultAllocator, schema)}, nil
+	return &table{sink: fw, format: "arrow", rb: newRecordBuilder(schema)}, nil
+}
+
+// newRecordBuilder returns a builder whose columns reuse the memory of the
+// batches already written.
+func newRecordBuilder(schema *arrow.Schema) *array.RecordBuilder {
+	rb := array.NewRecordBuilder(&reusingAllocator{}, schema)
+	rb.Reserve(rowGroup)
+	return rb
 }
 
 // added counts n rows appended to every column and writes a batch when
@@ -93,6 +100,9 @@ func (t *table) flush() error {
 	}
 	rec := t.rb.NewRecordBatch()
 	defer rec.Release()
+	// One allocation of the final size per column rather than a chain of
+	// doublings, each copying what it holds.
+	t.rb.Reserve(rowGroup)
 	t.rows = 0
 	if err := t.sink.Write(rec); err != nil {
 		return fmt.Errorf("output: %s: %w", t.format, err)
