@@ -553,9 +553,11 @@ func (n *nearest) see(d2 float64, ok int, j int32) {
 	// Non-negative floats order as their bits; a miss becomes none.
 	key := math.Float64bits(d2) | (uint64(ok) - 1)
 	n.next = min(n.next, max(key, n.best))
-	if key < n.best {
-		n.best, n.bestJ = key, j
-	}
+	// A select by mask, not a branch: the branch the compiler makes of an
+	// if follows the data and mispredicts.
+	m := -int32(b2i(key < n.best))
+	n.bestJ ^= (n.bestJ ^ j) & m
+	n.best = min(n.best, key)
 }
 
 // result is the nearest eligible candidate and its distance, or ok =
