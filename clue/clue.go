@@ -52,6 +52,8 @@ type Clusterer struct {
 	nearN     []uint8
 	hasNear   bool
 	seeds     []int32
+	bandCount []int32 // index: points per chunk of input and band of tiles
+	bandStart []int32 // index: first point of each band of tiles
 	stacks    [][]int32
 	scratches []*scratch
 	result    Result
@@ -141,69 +143,38 @@ var minParallel = 4096
 // dynamically (dense regions cost more), which cannot change results:
 // every index is computed by exactly one call, from shared read-only data.
 func (c *Clusterer) parallel(n int, fn func(worker, lo, hi int)) {
-	w := c.workers()
-	if w == 1 || n < minParallel {
+	if c.workers() == 1 || n < minParallel {
 		fn(0, 0, n)
 		return
 	}
-	chunk := min(1024, max(1, n/(4*w)))
+	chunk := min(1024, max(1, n/(4*c.workers())))
+	c.forEach((n+chunk-1)/chunk, func(w, k int) { fn(w, k*chunk, min(n, (k+1)*chunk)) })
+}
+
+// forEach runs fn(worker, k) for every k in [0, count), each once, on the
+// workers, which take the next k when they are done with one.
+func (c *Clusterer) forEach(count int, fn func(worker, k int)) {
+	w := min(c.workers(), count)
+	if w <= 1 {
+		for k := range count {
+			fn(0, k)
+		}
+		return
+	}
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for id := range w {
 		wg.Go(func() {
 			for {
-				lo := int(next.Add(int64(chunk))) - chunk
-				if lo >= n {
+				k := int(next.Add(1)) - 1
+				if k >= count {
 					return
 				}
-				fn(id, lo, min(n, lo+chunk))
+				fn(id, k)
 			}
 		})
 	}
 	wg.Wait()
-}
-
-// index builds the grid and sorts the points into it.
-func (c *Clusterer) index(pts *Points, p Params) error {
-	if err := c.grid.build(pts, p); err != nil {
-		return err
-	}
-	n := pts.Len()
-	g := &c.grid
-	c.parallel(n, func(_, lo, hi int) {
-		for i := lo; i < hi; i++ {
-			c.key[i] = g.tileOf(pts, i)
-		}
-	})
-	// Counting sort by tile, stable, so each tile lists its points in
-	// index order.
-	g.start = grow(g.start, g.tiles+1)
-	clear(g.start)
-	for _, k := range c.key[:n] {
-		g.start[k+1]++
-	}
-	for t := 1; t <= g.tiles; t++ {
-		g.start[t] += g.start[t-1]
-	}
-	c.fill = grow(c.fill, g.tiles)
-	copy(c.fill, g.start[:g.tiles])
-	for i, k := range c.key[:n] {
-		c.order[c.fill[k]] = int32(i)
-		c.fill[k]++
-	}
-	per := int32(g.perLayer)
-	c.parallel(n, func(_, lo, hi int) {
-		for k := lo; k < hi; k++ {
-			i := c.order[k]
-			c.pos[i] = int32(k)
-			c.layerTile[k] = c.key[i] / per * per
-			for d := range c.coords {
-				c.coords[d][k] = pts.Coords[d][i]
-			}
-			c.weight[k] = pts.Weight[i]
-		}
-	})
-	return nil
 }
 
 // candidate is a point within the search radius and its squared distance.
@@ -216,6 +187,7 @@ type candidate struct {
 type scratch struct {
 	spans []span
 	cands []candidate
+	tiles []int32 // counters of a band of tiles (index)
 }
 
 // neighbours returns the points of grid point i's layer whose squared
