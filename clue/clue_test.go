@@ -321,3 +321,49 @@ func TestHugeRadius(t *testing.T) {
 		}
 	}
 }
+
+// TestSortByTile: the index's two-pass counting sort is the stable sort by
+// tile, with the right tile starts, for grids of many bands and any number
+// of workers.
+func TestSortByTile(t *testing.T) {
+	defer func(m int) { minParallel = m }(minParallel)
+	minParallel = 8
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, tc := range []struct{ n, tiles int }{{0, 1}, {1, 1}, {50, 3}, {5000, 1 << bandBits}, {20000, 5<<bandBits + 17}, {3000, 9 << bandBits}} {
+		for _, workers := range []int{1, 2, 3} {
+			c := &Clusterer{Workers: workers}
+			c.resize(tc.n, 2)
+			c.grid.tiles = tc.tiles
+			for w := range workers {
+				c.scratch(w)
+			}
+			for i := range tc.n {
+				c.key[i] = int32(r.IntN(tc.tiles))
+				if i > 0 && r.IntN(4) == 0 {
+					c.key[i] = c.key[i-1] // runs of one tile, as sorted input makes
+				}
+			}
+			c.sortByTile(tc.n)
+			want := make([]int32, tc.n)
+			for i := range want {
+				want[i] = int32(i)
+			}
+			slices.SortStableFunc(want, func(a, b int32) int { return int(c.key[a]) - int(c.key[b]) })
+			if !slices.Equal(c.order[:tc.n], want) {
+				t.Fatalf("n %d, %d tiles, %d workers: order differs from the stable sort", tc.n, tc.tiles, workers)
+			}
+			starts := make([]int32, tc.tiles+1) // by counting, the plain way
+			for _, k := range c.key[:tc.n] {
+				starts[k+1]++
+			}
+			for tile := range tc.tiles {
+				starts[tile+1] += starts[tile]
+			}
+			for tile, at := range starts {
+				if c.grid.start[tile] != at {
+					t.Fatalf("n %d, %d tiles, %d workers: tile %d starts at %d, want %d", tc.n, tc.tiles, workers, tile, c.grid.start[tile], at)
+				}
+			}
+		}
+	}
+}
