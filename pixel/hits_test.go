@@ -1,6 +1,8 @@
 package pixel
 
 import (
+	"math/rand/v2"
+	"strconv"
 	"testing"
 )
 
@@ -34,6 +36,29 @@ func TestAppendNs(t *testing.T) {
 		}
 		if back := TimeFromNs(tc.t.Ns()); back != tc.t {
 			t.Errorf("TimeFromNs(%v) = %d, want %d", tc.t.Ns(), back, tc.t)
+		}
+	}
+	// The float's shortest form below 2^32 ns, where it is exact; reading
+	// back as the float below 2^53 units.
+	r := rand.New(rand.NewPCG(3, 3))
+	for range 200000 {
+		tm := Time(r.Int64N(1<<53)) >> r.IntN(53)
+		if r.IntN(2) == 0 {
+			tm = -tm
+		}
+		got := string(AppendNs(nil, tm))
+		if want := strconv.FormatFloat(tm.Ns(), 'f', -1, 64); tm < 1<<38 && tm > -1<<38 && got != want {
+			t.Fatalf("AppendNs(%d) = %q, want %q", tm, got, want)
+		}
+		if ns, err := strconv.ParseFloat(got, 64); err != nil || ns != tm.Ns() || TimeFromNs(ns) != tm {
+			t.Fatalf("AppendNs(%d) = %q reads back as %v", tm, got, ns)
+		}
+	}
+	for _, tm := range []Time{1<<63 - 1, -1 << 63, 1<<62 + 5, -(1<<62 + 7)} {
+		got := string(AppendNs(nil, tm))
+		ns, err := strconv.ParseFloat(got, 64)
+		if err != nil || ns != tm.Ns() {
+			t.Errorf("AppendNs(%d) = %q reads back as %v, want %v", tm, got, ns, tm.Ns())
 		}
 	}
 }
