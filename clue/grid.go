@@ -149,8 +149,16 @@ func (g *grid) layerIndex(l int32) int {
 // cell is the tile coordinate of x along dimension d, clamped to the grid.
 func (g *grid) cell(d int, x float64) int {
 	// Clamped as a float, so that a coordinate far outside the grid
-	// cannot overflow the conversion.
-	return int(min(max((x-g.lo[d])*g.inv[d], 0), g.last[d]))
+	// cannot overflow the conversion; by comparisons rather than min and
+	// max, which pay for NaNs (there are none) in every call.
+	v := (x - g.lo[d]) * g.inv[d]
+	if v < 0 {
+		v = 0
+	}
+	if v > g.last[d] {
+		v = g.last[d]
+	}
+	return int(v)
 }
 
 // tileOf returns the tile id of input point i.
