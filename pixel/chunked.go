@@ -83,7 +83,8 @@ type ChunkedClusterer struct {
 	nextSeq int64
 	nextID  int64
 	stats   Stats
-	out     Clusters
+	out     Clusters  // Add's batch
+	dst     *Clusters // where the clusters go in the current call
 }
 
 // NewChunkedClusterer returns a chunked union-find clusterer for the local
@@ -136,6 +137,15 @@ func (c *ChunkedClusterer) Stats() Stats { return c.stats }
 // valid until the next call.
 func (c *ChunkedClusterer) Add(h *Hits) *Clusters {
 	c.out.Reset()
+	c.AddTo(&c.out, h)
+	return &c.out
+}
+
+// AddTo is Add appending the finished clusters to dst (a reset batch, or
+// one holding earlier clusters of the stream), for a caller that keeps
+// them: it saves a copy of every cluster.
+func (c *ChunkedClusterer) AddTo(dst *Clusters, h *Hits) {
+	c.dst = dst
 	c.stats.Hits += int64(h.Len())
 	if h.Calibrated() && !c.calibrated {
 		c.calibrated = true
@@ -160,14 +170,19 @@ func (c *ChunkedClusterer) Add(h *Hits) *Clusters {
 		}
 	}
 	c.stats.Clustered = c.stats.Hits - c.stats.OutOfRange
-	return &c.out
 }
 
 // Flush clusters the rest and returns every remaining cluster.
 func (c *ChunkedClusterer) Flush() *Clusters {
 	c.out.Reset()
-	c.process(true)
+	c.FlushTo(&c.out)
 	return &c.out
+}
+
+// FlushTo is Flush appending the clusters to dst (see AddTo).
+func (c *ChunkedClusterer) FlushTo(dst *Clusters) {
+	c.dst = dst
+	c.process(true)
 }
 
 // process clusters the buffer; at the end of the stream nothing is carried.
@@ -448,10 +463,10 @@ func (c *ChunkedClusterer) put(src *Clusters, i, j int, firstOpen int64) {
 	for k < j && src.root[k] < firstOpen {
 		k++
 	}
-	at := c.out.Len()
-	c.out.appendRange(src, i, k)
-	for n := at; n < c.out.Len(); n++ {
-		c.out.ID[n] = c.nextID
+	at := c.dst.Len()
+	c.dst.appendRange(src, i, k)
+	for n := at; n < c.dst.Len(); n++ {
+		c.dst.ID[n] = c.nextID
 		c.nextID++
 	}
 	c.pending.appendRange(src, k, j)

@@ -98,13 +98,14 @@ func (c *Clusterer) Stats() Stats { return c.stats }
 // it did arrive.
 func (c *Clusterer) Add(h *Hits) *Clusters {
 	c.out.Reset()
-	c.addTo(&c.out, h)
+	c.AddTo(&c.out, h)
 	return &c.out
 }
 
-// addTo is Add appending the finished clusters to out, which saves the
-// parallel modes a copy of every cluster.
-func (c *Clusterer) addTo(out *Clusters, h *Hits) {
+// AddTo is Add appending the finished clusters to out (a reset batch, or
+// one holding earlier clusters of the stream), for a caller that keeps
+// them: it saves a copy of every cluster.
+func (c *Clusterer) AddTo(out *Clusters, h *Hits) {
 	c.stats.Hits += int64(h.Len())
 	if h.Calibrated() && !c.calibrated {
 		c.calibrated = true
@@ -122,9 +123,12 @@ func (c *Clusterer) addTo(out *Clusters, h *Hits) {
 // Flush emits every buffered cluster; call it at the end of the stream.
 func (c *Clusterer) Flush() *Clusters {
 	c.out.Reset()
-	c.emit(&c.out, emitAll)
+	c.FlushTo(&c.out)
 	return &c.out
 }
+
+// FlushTo is Flush appending the clusters to out (see AddTo).
+func (c *Clusterer) FlushTo(out *Clusters) { c.emit(out, emitAll) }
 
 // addRange clusters hits [from, to) of h: they are copied into the buffer
 // first, then joined to the clusters around them. Two loops rather than one

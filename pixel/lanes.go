@@ -59,7 +59,8 @@ type Lanes struct {
 	now     Time
 	nextID  int64
 	stats   Stats
-	out     Clusters
+	out     Clusters  // Add's batch
+	dst     *Clusters // where the clusters go in the current call
 }
 
 // window is a run of hits and what its lane found.
@@ -150,6 +151,15 @@ func (l *Lanes) Stats() Stats { return l.stats }
 // so far, valid until the next call. It blocks while the lanes are full.
 func (l *Lanes) Add(h *Hits) *Clusters {
 	l.out.Reset()
+	l.AddTo(&l.out, h)
+	return &l.out
+}
+
+// AddTo is Add appending the finished clusters to dst (a reset batch, or
+// one holding earlier clusters of the stream), for a caller that keeps
+// them: it saves a copy of every cluster.
+func (l *Lanes) AddTo(dst *Clusters, h *Hits) {
+	l.dst = dst
 	l.stats.Hits += int64(h.Len())
 	width, height := l.cfg.Width, l.cfg.Height
 	for i := 0; i < h.Len(); {
@@ -171,12 +181,18 @@ func (l *Lanes) Add(h *Hits) *Clusters {
 	}
 	l.collect(false)
 	l.stats.Clustered = l.stats.Hits - l.stats.OutOfRange
-	return &l.out
 }
 
 // Flush ends the stream and returns every remaining cluster.
 func (l *Lanes) Flush() *Clusters {
 	l.out.Reset()
+	l.FlushTo(&l.out)
+	return &l.out
+}
+
+// FlushTo is Flush appending the clusters to dst (see AddTo).
+func (l *Lanes) FlushTo(dst *Clusters) {
+	l.dst = dst
 	if l.cur != nil {
 		l.dispatch()
 	}
@@ -187,7 +203,6 @@ func (l *Lanes) Flush() *Clusters {
 		l.last = nil
 		l.ready = make(chan *Clusters, cap(l.ready))
 	}
-	return &l.out
 }
 
 func (l *Lanes) newWindow() *window {
@@ -282,7 +297,7 @@ func (l *Lanes) collect(all bool) {
 
 // take appends an assembled batch to the output and recycles it.
 func (l *Lanes) take(b *Clusters) {
-	l.out.appendAll(b)
+	l.dst.appendAll(b)
 	l.stats.Clusters += int64(b.Len())
 	b.Reset()
 	select {
@@ -301,14 +316,14 @@ func (l *Lanes) run(w *window) {
 	c.restart(w.base)
 	from := 0
 	for k, at := range w.checkpoints {
-		c.addTo(&w.fresh, w.hits.view(from, at))
+		c.AddTo(&w.fresh, w.hits.view(from, at))
 		if k == len(w.snaps) {
 			w.snaps = append(w.snaps, nil)
 		}
 		w.snaps[k] = c.openState(w.snaps[k][:0])
 		from = at
 	}
-	c.addTo(&w.fresh, w.hits.view(from, w.hits.Len()))
+	c.AddTo(&w.fresh, w.hits.view(from, w.hits.Len()))
 	close(w.freshDone)
 	l.release(w)
 	<-l.cpu
@@ -346,7 +361,7 @@ func (l *Lanes) extend(w *window, c *Clusterer) {
 		} else {
 			from := 0
 			for j, at := range nx.checkpoints {
-				c.addTo(&seg.out, nx.hits.view(from, at))
+				c.AddTo(&seg.out, nx.hits.view(from, at))
 				from = at
 				state = c.openState(state[:0])
 				if slices.Equal(state, nx.snaps[j]) {
@@ -356,7 +371,7 @@ func (l *Lanes) extend(w *window, c *Clusterer) {
 				}
 			}
 			if seg.cut < 0 {
-				c.addTo(&seg.out, nx.hits.view(from, nx.hits.Len()))
+				c.AddTo(&seg.out, nx.hits.view(from, nx.hits.Len()))
 			}
 			l.release(nx)
 		}

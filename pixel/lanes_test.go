@@ -64,24 +64,26 @@ func sortedHits(r *rand.Rand, tc testCase, calibrated bool) *Hits {
 	return h
 }
 
-// stream is anything fed like a Clusterer.
-type stream interface {
-	Add(*Hits) *Clusters
-	Flush() *Clusters
-	KeepMembers(bool)
-	Stats() Stats
-}
-
-// feed gives h to s in random batches and returns all clusters.
-func feed(r *rand.Rand, s stream, h *Hits) *Clusters {
+// feed gives h to s in random batches and returns all clusters, taking
+// each batch's clusters at random from Add or straight from AddTo (and
+// FlushTo), which must give the same.
+func feed(r *rand.Rand, s Stream, h *Hits) *Clusters {
 	var all Clusters
 	all.Reset()
 	for i := 0; i < h.Len(); {
 		j := min(h.Len(), i+1+r.IntN(1+h.Len()/4))
-		all.appendAll(s.Add(h.view(i, j)))
+		if r.IntN(2) == 0 {
+			s.AddTo(&all, h.view(i, j))
+		} else {
+			all.appendAll(s.Add(h.view(i, j)))
+		}
 		i = j
 	}
-	all.appendAll(s.Flush())
+	if r.IntN(2) == 0 {
+		s.FlushTo(&all)
+	} else {
+		all.appendAll(s.Flush())
+	}
 	return &all
 }
 

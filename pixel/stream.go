@@ -39,9 +39,13 @@ func ParseMode(s string) (Mode, error) {
 // Stream is a streaming clusterer: [Clusterer], [Lanes] or
 // [ChunkedClusterer]. Add takes time-ordered hits and returns the clusters
 // finished so far (valid until the next call); Flush ends the stream.
+// AddTo and FlushTo append the clusters to a batch of the caller's
+// instead, which spares a copy when the caller keeps them.
 type Stream interface {
 	Add(h *Hits) *Clusters
 	Flush() *Clusters
+	AddTo(dst *Clusters, h *Hits)
+	FlushTo(dst *Clusters)
 	KeepMembers(keep bool)
 	Stats() Stats
 }

@@ -123,28 +123,32 @@ func Run(ctx context.Context, job Job) (Summary, error) {
 		}
 		writeDone <- err
 	}()
-	pass := func(cl *pixel.Clusters) {
-		if cl.Len() == 0 {
-			return
+	// The clusterer appends straight into the writer's batches; a batch
+	// goes to the writer once it holds clusters.
+	batch := <-freeClusters
+	batch.Reset()
+	pass := func() {
+		if batch.Len() > 0 {
+			fullClusters <- batch
+			batch = <-freeClusters
+			batch.Reset()
 		}
-		b := <-freeClusters
-		b.Reset()
-		b.Append(cl)
-		fullClusters <- b
 	}
 	for h := range fullHits {
 		if sorter != nil {
-			pass(c.Add(sorter.Push(h)))
+			c.AddTo(batch, sorter.Push(h))
 		} else {
-			pass(c.Add(h))
+			c.AddTo(batch, h)
 		}
+		pass()
 		freeHits <- h
 	}
 	// Whatever happened, what was read is clustered and written.
 	if sorter != nil {
-		pass(c.Add(sorter.Flush()))
+		c.AddTo(batch, sorter.Flush())
 	}
-	pass(c.Flush())
+	c.FlushTo(batch)
+	pass()
 	close(fullClusters)
 	writeErr, readErr := <-writeDone, <-readDone
 	runErr := writeErr
