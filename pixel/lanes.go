@@ -42,25 +42,28 @@ const firstCheckpoint = 256
 // A Lanes is driven from one goroutine like a Clusterer; after Flush it
 // can take a new stream.
 type Lanes struct {
-	cfg     Config
-	size    int // hits per window
-	check0  int // first checkpoint
-	keep    bool
-	cpu     chan struct{} // a token per worker, held while clustering
-	slots   chan struct{} // a token per window in flight, for bounded memory
-	ready   chan *Clusters
-	free    chan *Clusters
-	wg      sync.WaitGroup
-	pool    sync.Pool // clusterers
-	data    sync.Pool // window storage
-	cur     *window   // being filled
-	last    *window   // last dispatched
-	nextSeq int64
-	now     Time
-	nextID  int64
-	stats   Stats
-	out     Clusters  // Add's batch
-	dst     *Clusters // where the clusters go in the current call
+	cfg    Config
+	size   int // hits per window
+	check0 int // first checkpoint
+	keep   bool
+	cpu    chan struct{} // a token per worker, held while clustering
+	slots  chan struct{} // a token per window in flight, for bounded memory
+	ready  chan *Clusters
+	free   chan *Clusters
+	wg     sync.WaitGroup
+	// Free clusterers and window storage, kept for reuse: a sync.Pool
+	// would drop them at every garbage collection, and their buffers
+	// (a quarter of a megabyte of pixel matrix each) would be made again.
+	clusterers chan *Clusterer
+	storage    chan *windowData
+	cur        *window // being filled
+	last       *window // last dispatched
+	nextSeq    int64
+	now        Time
+	nextID     int64
+	stats      Stats
+	out        Clusters  // Add's batch
+	dst        *Clusters // where the clusters go in the current call
 }
 
 // window is a run of hits and what its lane found.
@@ -99,7 +102,10 @@ func (w *window) acquire() bool {
 // release drops a reference; the last one recycles the data.
 func (l *Lanes) release(w *window) {
 	if w.refs.Add(-1) == 0 {
-		l.data.Put(w.windowData)
+		select {
+		case l.storage <- w.windowData:
+		default:
+		}
 	}
 }
 
@@ -132,10 +138,9 @@ func NewLanes(cfg Config, workers, windowHits int) (*Lanes, error) {
 		free:  make(chan *Clusters, 4*workers+4),
 		now:   -1 << 63,
 	}
-	l.pool.New = func() any {
-		c, _ := NewClusterer(cfg) // validated above
-		return c
-	}
+	// Windows in flight, plus one lane each on its way out.
+	l.clusterers = make(chan *Clusterer, cap(l.slots)+workers)
+	l.storage = make(chan *windowData, cap(l.slots)+workers)
 	l.out.Reset()
 	return l, nil
 }
@@ -206,8 +211,10 @@ func (l *Lanes) FlushTo(dst *Clusters) {
 }
 
 func (l *Lanes) newWindow() *window {
-	d, _ := l.data.Get().(*windowData)
-	if d == nil {
+	var d *windowData
+	select {
+	case d = <-l.storage:
+	default:
 		d = &windowData{}
 	}
 	d.hits.Reset()
@@ -311,7 +318,12 @@ func (l *Lanes) take(b *Clusters) {
 func (l *Lanes) run(w *window) {
 	defer l.wg.Done()
 	l.cpu <- struct{}{}
-	c := l.pool.Get().(*Clusterer)
+	var c *Clusterer
+	select {
+	case c = <-l.clusterers:
+	default:
+		c, _ = NewClusterer(l.cfg) // validated in NewLanes
+	}
 	c.KeepMembers(l.keep)
 	c.restart(w.base)
 	from := 0
@@ -328,7 +340,10 @@ func (l *Lanes) run(w *window) {
 	l.release(w)
 	<-l.cpu
 	l.extend(w, c)
-	l.pool.Put(c)
+	select {
+	case l.clusterers <- c:
+	default:
+	}
 }
 
 // extend goes on from the end of w's lane into the following windows until
@@ -402,7 +417,7 @@ func roots(state []int64) []int64 {
 // output order) with their final ids.
 func (l *Lanes) assemble(link *window) {
 	defer close(l.ready)
-	var pend Clusters // earlier lanes' clusters not yet sent, by root
+	var pend, merged Clusters // earlier lanes' clusters not yet sent, by root
 	pend.Reset()
 	pendAt := 0
 	cut, open := int64(-1), []int64(nil)
@@ -461,7 +476,6 @@ func (l *Lanes) assemble(link *window) {
 			}
 			// The lanes met in seg.w: what this lane emitted there joins the
 			// earlier clusters still pending, to be merged with the next lane.
-			var merged Clusters
 			merged.Reset()
 			for i := range seg.out.Len() {
 				if !keep(&seg.out, i) {
@@ -476,7 +490,7 @@ func (l *Lanes) assemble(link *window) {
 			for ; pendAt < pend.Len(); pendAt++ {
 				merged.appendFrom(&pend, pendAt)
 			}
-			pend, pendAt = merged, 0
+			pend, merged, pendAt = merged, pend, 0
 			cut, open = seg.cut, seg.open
 			next = seg.w
 		}
