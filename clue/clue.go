@@ -478,7 +478,7 @@ func (c *Clusterer) nearestHigher2D(i int, r, limit float64) (int32, float64, bo
 		for k, xj := range xr {
 			dx, dy := xj-x, yr[k]-y
 			d2 := float64(dx*dx) + float64(dy*dy)
-			nh.see(d2, b2i(d2 <= limit)&higher(rr[k], or[k], rhoI, idxI), lo+int32(k))
+			nh = nh.see(d2, b2i(d2 <= limit)&higher(rr[k], or[k], rhoI, idxI), lo+int32(k))
 		}
 	}
 	return nh.result()
@@ -494,7 +494,7 @@ func (c *Clusterer) nearestHigherListed(i int, limit float64) (int32, float64, b
 	for _, j := range c.near[i*nearStride : i*nearStride+int(c.nearN[i])] {
 		dx, dy := xs[j]-x, ys[j]-y
 		d2 := float64(dx*dx) + float64(dy*dy)
-		nh.see(d2, b2i(d2 <= limit)&higher(rho[j], order[j], rhoI, idxI), j)
+		nh = nh.see(d2, b2i(d2 <= limit)&higher(rho[j], order[j], rhoI, idxI), j)
 	}
 	return nh.result()
 }
@@ -520,8 +520,10 @@ var noneFound = math.Inf(1)
 
 func newNearest() nearest { return nearest{none, none, -1} }
 
-// see takes candidate j at squared distance d2, eligible when ok is 1.
-func (n *nearest) see(d2 float64, ok int, j int32) {
+// see returns n having seen candidate j at squared distance d2, eligible
+// when ok is 1. A value in and out, not a pointer: the compiler then keeps
+// the three fields in registers through the scan.
+func (n nearest) see(d2 float64, ok int, j int32) nearest {
 	// Non-negative floats order as their bits; a miss becomes none.
 	key := math.Float64bits(d2) | (uint64(ok) - 1)
 	n.next = min(n.next, max(key, n.best))
@@ -530,6 +532,7 @@ func (n *nearest) see(d2 float64, ok int, j int32) {
 	m := -int32(b2i(key < n.best))
 	n.bestJ ^= (n.bestJ ^ j) & m
 	n.best = min(n.best, key)
+	return n
 }
 
 // result is the nearest eligible candidate and its distance, or ok =
@@ -537,7 +540,7 @@ func (n *nearest) see(d2 float64, ok int, j int32) {
 // distance is then noneFound: a larger search may find one), or a second
 // one whose distance may round to the same value (an exact tie), which
 // the general path resolves.
-func (n *nearest) result() (int32, float64, bool) {
+func (n nearest) result() (int32, float64, bool) {
 	if n.best == none {
 		return -1, noneFound, false
 	}
