@@ -40,21 +40,20 @@ type Clusterer struct {
 	nh        []int32 // in grid order, -1 for none
 	kind      []uint8 // follower, seed or outlier
 	cid       []int32
-	// Followers as compressed rows: the followers of k are
-	// followers[first[k]:first[k+1]].
-	first     []int32
-	followers []int32
-	fill      []int32
+	// Each point's way up its follower tree: its nearest-higher, then
+	// every round of expand twice as far, until the tree's root (a seed or
+	// an outlier, which point at themselves).
+	up, upNext []int32
+	chunkSeeds []int32 // seeds per chunk of input, then the chunk's first id
+	clusters   int
 	// The points within the first nearest-higher radius of each point,
 	// listed by the 2D flat density: near[k*nearStride:][:nearN[k]], or
 	// nearN[k] > nearCap when they did not fit.
 	near      []int32
 	nearN     []uint8
 	hasNear   bool
-	seeds     []int32
 	bandCount []int32 // index: points per chunk of input and band of tiles
 	bandStart []int32 // index: first point of each band of tiles
-	stacks    [][]int32
 	scratches []*scratch
 	result    Result
 }
@@ -123,7 +122,7 @@ func (c *Clusterer) resize(n, dim int) {
 	}
 	c.weight, c.rho, c.delta = grow(c.weight, n), grow(c.rho, n), grow(c.delta, n)
 	c.nh, c.kind, c.cid = grow(c.nh, n), grow(c.kind, n), grow(c.cid, n)
-	c.first, c.followers, c.fill = grow(c.first, n+1), grow(c.followers, n), grow(c.fill, n)
+	c.up, c.upNext = grow(c.up, n), grow(c.upNext, n)
 	r := &c.result
 	r.Rho, r.Delta, r.NH = grow(r.Rho, n), grow(r.Delta, n), grow(r.NH, n)
 	r.IsSeed, r.ClusterID = grow(r.IsSeed, n), grow(r.ClusterID, n)
@@ -559,83 +558,91 @@ func b2i(b bool) int {
 	return 0
 }
 
-// seedsAndFollowers classifies the points and lists each point's
-// followers, and the seeds in input order.
+// seedsAndFollowers classifies the points, numbers the seeds in input
+// order (their cluster ids) and points each follower up at its
+// nearest-higher.
 func (c *Clusterer) seedsAndFollowers(p Params) {
 	n := len(c.order)
 	c.parallel(n, func(_, lo, hi int) {
 		for i := lo; i < hi; i++ {
+			kind, up := follower, c.nh[i]
 			switch {
 			case c.delta[i] > p.DeltaC && c.rho[i] >= p.RhoC:
-				c.kind[i] = seed
+				kind, up = seed, int32(i)
 			case c.delta[i] > p.DeltaO && c.rho[i] < p.RhoC:
-				c.kind[i] = outlier
-			default:
-				c.kind[i] = follower
+				kind, up = outlier, int32(i)
 			}
-			c.cid[i] = -1
+			if up < 0 { // not met with finite deltas: a follower of nothing
+				up = int32(i)
+			}
+			c.kind[i], c.up[i], c.cid[i] = kind, up, -1
 		}
 	})
-	first := c.first[:n+1]
-	clear(first)
-	for i := range n {
-		if c.kind[i] == follower {
-			first[c.nh[i]+1]++
+	// Seed ids in input order: count the seeds of each chunk of input,
+	// then number each chunk's from the total before it.
+	chunks := 1
+	if c.workers() > 1 && n >= minParallel {
+		chunks = 4 * c.workers()
+	}
+	size := (n + chunks - 1) / chunks
+	c.chunkSeeds = grow(c.chunkSeeds, chunks)
+	c.forEach(chunks, func(_, k int) {
+		count := int32(0)
+		for _, g := range c.pos[min(n, k*size):min(n, (k+1)*size)] {
+			count += int32(b2i(c.kind[g] == seed))
 		}
+		c.chunkSeeds[k] = count
+	})
+	first := int32(0)
+	for k, count := range c.chunkSeeds[:chunks] {
+		c.chunkSeeds[k], first = first, first+count
 	}
-	for i := 1; i <= n; i++ {
-		first[i] += first[i-1]
-	}
-	fill := c.fill[:n]
-	copy(fill, first[:n])
-	for i := range n {
-		if c.kind[i] == follower {
-			f := c.nh[i]
-			c.followers[fill[f]] = int32(i)
-			fill[f]++
+	c.clusters = int(first)
+	c.forEach(chunks, func(_, k int) {
+		id := c.chunkSeeds[k]
+		for _, g := range c.pos[min(n, k*size):min(n, (k+1)*size)] {
+			if c.kind[g] == seed {
+				c.cid[g] = id
+				id++
+			}
 		}
-	}
-	c.seeds = c.seeds[:0]
-	for _, k := range c.pos[:n] {
-		if c.kind[k] == seed {
-			c.seeds = append(c.seeds, k)
-		}
-	}
+	})
 }
 
-// expand passes each seed's id down its follower tree, one seed at a time
-// per worker.
+// expand gives every follower the id of its tree's root (-1 under an
+// outlier) by pointer jumping: each round points every point at the
+// point that its own points at, so a chain of length d takes log2(d)
+// rounds, each a parallel pass with no order between the points (the
+// rounds read one array and write the other, so the result does not
+// depend on the workers).
 func (c *Clusterer) expand() {
-	w := c.workers()
-	for len(c.stacks) < w {
-		c.stacks = append(c.stacks, nil)
-	}
-	var next atomic.Int64
-	work := func(stack []int32) []int32 {
-		for {
-			s := int(next.Add(1)) - 1
-			if s >= len(c.seeds) {
-				return stack
+	n := len(c.order)
+	up, next := c.up[:n], c.upNext[:n]
+	for {
+		var changed atomic.Bool
+		c.parallel(n, func(_, lo, hi int) {
+			moved := 0
+			for i := lo; i < hi; i++ {
+				u := up[up[i]]
+				next[i] = u
+				moved |= b2i(u != up[i])
 			}
-			id := int32(s)
-			stack = append(stack[:0], c.seeds[s])
-			for len(stack) > 0 {
-				k := stack[len(stack)-1]
-				stack = stack[:len(stack)-1]
-				c.cid[k] = id
-				stack = append(stack, c.followers[c.first[k]:c.first[k+1]]...)
+			if moved != 0 {
+				changed.Store(true)
 			}
+		})
+		up, next = next, up
+		if !changed.Load() {
+			break
 		}
 	}
-	if w == 1 || len(c.seeds) < minParallel/64 {
-		c.stacks[0] = work(c.stacks[0])
-		return
-	}
-	var wg sync.WaitGroup
-	for i := range w {
-		wg.Go(func() { c.stacks[i] = work(c.stacks[i]) })
-	}
-	wg.Wait()
+	c.parallel(n, func(_, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			if c.kind[i] == follower {
+				c.cid[i] = c.cid[up[i]]
+			}
+		}
+	})
 }
 
 // collect writes the result in input order.
@@ -654,7 +661,7 @@ func (c *Clusterer) collect() {
 			r.ClusterID[i] = c.cid[k]
 		}
 	})
-	r.Clusters = len(c.seeds)
+	r.Clusters = c.clusters
 	r.Outliers = 0
 	for _, id := range r.ClusterID {
 		if id < 0 {
