@@ -649,7 +649,9 @@ func (c *Clusterer) expand() {
 func (c *Clusterer) collect() {
 	r := &c.result
 	n := len(c.order)
+	var outliers atomic.Int64
 	c.parallel(n, func(_, lo, hi int) {
+		count := 0
 		for k := lo; k < hi; k++ {
 			i := c.order[k]
 			r.Rho[i], r.Delta[i] = c.rho[k], c.delta[k]
@@ -659,15 +661,12 @@ func (c *Clusterer) collect() {
 			}
 			r.IsSeed[i] = c.kind[k] == seed
 			r.ClusterID[i] = c.cid[k]
+			count += b2i(c.cid[k] < 0)
 		}
+		outliers.Add(int64(count))
 	})
 	r.Clusters = c.clusters
-	r.Outliers = 0
-	for _, id := range r.ClusterID {
-		if id < 0 {
-			r.Outliers++
-		}
-	}
+	r.Outliers = int(outliers.Load())
 }
 
 // Run is a convenience for one run with a fresh Clusterer.

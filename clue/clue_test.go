@@ -187,6 +187,9 @@ func TestValidation(t *testing.T) {
 	}{
 		{&Points{Coords: [][]float64{{0, math.NaN()}}, Weight: []float64{1, 1}}, good, "point 1: coordinate 0 is NaN"},
 		{&Points{Coords: [][]float64{{0, 1}}, Weight: []float64{1, -1}}, good, "point 1: weight -1"},
+		{&Points{Coords: [][]float64{{0, 1, 2}, {0, 0, math.Inf(-1)}}, Weight: []float64{1, 1, 1}}, good, "point 2: coordinate 1 is -Inf"},
+		{&Points{Coords: [][]float64{{0, 1, 2}}, Weight: []float64{1, math.Inf(1), math.NaN()}}, good, "point 1: weight +Inf"},
+		{&Points{Coords: [][]float64{{0, 1, 2}}, Weight: []float64{1, 1, math.NaN()}}, good, "point 2: weight NaN"},
 		{&Points{Coords: [][]float64{{0, 1}}, Weight: []float64{1}}, good, "coordinate 0 has 2 values for 1 points"},
 		{&Points{Coords: [][]float64{{0}}, Weight: []float64{1}}, Params{DC: 0, DeltaC: 1, DeltaO: 1}, "dc = 0"},
 		{&Points{Coords: [][]float64{{0}}, Weight: []float64{1}}, Params{DC: 1, DeltaC: 1, DeltaO: 1, Kernel: GaussianKernel(-1, 1)}, "gaussian kernel"},

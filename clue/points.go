@@ -34,6 +34,20 @@ func (p *Points) Validate() error {
 	if len(p.Layer) != 0 && len(p.Layer) != n {
 		return fmt.Errorf("clue: %d layers for %d points", len(p.Layer), n)
 	}
+	// A quick pass over each column (v-v is 0 exactly for finite v); the
+	// point by point search for the first bad value only when one fails.
+	good := true
+	for _, w := range p.Weight {
+		good = good && w-w == 0 && w >= 0
+	}
+	for _, c := range p.Coords {
+		for _, v := range c {
+			good = good && v-v == 0
+		}
+	}
+	if good {
+		return nil
+	}
 	for i, w := range p.Weight {
 		if !(w >= 0) || math.IsInf(w, 0) {
 			return fmt.Errorf("clue: point %d: weight %v must be finite and not negative", i, w)
