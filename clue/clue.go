@@ -255,7 +255,7 @@ func (c *Clusterer) density(p Params) {
 		// exact in float64, in any order.
 		var total float64
 		for _, w := range c.weight[:len(c.order)] {
-			exact = exact && w == math.Trunc(w)
+			exact = exact && w == float64(int64(w)) // a huge w converts to garbage, unequal
 			total += w
 		}
 		exact = exact && total < 1<<50
