@@ -15,11 +15,7 @@ func (c *Clusterer) index(pts *Points, p Params) error {
 	for w := range c.workers() {
 		c.scratch(w)
 	}
-	c.parallel(n, func(_, lo, hi int) {
-		for i := lo; i < hi; i++ {
-			c.key[i] = g.tileOf(pts, i)
-		}
-	})
+	c.parallel(n, func(_, lo, hi int) { g.tilesOf(pts, lo, hi, c.key) })
 	c.sortByTile(n)
 	per := int32(g.perLayer)
 	c.parallel(n, func(_, lo, hi int) {
