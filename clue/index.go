@@ -19,14 +19,19 @@ func (c *Clusterer) index(pts *Points, p Params) error {
 	c.sortByTile(n)
 	per := int32(g.perLayer)
 	c.parallel(n, func(_, lo, hi int) {
-		for k := lo; k < hi; k++ {
-			i := c.order[k]
-			c.pos[i] = int32(k)
-			c.layerTile[k] = c.key[i] / per * per
-			for d := range c.coords {
-				c.coords[d][k] = pts.Coords[d][i]
+		order := c.order[lo:hi]
+		for k, i := range order {
+			c.pos[i] = int32(lo + k)
+			c.layerTile[lo+k] = c.key[i] / per * per
+			c.weight[lo+k] = pts.Weight[i]
+		}
+		// Column by column: one loop over the dimensions per point cost
+		// more than the copies.
+		for d, col := range c.coords {
+			src, dst := pts.Coords[d], col[lo:hi]
+			for k, i := range order {
+				dst[k] = src[i]
 			}
-			c.weight[k] = pts.Weight[i]
 		}
 	})
 	return nil
