@@ -79,12 +79,9 @@ type ChunkedClusterer struct {
 	pending Clusters // closed clusters waiting for an earlier open one
 	small   Clusters // border clusters, then merged with the pending ones
 	merged  Clusters
-	now     Time
-	nextSeq int64
-	nextID  int64
-	stats   Stats
-	out     Clusters  // Add's batch
-	dst     *Clusters // where the clusters go in the current call
+	position
+	out Clusters  // Add's batch
+	dst *Clusters // where the clusters go in the current call
 }
 
 // NewChunkedClusterer returns a chunked union-find clusterer for the local
@@ -103,7 +100,7 @@ func NewChunkedClusterer(cfg Config, workers, bufferHits int) (*ChunkedClusterer
 	if bufferHits < 1 {
 		bufferHits = DefaultBuffer
 	}
-	c := &ChunkedClusterer{cfg: cfg, workers: workers, size: bufferHits, chunk: chunkHits, stride: cfg.Width + 2, now: -1 << 63}
+	c := &ChunkedClusterer{cfg: cfg, workers: workers, size: bufferHits, chunk: chunkHits, stride: cfg.Width + 2, position: startPosition}
 	c.offsets = neighbourOffsets(c.stride)
 	c.mats, c.occs, c.scratch = make([][]int32, workers), make([][]byte, workers), make([][]int32, workers)
 	for w := range c.mats {
@@ -129,9 +126,6 @@ type rootHit struct{ root, hit int32 }
 
 // KeepMembers makes the emitted [Clusters] carry the hits of each cluster.
 func (c *ChunkedClusterer) KeepMembers(keep bool) { c.keep = keep }
-
-// Stats returns the counts so far.
-func (c *ChunkedClusterer) Stats() Stats { return c.stats }
 
 // Add takes time-ordered hits and returns the clusters finished so far,
 // valid until the next call.

@@ -51,28 +51,40 @@ type Clusterer struct {
 	occ     []byte   // one bit per pixel: it has a buffered hit (small enough for L1)
 
 	// The buffer: hits not yet emitted.
-	nodes   []node
-	seq     []int64   // arrival number of each buffered hit in the whole stream
-	e       []float32 // energies, parallel to nodes once calibrated
-	front   int       // hits before front are all dead
-	now     Time      // latest time seen
-	nextSeq int64     // arrival number of the next hit
-	remap   []int32   // compaction scratch
-	order   []int32   // emission scratch
+	nodes []node
+	seq   []int64   // arrival number of each buffered hit in the whole stream
+	e     []float32 // energies, parallel to nodes once calibrated
+	front int       // hits before front are all dead
+	remap []int32   // compaction scratch
+	order []int32   // emission scratch
 
 	compactAt int // compact once this many hits at the front are dead
 
-	out    Clusters
-	nextID int64
-	stats  Stats
+	out Clusters
+	position
 }
+
+// position is where a streaming clusterer stands in its stream, the same
+// for every mode.
+type position struct {
+	now     Time  // latest time seen
+	nextSeq int64 // arrival number of the next hit
+	nextID  int64 // id of the next cluster
+	stats   Stats
+}
+
+// startPosition is the position before the first hit.
+var startPosition = position{now: -1 << 63}
+
+// Stats returns the counts so far.
+func (p *position) Stats() Stats { return p.stats }
 
 // NewClusterer returns a clusterer for cfg.
 func NewClusterer(cfg Config) (*Clusterer, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	c := &Clusterer{cfg: cfg, stride: cfg.Width + 2, now: -1 << 63, compactAt: 1 << 16}
+	c := &Clusterer{cfg: cfg, stride: cfg.Width + 2, position: startPosition, compactAt: 1 << 16}
 	c.ref = make([]int32, c.stride*(cfg.Height+2))
 	c.occ = make([]byte, len(c.ref)/8+16)
 	c.offsets = neighbourOffsets(c.stride)
@@ -82,9 +94,6 @@ func NewClusterer(cfg Config) (*Clusterer, error) {
 
 // KeepMembers makes the emitted [Clusters] carry the hits of each cluster.
 func (c *Clusterer) KeepMembers(keep bool) { c.keepMembers = keep }
-
-// Stats returns the counts so far.
-func (c *Clusterer) Stats() Stats { return c.stats }
 
 // Add clusters a batch of hits, which should be in time order (and follow
 // the previous batch in time), and returns the clusters that are finished.
@@ -513,10 +522,8 @@ func (c *Clusterer) restart(first int64) {
 	c.nodes, c.seq = c.nodes[:0], c.seq[:0]
 	c.calibrated, c.e = false, c.e[:0]
 	c.front = 0
-	c.now = -1 << 63
+	c.position = startPosition
 	c.nextSeq = first
-	c.nextID = 0
-	c.stats = Stats{}
 	c.out.Reset()
 }
 

@@ -58,12 +58,9 @@ type Lanes struct {
 	storage    chan *windowData
 	cur        *window // being filled
 	last       *window // last dispatched
-	nextSeq    int64
-	now        Time
-	nextID     int64
-	stats      Stats
-	out        Clusters  // Add's batch
-	dst        *Clusters // where the clusters go in the current call
+	position
+	out Clusters  // Add's batch
+	dst *Clusters // where the clusters go in the current call
 }
 
 // window is a run of hits and what its lane found.
@@ -132,11 +129,11 @@ func NewLanes(cfg Config, workers, windowHits int) (*Lanes, error) {
 	}
 	l := &Lanes{
 		cfg: cfg, size: windowHits, check0: firstCheckpoint,
-		cpu:   make(chan struct{}, workers),
-		slots: make(chan struct{}, 2*workers+2),
-		ready: make(chan *Clusters, 4*workers+4),
-		free:  make(chan *Clusters, 4*workers+4),
-		now:   -1 << 63,
+		cpu:      make(chan struct{}, workers),
+		slots:    make(chan struct{}, 2*workers+2),
+		ready:    make(chan *Clusters, 4*workers+4),
+		free:     make(chan *Clusters, 4*workers+4),
+		position: startPosition,
 	}
 	// Windows in flight, plus one lane each on its way out.
 	l.clusterers = make(chan *Clusterer, cap(l.slots)+workers)
@@ -148,9 +145,6 @@ func NewLanes(cfg Config, workers, windowHits int) (*Lanes, error) {
 // KeepMembers makes the emitted [Clusters] carry the hits of each cluster.
 // Call it before the first hit.
 func (l *Lanes) KeepMembers(keep bool) { l.keep = keep }
-
-// Stats returns the counts so far. Clusters counts the clusters returned.
-func (l *Lanes) Stats() Stats { return l.stats }
 
 // Add takes a batch of time-ordered hits and returns the clusters finished
 // so far, valid until the next call. It blocks while the lanes are full.
