@@ -12,7 +12,6 @@ type Sorter struct {
 	window   Time
 	pending  Hits // sorted, not yet released
 	merged   Hits
-	fresh    Hits // the sorted on-time part of the current batch
 	out      Hits
 	released Time // time of the latest released hit
 	maxSeen  Time
@@ -28,7 +27,6 @@ func NewSorter(window Time) *Sorter {
 // the next call.
 func (s *Sorter) Push(h *Hits) *Hits {
 	s.out.Reset()
-	s.fresh.Reset()
 	onTime := 0
 	for i, t := range h.ToA {
 		s.maxSeen = max(s.maxSeen, t)
@@ -38,9 +36,9 @@ func (s *Sorter) Push(h *Hits) *Hits {
 			onTime++
 		}
 	}
-	src := h
+	var perm []int32 // nil: h is in order as it is
 	if onTime != h.Len() || !isSorted(h.ToA) {
-		perm := s.order.sortByTime(h.ToA)
+		perm = s.order.sortByTime(h.ToA)
 		if onTime != h.Len() { // drop the late hits, already released
 			k := 0
 			for _, i := range perm {
@@ -51,10 +49,8 @@ func (s *Sorter) Push(h *Hits) *Hits {
 			}
 			perm = perm[:k]
 		}
-		s.fresh.gather(h, perm)
-		src = &s.fresh
 	}
-	s.merge(src)
+	s.merge(sortedView{h, perm})
 	s.release(s.maxSeen - s.window)
 	return &s.out
 }
@@ -66,12 +62,44 @@ func (s *Sorter) Flush() *Hits {
 	return &s.out
 }
 
+// sortedView is a batch in time order: the hits of h at the indices perm,
+// or all of h as it is when perm is nil. The batch is merged straight from
+// it, with no sorted copy made first.
+type sortedView struct {
+	h    *Hits
+	perm []int32
+}
+
+func (v sortedView) Len() int {
+	if v.perm == nil {
+		return v.h.Len()
+	}
+	return len(v.perm)
+}
+
+// toa is the time of the view's hit j.
+func (v sortedView) toa(j int) Time {
+	if v.perm == nil {
+		return v.h.ToA[j]
+	}
+	return v.h.ToA[v.perm[j]]
+}
+
+// appendTo appends the view's hits [i, j) to dst.
+func (v sortedView) appendTo(dst *Hits, i, j int) {
+	if v.perm == nil {
+		dst.AppendRange(v.h, i, j)
+	} else {
+		dst.gather(v.h, v.perm[i:j])
+	}
+}
+
 // merge merges the sorted batch b into pending; equal times keep the
 // pending hits first.
-func (s *Sorter) merge(b *Hits) {
+func (s *Sorter) merge(b sortedView) {
 	p := &s.pending
-	if p.Len() == 0 || b.Len() == 0 || p.ToA[p.Len()-1] <= b.ToA[0] {
-		p.AppendRange(b, 0, b.Len())
+	if p.Len() == 0 || b.Len() == 0 || p.ToA[p.Len()-1] <= b.toa(0) {
+		b.appendTo(p, 0, b.Len())
 		return
 	}
 	m := &s.merged
@@ -80,24 +108,24 @@ func (s *Sorter) merge(b *Hits) {
 	i, j := 0, 0
 	for i < p.Len() && j < b.Len() {
 		// Copy the longest run from one side at a time.
-		if p.ToA[i] <= b.ToA[j] {
+		if p.ToA[i] <= b.toa(j) {
 			k := i + 1
-			for k < p.Len() && p.ToA[k] <= b.ToA[j] {
+			for k < p.Len() && p.ToA[k] <= b.toa(j) {
 				k++
 			}
 			m.AppendRange(p, i, k)
 			i = k
 		} else {
 			k := j + 1
-			for k < b.Len() && b.ToA[k] < p.ToA[i] {
+			for k < b.Len() && b.toa(k) < p.ToA[i] {
 				k++
 			}
-			m.AppendRange(b, j, k)
+			b.appendTo(m, j, k)
 			j = k
 		}
 	}
 	m.AppendRange(p, i, p.Len())
-	m.AppendRange(b, j, b.Len())
+	b.appendTo(m, j, b.Len())
 	s.pending, s.merged = s.merged, s.pending
 }
 
