@@ -10,9 +10,11 @@ import "sort"
 // clusterer counts them as late.
 type Sorter struct {
 	window   Time
-	pending  Hits // sorted, not yet released
+	pending  Hits // sorted, not yet released, after the first head
+	head     int  // the hits the last call released, still at the front
 	merged   Hits
-	out      Hits
+	out      Hits // late hits and the released ones after them
+	view     Hits // the released hits, in place, when no late one came
 	released Time // time of the latest released hit
 	maxSeen  Time
 	order    timeSort
@@ -26,6 +28,7 @@ func NewSorter(window Time) *Sorter {
 // Push adds a batch and returns the hits that can be released, valid until
 // the next call.
 func (s *Sorter) Push(h *Hits) *Hits {
+	s.drop()
 	s.out.Reset()
 	onTime := 0
 	for i, t := range h.ToA {
@@ -51,15 +54,14 @@ func (s *Sorter) Push(h *Hits) *Hits {
 		}
 	}
 	s.merge(sortedView{h, perm})
-	s.release(s.maxSeen - s.window)
-	return &s.out
+	return s.release(s.maxSeen - s.window)
 }
 
 // Flush releases everything still held.
 func (s *Sorter) Flush() *Hits {
+	s.drop()
 	s.out.Reset()
-	s.release(1<<63 - 1)
-	return &s.out
+	return s.release(1<<63 - 1)
 }
 
 // sortedView is a batch in time order: the hits of h at the indices perm,
@@ -129,16 +131,36 @@ func (s *Sorter) merge(b sortedView) {
 	s.pending, s.merged = s.merged, s.pending
 }
 
-// release moves the pending hits with time <= limit to the output and
-// copies the rest (about a window's worth of hits) to the front.
-func (s *Sorter) release(limit Time) {
+// release returns the pending hits with time <= limit, after the late
+// hits in s.out if there are any; else in place, as a view of the front of
+// pending that the next call drops.
+func (s *Sorter) release(limit Time) *Hits {
 	p := &s.pending
 	k := sort.Search(p.Len(), func(i int) bool { return p.ToA[i] > limit })
+	if k > 0 {
+		s.released = p.ToA[k-1]
+	}
+	s.head = k
+	if s.out.Len() > 0 {
+		s.out.AppendRange(p, 0, k)
+		return &s.out
+	}
+	// Capped, so that appending to the view cannot write over pending.
+	s.view = Hits{X: p.X[:k:k], Y: p.Y[:k:k], ToA: p.ToA[:k:k], ToT: p.ToT[:k:k]}
+	if p.Calibrated() {
+		s.view.E = p.E[:k:k]
+	}
+	return &s.view
+}
+
+// drop removes the hits the last call released from the front of pending,
+// copying the rest (about a window's worth of hits) there.
+func (s *Sorter) drop() {
+	k := s.head
 	if k == 0 {
 		return
 	}
-	s.out.AppendRange(p, 0, k)
-	s.released = p.ToA[k-1]
+	p := &s.pending
 	n := copy(p.X, p.X[k:])
 	copy(p.Y, p.Y[k:])
 	copy(p.ToA, p.ToA[k:])
@@ -148,6 +170,8 @@ func (s *Sorter) release(limit Time) {
 		copy(p.E, p.E[k:])
 		p.E = p.E[:n]
 	}
+	s.head = 0
+	s.view = Hits{}
 }
 
 func isSorted(t []Time) bool {
