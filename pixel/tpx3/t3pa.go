@@ -15,9 +15,10 @@ func NewT3PAReader(r io.Reader, name string, width, height int) Reader {
 	s := sensor{width, height}
 	col := map[string]int{}
 	var need [4]int // matrix index, ToA, ToT, FToA
+	fields := 0     // of the header: more than the columns named when names repeat
 	tr.parse = func(line []byte, dst *pixel.Hits) error {
-		if len(col) > 0 && len(col) <= len(tr.nums) {
-			if n, ok := scanDecimals(line, '\t', tr.nums[:len(col)]); ok && n == len(col) {
+		if fields > 0 && fields <= len(tr.nums) {
+			if n, ok := scanDecimals(line, '\t', tr.nums[:fields]); ok && n == fields {
 				idx, ok1 := tr.nums[need[0]].integer()
 				toa, ok2 := tr.nums[need[1]].integer()
 				tot, ok3 := tr.nums[need[2]].integer()
@@ -35,7 +36,8 @@ func NewT3PAReader(r io.Reader, name string, width, height int) Reader {
 		}
 		tr.fields = splitFields(tr.fields, line, '\t', false)
 		f := tr.fields
-		if len(col) == 0 {
+		if fields == 0 {
+			fields = len(f)
 			for i, name := range f {
 				col[string(name)] = i
 			}
@@ -48,8 +50,8 @@ func NewT3PAReader(r io.Reader, name string, width, height int) Reader {
 			}
 			return nil
 		}
-		if len(f) < len(col) {
-			return tr.sc.errorf("%d fields, want %d", len(f), len(col))
+		if len(f) < fields {
+			return tr.sc.errorf("%d fields, want %d", len(f), fields)
 		}
 		var v [4]int64
 		for k, i := range need {

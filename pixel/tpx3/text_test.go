@@ -88,6 +88,10 @@ func TestTextErrors(t *testing.T) {
 		{T3PA, "Index\tToA\tToT\n", "t3pa: bad.txt: line 1: header \"Index\\tToA\\tToT\" lacks the column \"Matrix Index\"", 0},
 		{T3PA, "Index\tMatrix Index\tToA\tToT\tFToA\tOverflow\n0\t1\t2\t3\t4\t0\n1\t1\tx\t3\t4\t0\n", "t3pa: bad.txt: line 3: field 3 \"x\" is not an integer", 1},
 		{T3PA, "Index\tMatrix Index\tToA\tToT\tFToA\tOverflow\n0\t1\t2\n", "t3pa: bad.txt: line 2: 3 fields, want 6", 0},
+		// A header whose names repeat (two blank ones) has more fields than
+		// names; a row is checked against the fields (found by fuzzing: it
+		// was checked against the names and read past its end).
+		{T3PA, "\tMatrix Index\t\tToT\tToA\tFToA\n\t0\t\t0\t0\n", "t3pa: bad.txt: line 2: 5 fields, want 6", 0},
 		{Katherine, "1 2 3 4\n1 2 3\n", "katherine: bad.txt: line 2: 3 fields, want 4", 1},
 		{Katherine, "1 2 3 70000\n", "katherine: bad.txt: line 1: ToT 70000 out of range", 0},
 		{CSV, "x,y,toa_ns\n", `csv: bad.txt: line 1: header lacks the column "tot"`, 0},
