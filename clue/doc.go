@@ -29,15 +29,20 @@
 //
 // # Spatial index
 //
-// A fixed grid per layer: tiles of equal size in every dimension (by
-// default dm, enlarged if the data's extent would need too many tiles),
-// points sorted by (layer, tile, index) into contiguous runs. A search of
-// radius r visits only the tiles touched by the box [x - r, x + r]; runs
-// of tiles adjacent along dimension 0 are one contiguous slice.
+// A fixed grid per layer: tiles of the tile size (by default dm, enlarged
+// if the data's extent would need too many tiles) in every dimension but
+// the first, along which they are up to four times narrower while the
+// grid stays under six tiles per point; points sorted by (layer, tile,
+// index) into contiguous runs. A search of radius r visits only the tiles
+// touched by the box [x - r, x + r]; runs of tiles adjacent along
+// dimension 0 are one contiguous slice, so the narrow tiles cut the strip
+// a search reads at no cost in runs.
 //
 // # Parallelism
 //
-// Every step (index, density, nearest-higher, seeds and followers,
-// expansion) works point by point or seed by seed on disjoint outputs, so
-// any number of workers gives the same bits.
+// Every step works point by point on disjoint outputs (index, density,
+// nearest-higher, seeds and followers), or in rounds that read one array
+// and write another (the expansion's pointer jumping: each round points
+// every point at what its own points at, until every follower points at
+// its tree's root), so any number of workers gives the same bits.
 package clue

@@ -14,15 +14,16 @@ const maxSplit, splitBudget = 4, 6
 // maxDim bounds the number of coordinates (fixed-size scratch per point).
 const maxDim = 16
 
-// grid is the fixed-grid index: every layer is cut into tiles of one size
-// in all dimensions; tile t of layer l has id l*perLayer + t, where t runs
-// fastest along dimension 0, so tiles adjacent along dimension 0 hold
-// contiguous runs of points.
+// grid is the fixed-grid index: every layer is cut into tiles of the tile
+// size along every dimension but the first, along which they are up to
+// maxSplit times narrower (see build); tile t of layer l has id
+// l*perLayer + t, where t runs fastest along dimension 0, so tiles
+// adjacent along dimension 0 hold contiguous runs of points.
 type grid struct {
 	dim      int
 	lo       [maxDim]float64 // lower corner of the data
 	n        [maxDim]int     // tiles per dimension
-	size     float64         // tile size
+	size     float64         // tile size (along dimension 0: see inv)
 	inv      [maxDim]float64 // 1/width of the tiles along each dimension
 	last     [maxDim]float64 // n - 1 along each dimension
 	perLayer int
