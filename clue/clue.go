@@ -150,6 +150,19 @@ func (c *Clusterer) parallel(n int, fn func(worker, lo, hi int)) {
 	c.forEach((n+chunk-1)/chunk, func(w, k int) { fn(w, k*chunk, min(n, (k+1)*chunk)) })
 }
 
+// inputChunks is how many fixed chunks of the n points a step that must
+// combine their results in order (counts, then prefix sums) cuts them
+// into: a few per worker, one when the work is serial.
+func (c *Clusterer) inputChunks(n int) int {
+	if c.workers() > 1 && n >= minParallel {
+		return 4 * c.workers()
+	}
+	return 1
+}
+
+// chunkOf is chunk k of chunks equal chunks of [0, n).
+func chunkOf(k, chunks, n int) (lo, hi int) { return k * n / chunks, (k + 1) * n / chunks }
+
 // forEach runs fn(worker, k) for every k in [0, count), each once, on the
 // workers, which take the next k when they are done with one.
 func (c *Clusterer) forEach(count int, fn func(worker, k int)) {
@@ -379,7 +392,7 @@ func (c *Clusterer) nearestHigher(p Params) {
 		for i := lo; i < hi; i++ {
 			rhoI, idxI := rho[i], order[i]
 			if c.grid.dim == 2 {
-				if best, d, ok := c.nearestHigher2DRadii(i, first, firstLimit, mid, midLimit, dm, limit, s); ok {
+				if best, d, ok := c.nearestHigher2DRadii(i, first, firstLimit, mid, midLimit, dm, limit); ok {
 					c.nh[i], c.delta[i] = best, d
 					continue
 				}
@@ -441,7 +454,7 @@ func anyHigher(cands []candidate, rho []float64, order []int32, rhoI float64, id
 // nearestHigher2DRadii searches within the first radius (the near list
 // when there is one), then mid when it is below dm, then dm, and stops at
 // the first search that decides (see [nearest]).
-func (c *Clusterer) nearestHigher2DRadii(i int, first, firstLimit, mid, midLimit, dm, limit float64, s *scratch) (int32, float64, bool) {
+func (c *Clusterer) nearestHigher2DRadii(i int, first, firstLimit, mid, midLimit, dm, limit float64) (int32, float64, bool) {
 	var best int32
 	var d float64
 	var ok bool
@@ -580,15 +593,12 @@ func (c *Clusterer) seedsAndFollowers(p Params) {
 	})
 	// Seed ids in input order: count the seeds of each chunk of input,
 	// then number each chunk's from the total before it.
-	chunks := 1
-	if c.workers() > 1 && n >= minParallel {
-		chunks = 4 * c.workers()
-	}
-	size := (n + chunks - 1) / chunks
+	chunks := c.inputChunks(n)
 	c.chunkSeeds = grow(c.chunkSeeds, chunks)
 	c.forEach(chunks, func(_, k int) {
 		count := int32(0)
-		for _, g := range c.pos[min(n, k*size):min(n, (k+1)*size)] {
+		lo, hi := chunkOf(k, chunks, n)
+		for _, g := range c.pos[lo:hi] {
 			count += int32(b2i(c.kind[g] == seed))
 		}
 		c.chunkSeeds[k] = count
@@ -600,7 +610,8 @@ func (c *Clusterer) seedsAndFollowers(p Params) {
 	c.clusters = int(first)
 	c.forEach(chunks, func(_, k int) {
 		id := c.chunkSeeds[k]
-		for _, g := range c.pos[min(n, k*size):min(n, (k+1)*size)] {
+		lo, hi := chunkOf(k, chunks, n)
+		for _, g := range c.pos[lo:hi] {
 			if c.kind[g] == seed {
 				c.cid[g] = id
 				id++

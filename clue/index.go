@@ -46,16 +46,13 @@ func (c *Clusterer) index(pts *Points, p Params) error {
 func (c *Clusterer) sortByTile(n int) {
 	g := &c.grid
 	bands := g.tiles>>bandBits + 1
-	chunks := 1
-	if c.workers() > 1 && n >= minParallel {
-		chunks = 4 * c.workers()
-	}
-	size := (n + chunks - 1) / chunks
+	chunks := c.inputChunks(n)
 	c.bandCount = grow(c.bandCount, chunks*bands)
 	clear(c.bandCount)
 	c.forEach(chunks, func(_, k int) {
 		count := c.bandCount[k*bands : (k+1)*bands]
-		for _, t := range c.key[min(n, k*size):min(n, (k+1)*size)] {
+		lo, hi := chunkOf(k, chunks, n)
+		for _, t := range c.key[lo:hi] {
 			count[t>>bandBits]++
 		}
 	})
@@ -75,8 +72,8 @@ func (c *Clusterer) sortByTile(n int) {
 	dealt := c.pos[:n] // scratch until index fills pos
 	c.forEach(chunks, func(_, k int) {
 		next := c.bandCount[k*bands : (k+1)*bands]
-		lo := min(n, k*size)
-		for i, t := range c.key[lo:min(n, (k+1)*size)] {
+		lo, hi := chunkOf(k, chunks, n)
+		for i, t := range c.key[lo:hi] {
 			b := t >> bandBits
 			dealt[next[b]] = int32(lo + i)
 			next[b]++
