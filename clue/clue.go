@@ -123,6 +123,7 @@ func (c *Clusterer) resize(n, dim int) {
 	c.weight, c.rho, c.delta = grow(c.weight, n), grow(c.rho, n), grow(c.delta, n)
 	c.nh, c.kind, c.cid = grow(c.nh, n), grow(c.kind, n), grow(c.cid, n)
 	c.up, c.upNext = grow(c.up, n), grow(c.upNext, n)
+	c.scratch(c.workers() - 1) // one per worker
 	r := &c.result
 	r.Rho, r.Delta, r.NH = grow(r.Rho, n), grow(r.Delta, n), grow(r.NH, n)
 	r.IsSeed, r.ClusterID = grow(r.IsSeed, n), grow(r.ClusterID, n)
@@ -274,9 +275,6 @@ func (c *Clusterer) density(p Params) {
 		exact = exact && total < 1<<50
 	}
 	k := p.Kernel
-	for w := range c.workers() {
-		c.scratch(w)
-	}
 	flat2D := exact && k.Kind == Flat && c.grid.dim == 2
 	firstLimit := threshold(p.firstRadius())
 	c.hasNear = flat2D

@@ -12,9 +12,6 @@ func (c *Clusterer) index(pts *Points, p Params) error {
 	}
 	n := pts.Len()
 	g := &c.grid
-	for w := range c.workers() {
-		c.scratch(w)
-	}
 	c.parallel(n, func(_, lo, hi int) { g.tilesOf(pts, lo, hi, c.key) })
 	c.sortByTile(n)
 	per := int32(g.perLayer)
