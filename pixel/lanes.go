@@ -366,7 +366,7 @@ func (l *Lanes) extend(w *window, c *Clusterer) {
 		}
 		l.cpu <- struct{}{}
 		if nx == nil {
-			c.emit(&seg.out, emitAll)
+			c.FlushTo(&seg.out)
 		} else {
 			from := 0
 			for j, at := range nx.checkpoints {
