@@ -112,15 +112,17 @@ func (c *Clusterer) Run(pts *Points, p Params) (*Result, error) {
 }
 
 func (c *Clusterer) resize(n, dim int) {
-	c.order, c.pos, c.key, c.layerTile = grow(c.order, n), grow(c.pos, n), grow(c.key, n), grow(c.layerTile, n)
+	// The columns that the row scans read are padded: the vector scans read
+	// whole vectors past the end of a row (and mask what they read there).
+	c.order, c.pos, c.key, c.layerTile = padded(c.order, n), grow(c.pos, n), grow(c.key, n), grow(c.layerTile, n)
 	for len(c.coords) < dim {
 		c.coords = append(c.coords, nil)
 	}
 	c.coords = c.coords[:dim]
 	for d := range c.coords {
-		c.coords[d] = grow(c.coords[d], n)
+		c.coords[d] = padded(c.coords[d], n)
 	}
-	c.weight, c.rho, c.delta = grow(c.weight, n), grow(c.rho, n), grow(c.delta, n)
+	c.weight, c.rho, c.delta = padded(c.weight, n), padded(c.rho, n), grow(c.delta, n)
 	c.nh, c.kind, c.cid = grow(c.nh, n), grow(c.kind, n), grow(c.cid, n)
 	c.up, c.upNext = grow(c.up, n), grow(c.upNext, n)
 	c.scratch(c.workers() - 1) // one per worker
@@ -135,6 +137,9 @@ func grow[T any](s []T, n int) []T {
 	}
 	return s[:n]
 }
+
+// padded is grow with room for rowPad values past n.
+func padded[T any](s []T, n int) []T { return grow(s, n+rowPad)[:n] }
 
 // minParallel is the smallest input worth splitting (a variable for tests).
 var minParallel = 4096
@@ -320,38 +325,9 @@ func (c *Clusterer) flatDensity2D(i int, r, limit, firstLimit float64) float64 {
 	xs, ys, w := c.coords[0], c.coords[1], c.weight
 	x, y := xs[i], ys[i]
 	b := g.box2D(x, y, r, int(c.layerTile[i]))
-	near := (*[nearStride]int32)(c.near[i*nearStride:])
-	var sum float64
-	n := uint(0)
-	for row := b.first; row <= b.last; row += g.n[0] {
-		lo, hi := g.start[row+b.x0], g.start[row+b.x1+1]
-		var rowSum float64
-		rowSum, n = flatRow(xs[lo:hi], ys[lo:hi], w[lo:hi], lo, x, y, limit, firstLimit, near, n)
-		sum += rowSum
-	}
+	sum, n := flatBox(g, b, xs, ys, w, x, y, limit, firstLimit, (*[nearStride]int32)(c.near[i*nearStride:]))
 	c.nearN[i] = uint8(min(n, nearCap+1))
 	return sum
-}
-
-// flatRow returns the sum of the weights of the points of a run (the
-// first is grid point lo) within limit of (x, y), and lists those within
-// firstLimit in near from n on, returning the new count. A function of
-// its own per run of a row, so that its loop keeps the run's columns in
-// registers.
-func flatRow(xr, yr, wr []float64, lo int32, x, y, limit, firstLimit float64, near *[nearStride]int32, n uint) (float64, uint) {
-	yr, wr = yr[:len(xr)], wr[:len(xr)]
-	var sum float64
-	for k, xj := range xr {
-		dx, dy := xj-x, yr[k]-y
-		d2 := float64(dx*dx) + float64(dy*dy)
-		sum += masked(wr[k], d2 <= limit)
-		// Written always, kept when near: no branch. Past the capacity
-		// the writes wrap around over the list, and the count goes on,
-		// which marks the list as unusable.
-		near[n%nearStride] = lo + int32(k)
-		n += uint(b2i(d2 <= firstLimit))
-	}
-	return sum, n
 }
 
 // masked is v when keep holds, else 0, without a branch or a
@@ -479,19 +455,7 @@ func (c *Clusterer) nearestHigher2D(i int, r, limit float64) (int32, float64, bo
 	xs, ys, rho, order := c.coords[0], c.coords[1], c.rho, c.order
 	x, y := xs[i], ys[i]
 	b := g.box2D(x, y, r, int(c.layerTile[i]))
-	rhoI, idxI := rho[i], order[i]
-	nh := newNearest()
-	for row := b.first; row <= b.last; row += g.n[0] {
-		lo, hi := g.start[row+b.x0], g.start[row+b.x1+1]
-		xr := xs[lo:hi]
-		yr, rr, or := ys[lo:hi][:len(xr)], rho[lo:hi][:len(xr)], order[lo:hi][:len(xr)]
-		for k, xj := range xr {
-			dx, dy := xj-x, yr[k]-y
-			d2 := float64(dx*dx) + float64(dy*dy)
-			nh = nh.see(d2, b2i(d2 <= limit)&higher(rr[k], or[k], rhoI, idxI), lo+int32(k))
-		}
-	}
-	return nh.result()
+	return nearestBox(g, b, xs, ys, rho, order, x, y, limit, rho[i], order[i]).result()
 }
 
 // nearestHigherListed is nearestHigher2D over the point's near list (the
@@ -542,6 +506,15 @@ func (n nearest) see(d2 float64, ok int, j int32) nearest {
 	m := -int32(b2i(key < n.best))
 	n.bestJ ^= (n.bestJ ^ j) & m
 	n.best = min(n.best, key)
+	return n
+}
+
+// merge is the tracker of the candidates that n and o have seen.
+func (n nearest) merge(o nearest) nearest {
+	n.next = min(n.next, o.next, max(n.best, o.best))
+	m := -int32(b2i(o.best < n.best))
+	n.bestJ ^= (n.bestJ ^ o.bestJ) & m
+	n.best = min(n.best, o.best)
 	return n
 }
 

@@ -1,0 +1,63 @@
+package clue
+
+// The scans of the tiles of a 2D search, the inner loops of the density
+// and of the nearest-higher search. flatBox and nearestBox are the
+// functions here in the default build, vector code in the vector build
+// (scan_simd.go), with the same results to the bit.
+
+// rowPad is how many values the columns that the scans read hold past
+// their end, so that a vector of four starting at any point is in bounds.
+const rowPad = 3
+
+// flatBoxGo returns the sum of the weights of the points of box b within
+// limit of (x, y), and lists those within firstLimit in near, returning
+// their count (see flatRowGo).
+func flatBoxGo(g *grid, b box2D, xs, ys, w []float64, x, y, limit, firstLimit float64, near *[nearStride]int32) (float64, uint) {
+	var sum float64
+	n := uint(0)
+	for row := b.first; row <= b.last; row += g.n[0] {
+		lo, hi := g.start[row+b.x0], g.start[row+b.x1+1]
+		var rowSum float64
+		rowSum, n = flatRowGo(xs[lo:hi], ys[lo:hi], w[lo:hi], lo, x, y, limit, firstLimit, near, n)
+		sum += rowSum
+	}
+	return sum, n
+}
+
+// nearestBoxGo is the tracker that has seen the points of box b within
+// limit of (x, y) and higher than (rhoI, idxI).
+func nearestBoxGo(g *grid, b box2D, xs, ys, rho []float64, order []int32, x, y, limit, rhoI float64, idxI int32) nearest {
+	nh := newNearest()
+	for row := b.first; row <= b.last; row += g.n[0] {
+		lo, hi := g.start[row+b.x0], g.start[row+b.x1+1]
+		xr := xs[lo:hi]
+		yr, rr, or := ys[lo:hi][:len(xr)], rho[lo:hi][:len(xr)], order[lo:hi][:len(xr)]
+		for k, xj := range xr {
+			dx, dy := xj-x, yr[k]-y
+			d2 := float64(dx*dx) + float64(dy*dy)
+			nh = nh.see(d2, b2i(d2 <= limit)&higher(rr[k], or[k], rhoI, idxI), lo+int32(k))
+		}
+	}
+	return nh
+}
+
+// flatRowGo returns the sum of the weights of the points of a run (the
+// first is grid point lo) within limit of (x, y), and lists those within
+// firstLimit in near from n on, returning the new count. A function of
+// its own per run of a row, so that its loop keeps the run's columns in
+// registers.
+func flatRowGo(xr, yr, wr []float64, lo int32, x, y, limit, firstLimit float64, near *[nearStride]int32, n uint) (float64, uint) {
+	yr, wr = yr[:len(xr)], wr[:len(xr)]
+	var sum float64
+	for k, xj := range xr {
+		dx, dy := xj-x, yr[k]-y
+		d2 := float64(dx*dx) + float64(dy*dy)
+		sum += masked(wr[k], d2 <= limit)
+		// Written always, kept when near: no branch. Past the capacity
+		// the writes wrap around over the list, and the count goes on,
+		// which marks the list as unusable.
+		near[n%nearStride] = lo + int32(k)
+		n += uint(b2i(d2 <= firstLimit))
+	}
+	return sum, n
+}

@@ -1,0 +1,141 @@
+//go:build goexperiment.simd && amd64
+
+package clue
+
+import (
+	"math"
+	"simd/archsimd"
+)
+
+var haveAVX2 = archsimd.X86.AVX2()
+
+// The vector scans take four points at a time. A run's last vector reads
+// up to three values past its end (the columns are padded: rowPad), which
+// a mask of the valid lanes drops. Distances are computed with the same
+// operations as the scalar code, without fused multiply-adds, so every
+// distance, comparison and sum is the same bits. Each function clears the
+// upper halves of the vector registers before it returns (scalar float
+// code uses SSE encodings, which pay for dirty upper halves on some
+// processors).
+
+// lanes is 0, 1, 2, 3: with the count of values left in a run, the valid
+// lanes of a vector.
+var lanes = [4]int64{0, 1, 2, 3}
+
+// flatBox is flatBoxGo four points at a time.
+func flatBox(g *grid, b box2D, xs, ys, w []float64, x, y, limit, firstLimit float64, near *[nearStride]int32) (float64, uint) {
+	if !haveAVX2 {
+		return flatBoxGo(g, b, xs, ys, w, x, y, limit, firstLimit, near)
+	}
+	xa, ya, wa := xs[:cap(xs)], ys[:cap(ys)], w[:cap(w)]
+	xv, yv := archsimd.BroadcastFloat64x4(x), archsimd.BroadcastFloat64x4(y)
+	limitV, firstV := archsimd.BroadcastFloat64x4(limit), archsimd.BroadcastFloat64x4(firstLimit)
+	iota := archsimd.LoadInt64x4(&lanes)
+	four32 := archsimd.BroadcastInt32x4(4)
+	var sum archsimd.Float64x4
+	n := uint(0)
+	for row := b.first; row <= b.last; row += g.n[0] {
+		lo, hi := int(g.start[row+b.x0]), int(g.start[row+b.x1+1])
+		at := archsimd.BroadcastInt32x4(int32(lo)) // grid point k, in every lane
+		for k := lo; k < hi; k += 4 {
+			valid := archsimd.BroadcastInt64x4(int64(hi - k)).Greater(iota)
+			dx, dy := load4(xa, k).Sub(xv), load4(ya, k).Sub(yv)
+			d2 := dx.Mul(dx).Add(dy.Mul(dy))
+			sum = sum.Add(load4(wa, k).Masked(d2.LessEqual(limitV).And(valid)))
+			// The near lanes' points packed to the front of a vector
+			// written at the end of the list; the lanes after them are
+			// overwritten next (see flatRowGo for a list past its
+			// capacity, done here one lane at a time).
+			in := d2.LessEqual(firstV).And(valid).ToBits() & 15
+			if n <= nearStride-4 {
+				at.Add(archsimd.LoadInt32x4(&packNear[in])).Store((*[4]int32)(near[n : n+4]))
+				n += uint(nearCount[in])
+			} else {
+				for q := range uint8(4) {
+					near[n%nearStride] = int32(k) + int32(q)
+					n += uint(in >> q & 1)
+				}
+			}
+			at = at.Add(four32)
+		}
+	}
+	var s [4]float64
+	sum.Store(&s)
+	archsimd.ClearAVXUpperBits()
+	// Whole numbers: the sum is exact in any order (see density).
+	return s[0] + s[1] + s[2] + s[3], n
+}
+
+// packNear[m] are the lanes set in the mask m, first to last, and
+// nearCount[m] how many there are.
+var packNear, nearCount = func() (p [16][4]int32, c [16]uint8) {
+	for m := range 16 {
+		for q := range int32(4) {
+			if m>>q&1 != 0 {
+				p[m][c[m]] = q
+				c[m]++
+			}
+		}
+	}
+	return p, c
+}()
+
+// nearestBox is nearestBoxGo four points at a time: each lane keeps its
+// own tracker, with the squared distances as ordered bit patterns in
+// signed 64-bit integers (which AVX2 compares), and the four are merged at
+// the end.
+func nearestBox(g *grid, b box2D, xs, ys, rho []float64, order []int32, x, y, limit, rhoI float64, idxI int32) nearest {
+	if !haveAVX2 {
+		return nearestBoxGo(g, b, xs, ys, rho, order, x, y, limit, rhoI, idxI)
+	}
+	xa, ya, ra, oa := xs[:cap(xs)], ys[:cap(ys)], rho[:cap(rho)], order[:cap(order)]
+	xv, yv := archsimd.BroadcastFloat64x4(x), archsimd.BroadcastFloat64x4(y)
+	limitV, rhoV, idxV := archsimd.BroadcastFloat64x4(limit), archsimd.BroadcastFloat64x4(rhoI), archsimd.BroadcastFloat64x4(float64(idxI))
+	iota := archsimd.LoadInt64x4(&lanes)
+	noneV := archsimd.BroadcastInt64x4(math.MaxInt64)
+	four := archsimd.BroadcastInt64x4(4)
+	best, next, bestJ := noneV, noneV, noneV
+	for row := b.first; row <= b.last; row += g.n[0] {
+		lo, hi := int(g.start[row+b.x0]), int(g.start[row+b.x1+1])
+		j := archsimd.BroadcastInt64x4(int64(lo)).Add(iota) // the lanes' grid points
+		for k := lo; k < hi; k += 4 {
+			valid := archsimd.BroadcastInt64x4(int64(hi - k)).Greater(iota)
+			dx, dy := load4(xa, k).Sub(xv), load4(ya, k).Sub(yv)
+			d2 := dx.Mul(dx).Add(dy.Mul(dy))
+			r := load4(ra, k)
+			idx := archsimd.LoadInt32x4((*[4]int32)(oa[k : k+4])).ConvertToFloat64()
+			higher := r.Greater(rhoV).Or(r.Equal(rhoV).And(idx.Greater(idxV)))
+			key := d2.AsInt64x4().Merge(noneV, d2.LessEqual(limitV).And(higher).And(valid))
+			// nearest.see, lane by lane.
+			top := key.Merge(best, key.Greater(best))
+			next = top.Merge(next, next.Greater(top))
+			closer := best.Greater(key)
+			bestJ = j.Merge(bestJ, closer)
+			best = key.Merge(best, closer)
+			j = j.Add(four)
+		}
+	}
+	var bs, ns, js [4]int64
+	best.Store(&bs)
+	next.Store(&ns)
+	bestJ.Store(&js)
+	archsimd.ClearAVXUpperBits()
+	nh := newNearest()
+	for q := range 4 {
+		nh = nh.merge(nearest{best: laneKey(bs[q]), next: laneKey(ns[q]), bestJ: int32(js[q])})
+	}
+	return nh
+}
+
+// laneKey is a lane's key as nearest keeps it.
+func laneKey(k int64) uint64 {
+	if k == math.MaxInt64 {
+		return none
+	}
+	return uint64(k)
+}
+
+// load4 loads s[i:i+4] with a single bounds check.
+func load4(s []float64, i int) archsimd.Float64x4 {
+	return archsimd.LoadFloat64x4((*[4]float64)(s[i : i+4]))
+}
