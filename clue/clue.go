@@ -314,22 +314,6 @@ func (c *Clusterer) density(p Params) {
 	})
 }
 
-// flatDensity2D is the density of the commonest case (2D, flat kernel,
-// integer weights, so exact in any order): the weights within the limit
-// summed as the points are scanned, with no candidate list. On the way it
-// lists the points within the first nearest-higher radius (firstLimit),
-// for nearestHigher: a handful instead of the tens that the tiles around
-// a point hold.
-func (c *Clusterer) flatDensity2D(i int, r, limit, firstLimit float64) float64 {
-	g := &c.grid
-	xs, ys, w := c.coords[0], c.coords[1], c.weight
-	x, y := xs[i], ys[i]
-	b := g.box2D(x, y, r, int(c.layerTile[i]))
-	sum, n := flatBox(g, b, xs, ys, w, x, y, limit, firstLimit, (*[nearStride]int32)(c.near[i*nearStride:]))
-	c.nearN[i] = uint8(min(n, nearCap+1))
-	return sum
-}
-
 // masked is v when keep holds, else 0, without a branch or a
 // multiplication.
 func masked(v float64, keep bool) float64 {
@@ -446,16 +430,6 @@ func (c *Clusterer) nearestHigher2DRadii(i int, first, firstLimit, mid, midLimit
 		ok = ok || d == noneFound
 	}
 	return best, d, ok
-}
-
-// nearestHigher2D is one branch-free pass over the tiles of a 2D search
-// for the nearest higher point within radius r (see [nearest]).
-func (c *Clusterer) nearestHigher2D(i int, r, limit float64) (int32, float64, bool) {
-	g := &c.grid
-	xs, ys, rho, order := c.coords[0], c.coords[1], c.rho, c.order
-	x, y := xs[i], ys[i]
-	b := g.box2D(x, y, r, int(c.layerTile[i]))
-	return nearestBox(g, b, xs, ys, rho, order, x, y, limit, rho[i], order[i]).result()
 }
 
 // nearestHigherListed is nearestHigher2D over the point's near list (the

@@ -1,18 +1,26 @@
 package clue
 
 // The scans of the tiles of a 2D search, the inner loops of the density
-// and of the nearest-higher search. flatBox and nearestBox are the
-// functions here in the default build, vector code in the vector build
-// (scan_simd.go), with the same results to the bit.
+// and of the nearest-higher search. flatDensity2D and nearestHigher2D are
+// the functions here in the default build, vector code in the vector
+// build (scan_simd.go), with the same results to the bit.
 
 // rowPad is how many values the columns that the scans read hold past
 // their end, so that a vector of four starting at any point is in bounds.
 const rowPad = 3
 
-// flatBoxGo returns the sum of the weights of the points of box b within
-// limit of (x, y), and lists those within firstLimit in near, returning
-// their count (see flatRowGo).
-func flatBoxGo(g *grid, b box2D, xs, ys, w []float64, x, y, limit, firstLimit float64, near *[nearStride]int32) (float64, uint) {
+// flatDensity2DGo is the density of the commonest case (2D, flat kernel,
+// integer weights, so exact in any order): the weights within the limit
+// summed as the points are scanned, with no candidate list. On the way it
+// lists the points within the first nearest-higher radius (firstLimit),
+// for nearestHigher: a handful instead of the tens that the tiles around
+// a point hold.
+func (c *Clusterer) flatDensity2DGo(i int, r, limit, firstLimit float64) float64 {
+	g := &c.grid
+	xs, ys, w := c.coords[0], c.coords[1], c.weight
+	x, y := xs[i], ys[i]
+	b := g.box2D(x, y, r, int(c.layerTile[i]))
+	near := (*[nearStride]int32)(c.near[i*nearStride:])
 	var sum float64
 	n := uint(0)
 	for row := b.first; row <= b.last; row += g.n[0] {
@@ -21,12 +29,18 @@ func flatBoxGo(g *grid, b box2D, xs, ys, w []float64, x, y, limit, firstLimit fl
 		rowSum, n = flatRowGo(xs[lo:hi], ys[lo:hi], w[lo:hi], lo, x, y, limit, firstLimit, near, n)
 		sum += rowSum
 	}
-	return sum, n
+	c.nearN[i] = uint8(min(n, nearCap+1))
+	return sum
 }
 
-// nearestBoxGo is the tracker that has seen the points of box b within
-// limit of (x, y) and higher than (rhoI, idxI).
-func nearestBoxGo(g *grid, b box2D, xs, ys, rho []float64, order []int32, x, y, limit, rhoI float64, idxI int32) nearest {
+// nearestHigher2DGo is one branch-free pass over the tiles of a 2D
+// search for the nearest higher point within radius r (see [nearest]).
+func (c *Clusterer) nearestHigher2DGo(i int, r, limit float64) (int32, float64, bool) {
+	g := &c.grid
+	xs, ys, rho, order := c.coords[0], c.coords[1], c.rho, c.order
+	x, y := xs[i], ys[i]
+	b := g.box2D(x, y, r, int(c.layerTile[i]))
+	rhoI, idxI := rho[i], order[i]
 	nh := newNearest()
 	for row := b.first; row <= b.last; row += g.n[0] {
 		lo, hi := g.start[row+b.x0], g.start[row+b.x1+1]
@@ -38,7 +52,7 @@ func nearestBoxGo(g *grid, b box2D, xs, ys, rho []float64, order []int32, x, y, 
 			nh = nh.see(d2, b2i(d2 <= limit)&higher(rr[k], or[k], rhoI, idxI), lo+int32(k))
 		}
 	}
-	return nh
+	return nh.result()
 }
 
 // flatRowGo returns the sum of the weights of the points of a run (the

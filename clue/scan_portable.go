@@ -2,10 +2,10 @@
 
 package clue
 
-func flatBox(g *grid, b box2D, xs, ys, w []float64, x, y, limit, firstLimit float64, near *[nearStride]int32) (float64, uint) {
-	return flatBoxGo(g, b, xs, ys, w, x, y, limit, firstLimit, near)
+func (c *Clusterer) flatDensity2D(i int, r, limit, firstLimit float64) float64 {
+	return c.flatDensity2DGo(i, r, limit, firstLimit)
 }
 
-func nearestBox(g *grid, b box2D, xs, ys, rho []float64, order []int32, x, y, limit, rhoI float64, idxI int32) nearest {
-	return nearestBoxGo(g, b, xs, ys, rho, order, x, y, limit, rhoI, idxI)
+func (c *Clusterer) nearestHigher2D(i int, r, limit float64) (int32, float64, bool) {
+	return c.nearestHigher2DGo(i, r, limit)
 }

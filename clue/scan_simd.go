@@ -22,11 +22,16 @@ var haveAVX2 = archsimd.X86.AVX2()
 // lanes of a vector.
 var lanes = [4]int64{0, 1, 2, 3}
 
-// flatBox is flatBoxGo four points at a time.
-func flatBox(g *grid, b box2D, xs, ys, w []float64, x, y, limit, firstLimit float64, near *[nearStride]int32) (float64, uint) {
+// flatDensity2D is flatDensity2DGo four points at a time.
+func (c *Clusterer) flatDensity2D(i int, r, limit, firstLimit float64) float64 {
 	if !haveAVX2 {
-		return flatBoxGo(g, b, xs, ys, w, x, y, limit, firstLimit, near)
+		return c.flatDensity2DGo(i, r, limit, firstLimit)
 	}
+	g := &c.grid
+	xs, ys, w := c.coords[0], c.coords[1], c.weight
+	x, y := xs[i], ys[i]
+	b := g.box2D(x, y, r, int(c.layerTile[i]))
+	near := (*[nearStride]int32)(c.near[i*nearStride:])
 	xa, ya, wa := xs[:cap(xs)], ys[:cap(ys)], w[:cap(w)]
 	xv, yv := archsimd.BroadcastFloat64x4(x), archsimd.BroadcastFloat64x4(y)
 	limitV, firstV := archsimd.BroadcastFloat64x4(limit), archsimd.BroadcastFloat64x4(firstLimit)
@@ -62,8 +67,9 @@ func flatBox(g *grid, b box2D, xs, ys, w []float64, x, y, limit, firstLimit floa
 	var s [4]float64
 	sum.Store(&s)
 	archsimd.ClearAVXUpperBits()
+	c.nearN[i] = uint8(min(n, nearCap+1))
 	// Whole numbers: the sum is exact in any order (see density).
-	return s[0] + s[1] + s[2] + s[3], n
+	return s[0] + s[1] + s[2] + s[3]
 }
 
 // packNear[m] are the lanes set in the mask m, first to last, and
@@ -80,14 +86,19 @@ var packNear, nearCount = func() (p [16][4]int32, c [16]uint8) {
 	return p, c
 }()
 
-// nearestBox is nearestBoxGo four points at a time: each lane keeps its
-// own tracker, with the squared distances as ordered bit patterns in
-// signed 64-bit integers (which AVX2 compares), and the four are merged at
-// the end.
-func nearestBox(g *grid, b box2D, xs, ys, rho []float64, order []int32, x, y, limit, rhoI float64, idxI int32) nearest {
+// nearestHigher2D is nearestHigher2DGo four points at a time: each lane
+// keeps its own tracker, with the squared distances as ordered bit
+// patterns in signed 64-bit integers (which AVX2 compares), and the four
+// are merged at the end.
+func (c *Clusterer) nearestHigher2D(i int, r, limit float64) (int32, float64, bool) {
 	if !haveAVX2 {
-		return nearestBoxGo(g, b, xs, ys, rho, order, x, y, limit, rhoI, idxI)
+		return c.nearestHigher2DGo(i, r, limit)
 	}
+	g := &c.grid
+	xs, ys, rho, order := c.coords[0], c.coords[1], c.rho, c.order
+	x, y := xs[i], ys[i]
+	b := g.box2D(x, y, r, int(c.layerTile[i]))
+	rhoI, idxI := rho[i], order[i]
 	xa, ya, ra, oa := xs[:cap(xs)], ys[:cap(ys)], rho[:cap(rho)], order[:cap(order)]
 	xv, yv := archsimd.BroadcastFloat64x4(x), archsimd.BroadcastFloat64x4(y)
 	limitV, rhoV, idxV := archsimd.BroadcastFloat64x4(limit), archsimd.BroadcastFloat64x4(rhoI), archsimd.BroadcastFloat64x4(float64(idxI))
@@ -124,7 +135,7 @@ func nearestBox(g *grid, b box2D, xs, ys, rho []float64, order []int32, x, y, li
 	for q := range 4 {
 		nh = nh.merge(nearest{best: laneKey(bs[q]), next: laneKey(ns[q]), bestJ: int32(js[q])})
 	}
-	return nh
+	return nh.result()
 }
 
 // laneKey is a lane's key as nearest keeps it.

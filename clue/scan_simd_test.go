@@ -38,28 +38,26 @@ func TestVectorScans(t *testing.T) {
 		if _, err := c.Run(pts, p); err != nil {
 			t.Fatal(err)
 		}
-		g := &c.grid
-		xs, ys := c.coords[0], c.coords[1]
 		// Densities with many ties: the scans read c.rho and c.order.
 		for k := range c.rho[:n] {
 			c.rho[k] = float64(r.IntN(4))
 		}
-		var nearV, nearG [nearStride]int32
 		for i := range n {
 			for _, radius := range []float64{p.DC, p.DC / 2, 2 * p.DC} {
-				limit := threshold(radius)
-				first := threshold(radius / 2)
-				b := g.box2D(xs[i], ys[i], radius, int(c.layerTile[i]))
-				sv, nv := flatBox(g, b, xs, ys, c.weight, xs[i], ys[i], limit, first, &nearV)
-				sg, ng := flatBoxGo(g, b, xs, ys, c.weight, xs[i], ys[i], limit, first, &nearG)
-				if sv != sg || nv != ng || ng <= nearCap && !slices.Equal(nearV[:ng], nearG[:ng]) {
+				limit, first := threshold(radius), threshold(radius/2)
+				list := c.near[i*nearStride:][:nearStride]
+				sv := c.flatDensity2D(i, radius, limit, first)
+				nv, nearV := c.nearN[i], slices.Clone(list)
+				sg := c.flatDensity2DGo(i, radius, limit, first)
+				ng := c.nearN[i]
+				if sv != sg || nv != ng || ng <= nearCap && !slices.Equal(nearV[:ng], list[:ng]) {
 					t.Fatalf("seed %d point %d radius %v: density %v, %d near %v; scalar %v, %d near %v",
-						seed, i, radius, sv, nv, nearV, sg, ng, nearG)
+						seed, i, radius, sv, nv, nearV, sg, ng, list)
 				}
-				hv := nearestBox(g, b, xs, ys, c.rho, c.order, xs[i], ys[i], limit, c.rho[i], c.order[i])
-				hg := nearestBoxGo(g, b, xs, ys, c.rho, c.order, xs[i], ys[i], limit, c.rho[i], c.order[i])
-				if hv.best != hg.best || hv.next != hg.next || hv.best != none && hv.next != hv.best && hv.bestJ != hg.bestJ {
-					t.Fatalf("seed %d point %d radius %v: nearest %+v, scalar %+v", seed, i, radius, hv, hg)
+				jv, dv, okv := c.nearestHigher2D(i, radius, limit)
+				jg, dg, okg := c.nearestHigher2DGo(i, radius, limit)
+				if jv != jg || dv != dg || okv != okg {
+					t.Fatalf("seed %d point %d radius %v: nearest %d at %v (%v), scalar %d at %v (%v)", seed, i, radius, jv, dv, okv, jg, dg, okg)
 				}
 			}
 		}
