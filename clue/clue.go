@@ -77,7 +77,7 @@ func (c *Clusterer) Run(pts *Points, p Params) (*Result, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	if err := pts.Validate(); err != nil {
+	if err := pts.checkShape(); err != nil { // the values: in index
 		return nil, err
 	}
 	c.Timings = Timings{}

@@ -400,3 +400,33 @@ func TestLongFollowerChain(t *testing.T) {
 		}
 	}
 }
+
+// TestSparseLayerIDs: layer ids far apart (remapped through a sorted
+// list) and negative ones (an offset) give the reference's results, the
+// extremes of int32 included.
+func TestSparseLayerIDs(t *testing.T) {
+	defer func(m int) { minParallel = m }(minParallel)
+	minParallel = 8 // several chunks: their extents are combined
+	for _, ids := range [][]int32{{-2000000000, 0, 7, 2000000000}, {math.MinInt32, math.MaxInt32}, {-5, -3, -4}} {
+		for seed := range 20 {
+			r := rand.New(rand.NewPCG(uint64(seed), 17))
+			n := 1 + r.IntN(300)
+			pts := &Points{Coords: [][]float64{make([]float64, n), make([]float64, n)}, Weight: make([]float64, n), Layer: make([]int32, n)}
+			for i := range n {
+				pts.Coords[0][i], pts.Coords[1][i] = float64(r.IntN(10)), float64(r.IntN(10))
+				pts.Weight[i] = float64(1 + r.IntN(2))
+				pts.Layer[i] = ids[r.IntN(len(ids))]
+			}
+			p := Params{DC: 1.5, RhoC: 3, DeltaC: 2, DeltaO: 2}
+			for _, workers := range []int{1, 3} {
+				got, err := Run(pts, p, workers)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := equalResults(got, reference(pts, p)); err != nil {
+					t.Fatalf("layers %v, seed %d, %d workers: %v", ids, seed, workers, err)
+				}
+			}
+		}
+	}
+}

@@ -36,25 +36,18 @@ type grid struct {
 // span is a contiguous run of grid-ordered points.
 type span struct{ lo, hi int32 }
 
-// build sizes the grid for the points and parameters.
-func (g *grid) build(pts *Points, p Params) error {
+// build sizes the grid for the points, whose extent is e, and the
+// parameters.
+func (g *grid) build(pts *Points, p Params, e *extent) error {
 	n := pts.Len()
 	g.dim = pts.Dim()
-	if g.dim > maxDim {
-		return fmt.Errorf("clue: %d dimensions, at most %d supported", g.dim, maxDim)
-	}
-	var hi [maxDim]float64
-	for d := range g.dim {
-		g.lo[d], hi[d] = 0, 0
-		if n > 0 {
-			g.lo[d], hi[d] = extent(pts.Coords[d])
-		}
-	}
+	g.lo = e.lo
+	hi := &e.hi
 	// Layers: an offset when their ids are compact, else a sorted remap.
 	layers := 1
 	g.layers, g.offset = g.layers[:0], 0
 	if len(pts.Layer) > 0 && n > 0 {
-		lmin, lmax := slices.Min(pts.Layer), slices.Max(pts.Layer)
+		lmin, lmax := e.lmin, e.lmax
 		if int64(lmax)-int64(lmin) < int64(n)+1024 {
 			g.offset, layers = lmin, int(lmax-lmin)+1
 		} else {
@@ -121,21 +114,6 @@ func (g *grid) build(pts *Points, p Params) error {
 	}
 	g.tiles = g.perLayer * layers
 	return nil
-}
-
-// extent returns the smallest and largest of the non-empty xs, which hold
-// no NaN (slices.Min and Max pay for NaNs in every step).
-func extent(xs []float64) (lo, hi float64) {
-	lo, hi = xs[0], xs[0]
-	for _, x := range xs {
-		if x < lo {
-			lo = x
-		}
-		if x > hi {
-			hi = x
-		}
-	}
-	return lo, hi
 }
 
 // layerIndex maps a layer id to 0..layers-1.

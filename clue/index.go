@@ -1,13 +1,25 @@
 package clue
 
+import (
+	"fmt"
+	"math"
+)
+
 // bandBits sets the bands of the index's sort: runs of 1<<bandBits
 // consecutive tiles, whose counters (16 KiB) stay in the L1 cache.
 const bandBits = 12
 
-// index builds the grid and sorts the points into it, stably: each tile
-// lists its points in input order.
+// index checks the points' values, builds the grid and sorts the points
+// into it, stably: each tile lists its points in input order.
 func (c *Clusterer) index(pts *Points, p Params) error {
-	if err := c.grid.build(pts, p); err != nil {
+	if pts.Dim() > maxDim {
+		return fmt.Errorf("clue: %d dimensions, at most %d supported", pts.Dim(), maxDim)
+	}
+	ext, err := c.extents(pts)
+	if err != nil {
+		return err
+	}
+	if err := c.grid.build(pts, p, &ext); err != nil {
 		return err
 	}
 	n := pts.Len()
@@ -99,4 +111,76 @@ func (c *Clusterer) sortByTile(n int) {
 		}
 	})
 	g.start[g.tiles] = int32(n)
+}
+
+// extent is the span of the points: of each coordinate and of the layer
+// ids (zeros for no points).
+type extent struct {
+	lo, hi     [maxDim]float64
+	lmin, lmax int32
+}
+
+// extents returns the points' extent after checking, in the same pass,
+// that every coordinate is finite and every weight finite and not
+// negative: one pass over the columns on all workers (it is the first look
+// at the input; a separate check and the grid's extent were serial
+// passes). A bad value is reported by Points.Validate, which names the
+// point.
+func (c *Clusterer) extents(pts *Points) (extent, error) {
+	n := pts.Len()
+	if n == 0 {
+		return extent{}, nil
+	}
+	type part struct {
+		extent
+		bad bool
+	}
+	chunks := c.inputChunks(n)
+	parts := make([]part, chunks)
+	c.forEach(chunks, func(_, k int) {
+		a, b := chunkOf(k, chunks, n)
+		pt := &parts[k]
+		for d := range pts.Dim() {
+			pt.lo[d], pt.hi[d] = math.Inf(1), math.Inf(-1) // an empty chunk
+		}
+		pt.lmin, pt.lmax = math.MaxInt32, math.MinInt32
+		// v - v is 0 for a finite v and NaN otherwise, so the sums are 0
+		// exactly when every value is finite.
+		var finite float64
+		negative := 0
+		for _, w := range pts.Weight[a:b] {
+			finite += w - w
+			negative |= b2i(w < 0)
+		}
+		for d, col := range pts.Coords {
+			l, h := pt.lo[d], pt.hi[d]
+			for _, v := range col[a:b] {
+				finite += v - v
+				if v < l {
+					l = v
+				}
+				if v > h {
+					h = v
+				}
+			}
+			pt.lo[d], pt.hi[d] = l, h
+		}
+		if len(pts.Layer) > 0 {
+			for _, l := range pts.Layer[a:b] {
+				pt.lmin, pt.lmax = min(pt.lmin, l), max(pt.lmax, l)
+			}
+		}
+		pt.bad = finite != 0 || negative != 0
+	})
+	e := parts[0].extent
+	for _, pt := range parts {
+		if pt.bad {
+			return e, pts.firstBadValue()
+		}
+		for d := range pts.Dim() {
+			e.lo[d], e.hi[d] = min(e.lo[d], pt.lo[d]), max(e.hi[d], pt.hi[d])
+		}
+		e.lmin, e.lmax = min(e.lmin, pt.lmin), max(e.lmax, pt.lmax)
+	}
+	return e, nil
 }

@@ -22,17 +22,8 @@ func (p *Points) Dim() int { return len(p.Coords) }
 
 // Validate checks shapes and values; the error names the point.
 func (p *Points) Validate() error {
-	n := p.Len()
-	if p.Dim() == 0 {
-		return fmt.Errorf("clue: points have no coordinates")
-	}
-	for d, c := range p.Coords {
-		if len(c) != n {
-			return fmt.Errorf("clue: coordinate %d has %d values for %d points", d, len(c), n)
-		}
-	}
-	if len(p.Layer) != 0 && len(p.Layer) != n {
-		return fmt.Errorf("clue: %d layers for %d points", len(p.Layer), n)
+	if err := p.checkShape(); err != nil {
+		return err
 	}
 	// A quick pass over each column (v-v is 0 exactly for finite v); the
 	// point by point search for the first bad value only when one fails.
@@ -48,6 +39,29 @@ func (p *Points) Validate() error {
 	if good {
 		return nil
 	}
+	return p.firstBadValue()
+}
+
+// checkShape checks the lengths of the columns.
+func (p *Points) checkShape() error {
+	n := p.Len()
+	if p.Dim() == 0 {
+		return fmt.Errorf("clue: points have no coordinates")
+	}
+	for d, c := range p.Coords {
+		if len(c) != n {
+			return fmt.Errorf("clue: coordinate %d has %d values for %d points", d, len(c), n)
+		}
+	}
+	if len(p.Layer) != 0 && len(p.Layer) != n {
+		return fmt.Errorf("clue: %d layers for %d points", len(p.Layer), n)
+	}
+	return nil
+}
+
+// firstBadValue returns the error of the first point with a weight or a
+// coordinate that is not allowed, or nil.
+func (p *Points) firstBadValue() error {
 	for i, w := range p.Weight {
 		if !(w >= 0) || math.IsInf(w, 0) {
 			return fmt.Errorf("clue: point %d: weight %v must be finite and not negative", i, w)
