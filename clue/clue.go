@@ -417,7 +417,7 @@ func (c *Clusterer) nearestHigher2DRadii(i int, first, firstLimit, mid, midLimit
 	var d float64
 	var ok bool
 	if c.hasNear && c.nearN[i] <= nearCap {
-		best, d, ok = c.nearestHigherListed(i, firstLimit)
+		best, d, ok = c.nearestHigherListed(i)
 	} else {
 		best, d, ok = c.nearestHigher2D(i, first, firstLimit)
 	}
@@ -432,17 +432,19 @@ func (c *Clusterer) nearestHigher2DRadii(i int, first, firstLimit, mid, midLimit
 	return best, d, ok
 }
 
-// nearestHigherListed is nearestHigher2D over the point's near list (the
-// points within the first radius, whose squared limit is limit).
-func (c *Clusterer) nearestHigherListed(i int, limit float64) (int32, float64, bool) {
+// nearestHigherListed is nearestHigher2D within the first radius over the
+// point's near list, which holds exactly the points within that radius.
+func (c *Clusterer) nearestHigherListed(i int) (int32, float64, bool) {
 	xs, ys, rho, order := c.coords[0], c.coords[1], c.rho, c.order
+	// Columns of one length: a check of j against xs covers all four.
+	ys, rho, order = ys[:len(xs)], rho[:len(xs)], order[:len(xs)]
 	x, y := xs[i], ys[i]
 	rhoI, idxI := rho[i], order[i]
 	nh := newNearest()
 	for _, j := range c.near[i*nearStride : i*nearStride+int(c.nearN[i])] {
 		dx, dy := xs[j]-x, ys[j]-y
 		d2 := float64(dx*dx) + float64(dy*dy)
-		nh = nh.see(d2, b2i(d2 <= limit)&higher(rho[j], order[j], rhoI, idxI), j)
+		nh = nh.see(d2, higher(rho[j], order[j], rhoI, idxI), j)
 	}
 	return nh.result()
 }
