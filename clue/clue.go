@@ -575,6 +575,10 @@ func (c *Clusterer) seedsAndFollowers(p Params) {
 // depend on the workers).
 func (c *Clusterer) expand() {
 	n := len(c.order)
+	if c.workers() == 1 || n < minParallel {
+		c.expandSerial()
+		return
+	}
 	up, next := c.up[:n], c.upNext[:n]
 	for {
 		var changed atomic.Bool
@@ -601,6 +605,25 @@ func (c *Clusterer) expand() {
 			}
 		}
 	})
+}
+
+// expandSerial is expand on one worker: each point finds its tree's root
+// and halves the path on the way (every point passed then points at the
+// one after next), so later points find it in a step or two: one pass,
+// where the pointer jumping makes one per doubling of the deepest chain.
+func (c *Clusterer) expandSerial() {
+	n := len(c.order)
+	up, kind, cid := c.up[:n], c.kind[:n], c.cid[:n]
+	for i := range up {
+		j := int32(i)
+		for up[j] != j {
+			up[j] = up[up[j]]
+			j = up[j]
+		}
+		if kind[i] == follower {
+			cid[i] = cid[j]
+		}
+	}
 }
 
 // collect writes the result in input order.
