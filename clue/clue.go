@@ -288,12 +288,12 @@ func (c *Clusterer) density(p Params) {
 		c.near, c.nearN = grow(c.near, n*nearStride), grow(c.nearN, n)
 	}
 	c.parallel(len(c.order), func(w, lo, hi int) {
+		if flat2D {
+			c.flatDensity2D(lo, hi, p.DC, limit, firstLimit)
+			return
+		}
 		s := c.scratches[w]
 		for i := lo; i < hi; i++ {
-			if flat2D {
-				c.rho[i] = c.flatDensity2D(i, p.DC, limit, firstLimit)
-				continue
-			}
 			var sum, comp float64 // a double-double when not exact
 			for _, cd := range c.neighbours(i, p.DC, limit, s) {
 				term := c.weight[cd.j]

@@ -9,28 +9,29 @@ package clue
 // their end, so that a vector of four starting at any point is in bounds.
 const rowPad = 3
 
-// flatDensity2DGo is the density of the commonest case (2D, flat kernel,
-// integer weights, so exact in any order): the weights within the limit
-// summed as the points are scanned, with no candidate list. On the way it
-// lists the points within the first nearest-higher radius (firstLimit),
-// for nearestHigher: a handful instead of the tens that the tiles around
-// a point hold.
-func (c *Clusterer) flatDensity2DGo(i int, r, limit, firstLimit float64) float64 {
+// flatDensity2DGo sets the density of points [lo, hi) in the commonest
+// case (2D, flat kernel, integer weights, so exact in any order): the
+// weights within the limit summed as the points are scanned, with no
+// candidate list. On the way it lists the points within the first
+// nearest-higher radius (firstLimit), for nearestHigher: a handful
+// instead of the tens that the tiles around a point hold.
+func (c *Clusterer) flatDensity2DGo(lo, hi int, r, limit, firstLimit float64) {
 	g := &c.grid
 	xs, ys, w := c.coords[0], c.coords[1], c.weight
-	x, y := xs[i], ys[i]
-	b := g.box2D(x, y, r, int(c.layerTile[i]))
-	near := (*[nearStride]int32)(c.near[i*nearStride:])
-	var sum float64
-	n := uint(0)
-	for row := b.first; row <= b.last; row += g.n[0] {
-		lo, hi := g.start[row+b.x0], g.start[row+b.x1+1]
-		var rowSum float64
-		rowSum, n = flatRowGo(xs[lo:hi], ys[lo:hi], w[lo:hi], lo, x, y, limit, firstLimit, near, n)
-		sum += rowSum
+	for i := lo; i < hi; i++ {
+		x, y := xs[i], ys[i]
+		b := g.box2D(x, y, r, int(c.layerTile[i]))
+		near := (*[nearStride]int32)(c.near[i*nearStride:])
+		var sum float64
+		n := uint(0)
+		for row := b.first; row <= b.last; row += g.n[0] {
+			lo, hi := g.start[row+b.x0], g.start[row+b.x1+1]
+			var rowSum float64
+			rowSum, n = flatRowGo(xs[lo:hi], ys[lo:hi], w[lo:hi], lo, x, y, limit, firstLimit, near, n)
+			sum += rowSum
+		}
+		c.rho[i], c.nearN[i] = sum, uint8(min(n, nearCap+1))
 	}
-	c.nearN[i] = uint8(min(n, nearCap+1))
-	return sum
 }
 
 // nearestHigher2DGo is one branch-free pass over the tiles of a 2D
