@@ -49,13 +49,16 @@ type Clusterer struct {
 	// The points within the first nearest-higher radius of each point,
 	// listed by the 2D flat density: near[k*nearStride:][:nearN[k]], or
 	// nearN[k] > nearCap when they did not fit.
-	near      []int32
-	nearN     []uint8
-	hasNear   bool
-	bandCount []int32 // index: points per chunk of input and band of tiles
-	bandStart []int32 // index: first point of each band of tiles
-	scratches []*scratch
-	result    Result
+	near    []int32
+	nearN   []uint8
+	hasNear bool
+	// Whether every weight is a whole number, and their sum (index).
+	wholeWeights bool
+	weightSum    float64
+	bandCount    []int32 // index: points per chunk of input and band of tiles
+	bandStart    []int32 // index: first point of each band of tiles
+	scratches    []*scratch
+	result       Result
 }
 
 const (
@@ -268,17 +271,9 @@ func (c *Clusterer) scratch(w int) *scratch {
 // density computes rho for every point.
 func (c *Clusterer) density(p Params) {
 	limit := threshold(p.DC)
-	exact := p.Kernel.Kind == Flat || p.Kernel.Kind == CMS
-	if exact {
-		// Integer weights make every term a multiple of 0.5 and every sum
-		// exact in float64, in any order.
-		var total float64
-		for _, w := range c.weight[:len(c.order)] {
-			exact = exact && w == float64(int64(w)) // a huge w converts to garbage, unequal
-			total += w
-		}
-		exact = exact && total < 1<<50
-	}
+	// Whole weights make every term a multiple of 0.5 and every sum exact
+	// in float64, in any order.
+	exact := (p.Kernel.Kind == Flat || p.Kernel.Kind == CMS) && c.wholeWeights && c.weightSum < 1<<50
 	k := p.Kernel
 	flat2D := exact && k.Kind == Flat && c.grid.dim == 2
 	firstLimit := threshold(p.firstRadius())

@@ -22,6 +22,7 @@ func (c *Clusterer) index(pts *Points, p Params) error {
 	if err := c.grid.build(pts, p, &ext); err != nil {
 		return err
 	}
+	c.wholeWeights, c.weightSum = ext.wholeWeights, ext.weightSum
 	n := pts.Len()
 	g := &c.grid
 	c.parallel(n, func(_, lo, hi int) { g.tilesOf(pts, lo, hi, c.key) })
@@ -118,6 +119,9 @@ func (c *Clusterer) sortByTile(n int) {
 type extent struct {
 	lo, hi     [maxDim]float64
 	lmin, lmax int32
+	// Whether every weight is a whole number, and their sum (see density).
+	wholeWeights bool
+	weightSum    float64
 }
 
 // extents returns the points' extent after checking, in the same pass,
@@ -129,7 +133,7 @@ type extent struct {
 func (c *Clusterer) extents(pts *Points) (extent, error) {
 	n := pts.Len()
 	if n == 0 {
-		return extent{}, nil
+		return extent{wholeWeights: true}, nil
 	}
 	type part struct {
 		extent
@@ -146,12 +150,15 @@ func (c *Clusterer) extents(pts *Points) (extent, error) {
 		pt.lmin, pt.lmax = math.MaxInt32, math.MinInt32
 		// v - v is 0 for a finite v and NaN otherwise, so the sums are 0
 		// exactly when every value is finite.
-		var finite float64
-		negative := 0
+		var finite, sum float64
+		negative, fraction := 0, 0
 		for _, w := range pts.Weight[a:b] {
 			finite += w - w
 			negative |= b2i(w < 0)
+			fraction |= b2i(w != float64(int64(w))) // a huge w converts to garbage, unequal
+			sum += w
 		}
+		pt.wholeWeights, pt.weightSum = fraction == 0, sum
 		for d, col := range pts.Coords {
 			l, h := pt.lo[d], pt.hi[d]
 			for _, v := range col[a:b] {
@@ -181,6 +188,11 @@ func (c *Clusterer) extents(pts *Points) (extent, error) {
 			e.lo[d], e.hi[d] = min(e.lo[d], pt.lo[d]), max(e.hi[d], pt.hi[d])
 		}
 		e.lmin, e.lmax = min(e.lmin, pt.lmin), max(e.lmax, pt.lmax)
+	}
+	e.weightSum = 0
+	for _, pt := range parts {
+		e.wholeWeights = e.wholeWeights && pt.wholeWeights
+		e.weightSum += pt.weightSum
 	}
 	return e, nil
 }
