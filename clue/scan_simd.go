@@ -28,50 +28,59 @@ func (c *Clusterer) flatDensity2D(lo, hi int, r, limit, firstLimit float64) {
 		c.flatDensity2DGo(lo, hi, r, limit, firstLimit)
 		return
 	}
+	for i := lo; i < hi; i++ {
+		c.rho[i] = c.flatDensityAt(i, r, limit, firstLimit)
+	}
+}
+
+// flatDensityAt is the density of point i. A function of its own, which
+// clears the vector registers' upper halves when it returns: the scalar
+// code between two points (the box's tiles) ran eight times slower after
+// vector code that left them dirty.
+func (c *Clusterer) flatDensityAt(i int, r, limit, firstLimit float64) float64 {
 	g := &c.grid
 	xs, ys, w := c.coords[0], c.coords[1], c.weight
+	x, y := xs[i], ys[i]
+	b := g.box2D(x, y, r, int(c.layerTile[i]))
+	near := (*[nearStride]int32)(c.near[i*nearStride:])
 	xa, ya, wa := xs[:cap(xs)], ys[:cap(ys)], w[:cap(w)]
+	xv, yv := archsimd.BroadcastFloat64x4(x), archsimd.BroadcastFloat64x4(y)
 	limitV, firstV := archsimd.BroadcastFloat64x4(limit), archsimd.BroadcastFloat64x4(firstLimit)
 	iota := archsimd.LoadInt64x4(&lanes)
 	four32 := archsimd.BroadcastInt32x4(4)
-	for i := lo; i < hi; i++ {
-		x, y := xs[i], ys[i]
-		b := g.box2D(x, y, r, int(c.layerTile[i]))
-		near := (*[nearStride]int32)(c.near[i*nearStride:])
-		xv, yv := archsimd.BroadcastFloat64x4(x), archsimd.BroadcastFloat64x4(y)
-		var sum archsimd.Float64x4
-		n := uint(0)
-		for row := b.first; row <= b.last; row += g.n[0] {
-			lo, hi := int(g.start[row+b.x0]), int(g.start[row+b.x1+1])
-			at := archsimd.BroadcastInt32x4(int32(lo)) // grid point k, in every lane
-			for k := lo; k < hi; k += 4 {
-				valid := archsimd.BroadcastInt64x4(int64(hi - k)).Greater(iota)
-				dx, dy := load4(xa, k).Sub(xv), load4(ya, k).Sub(yv)
-				d2 := dx.Mul(dx).Add(dy.Mul(dy))
-				sum = sum.Add(load4(wa, k).Masked(d2.LessEqual(limitV).And(valid)))
-				// The near lanes' points packed to the front of a vector
-				// written at the end of the list; the lanes after them are
-				// overwritten next (see flatRowGo for a list past its
-				// capacity, done here one lane at a time).
-				in := d2.LessEqual(firstV).And(valid).ToBits() & 15
-				if n <= nearStride-4 {
-					at.Add(archsimd.LoadInt32x4(&packNear[in])).Store((*[4]int32)(near[n : n+4]))
-					n += uint(nearCount[in])
-				} else {
-					for q := range uint8(4) {
-						near[n%nearStride] = int32(k) + int32(q)
-						n += uint(in >> q & 1)
-					}
+	var sum archsimd.Float64x4
+	n := uint(0)
+	for row := b.first; row <= b.last; row += g.n[0] {
+		lo, hi := int(g.start[row+b.x0]), int(g.start[row+b.x1+1])
+		at := archsimd.BroadcastInt32x4(int32(lo)) // grid point k, in every lane
+		for k := lo; k < hi; k += 4 {
+			valid := archsimd.BroadcastInt64x4(int64(hi - k)).Greater(iota)
+			dx, dy := load4(xa, k).Sub(xv), load4(ya, k).Sub(yv)
+			d2 := dx.Mul(dx).Add(dy.Mul(dy))
+			sum = sum.Add(load4(wa, k).Masked(d2.LessEqual(limitV).And(valid)))
+			// The near lanes' points packed to the front of a vector
+			// written at the end of the list; the lanes after them are
+			// overwritten next (see flatRowGo for a list past its
+			// capacity, done here one lane at a time).
+			in := d2.LessEqual(firstV).And(valid).ToBits() & 15
+			if n <= nearStride-4 {
+				at.Add(archsimd.LoadInt32x4(&packNear[in])).Store((*[4]int32)(near[n : n+4]))
+				n += uint(nearCount[in])
+			} else {
+				for q := range uint8(4) {
+					near[n%nearStride] = int32(k) + int32(q)
+					n += uint(in >> q & 1)
 				}
-				at = at.Add(four32)
 			}
+			at = at.Add(four32)
 		}
-		var s [4]float64
-		sum.Store(&s)
-		// Whole numbers: the sum is exact in any order (see density).
-		c.rho[i], c.nearN[i] = s[0]+s[1]+s[2]+s[3], uint8(min(n, nearCap+1))
 	}
+	var s [4]float64
+	sum.Store(&s)
 	archsimd.ClearAVXUpperBits()
+	c.nearN[i] = uint8(min(n, nearCap+1))
+	// Whole numbers: the sum is exact in any order (see density).
+	return s[0] + s[1] + s[2] + s[3]
 }
 
 // packNear[m] are the lanes set in the mask m, first to last, and
