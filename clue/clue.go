@@ -55,8 +55,9 @@ type Clusterer struct {
 	// Whether every weight is a whole number, and their sum (index).
 	wholeWeights bool
 	weightSum    float64
-	bandCount    []int32 // index: points per chunk of input and band of tiles
-	bandStart    []int32 // index: first point of each band of tiles
+	extentParts  []extentPart // index: the extent of each chunk of input
+	bandCount    []int32      // index: points per chunk of input and band of tiles
+	bandStart    []int32      // index: first point of each band of tiles
 	scratches    []*scratch
 	result       Result
 }
@@ -477,15 +478,6 @@ func (n nearest) see(d2 float64, ok int, j int32) nearest {
 	m := -int32(b2i(key < n.best))
 	n.bestJ ^= (n.bestJ ^ j) & m
 	n.best = min(n.best, key)
-	return n
-}
-
-// merge is the tracker of the candidates that n and o have seen.
-func (n nearest) merge(o nearest) nearest {
-	n.next = min(n.next, o.next, max(n.best, o.best))
-	m := -int32(b2i(o.best < n.best))
-	n.bestJ ^= (n.bestJ ^ o.bestJ) & m
-	n.best = min(n.best, o.best)
 	return n
 }
 

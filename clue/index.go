@@ -114,6 +114,13 @@ func (c *Clusterer) sortByTile(n int) {
 	g.start[g.tiles] = int32(n)
 }
 
+// extentPart is the extent of a chunk of the input, and whether it holds
+// a value that is not allowed.
+type extentPart struct {
+	extent
+	bad bool
+}
+
 // extent is the span of the points: of each coordinate and of the layer
 // ids (zeros for no points).
 type extent struct {
@@ -135,12 +142,9 @@ func (c *Clusterer) extents(pts *Points) (extent, error) {
 	if n == 0 {
 		return extent{wholeWeights: true}, nil
 	}
-	type part struct {
-		extent
-		bad bool
-	}
 	chunks := c.inputChunks(n)
-	parts := make([]part, chunks)
+	c.extentParts = grow(c.extentParts, chunks)
+	parts := c.extentParts
 	c.forEach(chunks, func(_, k int) {
 		a, b := chunkOf(k, chunks, n)
 		pt := &parts[k]

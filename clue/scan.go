@@ -3,7 +3,8 @@ package clue
 // The scans of the tiles of a 2D search, the inner loops of the density
 // and of the nearest-higher search. flatDensity2D and nearestHigher2D are
 // the functions here in the default build, vector code in the vector
-// build (scan_simd.go), with the same results to the bit.
+// build (scan_simd.go), with the same results to the bit; the near-list
+// search (nearestHigherListed, clue.go) is scalar in both.
 
 // rowPad is how many values the columns that the scans read hold past
 // their end, so that a vector of four starting at any point is in bounds.
@@ -25,9 +26,9 @@ func (c *Clusterer) flatDensity2DGo(lo, hi int, r, limit, firstLimit float64) {
 		var sum float64
 		n := uint(0)
 		for row := b.first; row <= b.last; row += g.n[0] {
-			lo, hi := g.start[row+b.x0], g.start[row+b.x1+1]
+			from, to := g.start[row+b.x0], g.start[row+b.x1+1]
 			var rowSum float64
-			rowSum, n = flatRowGo(xs[lo:hi], ys[lo:hi], w[lo:hi], lo, x, y, limit, firstLimit, near, n)
+			rowSum, n = flatRowGo(xs[from:to], ys[from:to], w[from:to], from, x, y, limit, firstLimit, near, n)
 			sum += rowSum
 		}
 		c.rho[i], c.nearN[i] = sum, uint8(min(n, nearCap+1))
