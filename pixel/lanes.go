@@ -250,15 +250,21 @@ func (l *Lanes) dispatch() {
 // sensor) up to at most end that stay inside it, counting the late ones
 // against the latest time now, which it advances.
 func inSensorRun(h *Hits, i, end, width, height int, now *Time, late *int64) int {
-	j := i
-	for ; j < end && int(h.X[j]) < width && int(h.Y[j]) < height; j++ {
-		if t := h.ToA[j]; t < *now {
-			*late++
+	// Over sliced columns with the time and count in locals: through the
+	// pointers every hit stored both.
+	xs, ys, ts := h.X[i:end], h.Y[i:end], h.ToA[i:end]
+	ys, ts = ys[:len(xs)], ts[:len(xs)]
+	t0, n := *now, *late
+	k := 0
+	for ; k < len(xs) && int(xs[k]) < width && int(ys[k]) < height; k++ {
+		if t := ts[k]; t < t0 {
+			n++
 		} else {
-			*now = t
+			t0 = t
 		}
 	}
-	return j
+	*now, *late = t0, n
+	return i + k
 }
 
 // acquireSlot waits for room for one more window, taking in the assembled
