@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
@@ -80,14 +81,31 @@ func newVersionCmd(stdout io.Writer) *cobra.Command {
 		Example: "  hitflow version",
 		Args:    noArgs,
 		RunE: func(*cobra.Command, []string) error {
-			v := "(devel)"
-			if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-				v = bi.Main.Version
-			}
-			_, err := fmt.Fprintln(stdout, "hitflow", v)
+			_, err := fmt.Fprintln(stdout, versionLine())
 			return err
 		},
 	}
+}
+
+// versionLine is the version and the Go release, which names the Go
+// experiments of the build ("-X:simd" for the vector code of CLUE and
+// J-PET): benchmark numbers depend on it.
+func versionLine() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "hitflow (devel)"
+	}
+	v := bi.Main.Version
+	if v == "" {
+		v = "(devel)"
+	}
+	return fmt.Sprintf("hitflow %s %s", v, bi.GoVersion)
+}
+
+// benchHeader starts a benchmark's output with what its numbers depend
+// on: the build (vector code or not) and the machine.
+func benchHeader(w io.Writer) {
+	fmt.Fprintf(w, "%s, %s/%s, %d CPUs, GOMAXPROCS %d\n\n", versionLine(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.GOMAXPROCS(0))
 }
 
 // noArgs rejects positional arguments as a usage error.

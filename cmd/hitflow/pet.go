@@ -311,6 +311,7 @@ Prints a Markdown table.`,
 				return err
 			}
 			ev := sim.Events[:min(events, len(sim.Events))]
+			benchHeader(stdout)
 			fmt.Fprintf(stdout, "| events | kernel | workers | kept events | first iteration (s) | next iterations (s, median of 5) | ns per event |\n|---|---|---|---|---|---|---|\n")
 			workers := []int{1}
 			if n := workersOf(0); n > 1 {

@@ -88,6 +88,7 @@ func runBenchPixel(ctx context.Context, o pixelBenchOptions, stdout, stderr io.W
 	}
 	cfg := pixel.DefaultConfig()
 	maxWorkers := runtime.GOMAXPROCS(0)
+	benchHeader(stdout)
 	fmt.Fprintf(stdout, "Clustering only: %d hits x %d repetitions per run, median of %d runs, %.3g Mhit/s simulated, local definition, dt 200 ns.\n\n",
 		o.hits, o.repeat, o.runs, o.rate)
 	fmt.Fprintf(stdout, "| dataset | mean size | mode | workers | Mhit/s | efficiency | clusters per run |\n|---|---|---|---|---|---|---|\n")
