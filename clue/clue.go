@@ -44,6 +44,8 @@ type Clusterer struct {
 	// every round of expand twice as far, until the tree's root (a seed or
 	// an outlier, which point at themselves).
 	up, upNext []int32
+	moving     []int32 // expand: the points still moving, per chunk
+	movingN    []int32 // expand: how many in each chunk
 	chunkSeeds []int32 // seeds per chunk of input, then the chunk's first id
 	clusters   int
 	// The points within the first nearest-higher radius of each point,
@@ -567,21 +569,38 @@ func (c *Clusterer) expand() {
 		return
 	}
 	up, next := c.up[:n], c.upNext[:n]
-	for {
-		var changed atomic.Bool
-		c.parallel(n, func(_, lo, hi int) {
-			moved := 0
-			for i := lo; i < hi; i++ {
+	// Each fixed chunk of points keeps the ones still moving at the front
+	// of its part of moving: a point that did not move in a round has the
+	// same value in both arrays and is not visited again, so the rounds
+	// after the first few visit the deep chains only.
+	chunks := c.inputChunks(n)
+	c.moving, c.movingN = grow(c.moving, n), grow(c.movingN, chunks)
+	for round := 0; ; round++ {
+		var left atomic.Int64
+		c.forEach(chunks, func(_, k int) {
+			lo, hi := chunkOf(k, chunks, n)
+			moving := c.moving[lo:hi]
+			m := 0
+			step := func(i int32) {
 				u := up[up[i]]
 				next[i] = u
-				moved |= b2i(u != up[i])
+				moving[m] = i
+				m += b2i(u != up[i])
 			}
-			if moved != 0 {
-				changed.Store(true)
+			if round == 0 {
+				for i := lo; i < hi; i++ {
+					step(int32(i))
+				}
+			} else {
+				for _, i := range moving[:c.movingN[k]] {
+					step(i)
+				}
 			}
+			c.movingN[k] = int32(m)
+			left.Add(int64(m))
 		})
 		up, next = next, up
-		if !changed.Load() {
+		if left.Load() == 0 {
 			break
 		}
 	}
