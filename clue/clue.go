@@ -638,17 +638,22 @@ func (c *Clusterer) collect() {
 	n := len(c.order)
 	var outliers atomic.Int64
 	c.parallel(n, func(_, lo, hi int) {
+		// Columns of one length each side: one bounds check of i and of k
+		// covers them all.
+		rho, delta, nh, isSeed, cid := r.Rho[:n], r.Delta[:n], r.NH[:n], r.IsSeed[:n], r.ClusterID[:n]
+		order := c.order[:n]
+		inputs := order[lo:hi]
+		m := len(inputs)
+		gRho, gDelta, gNH, gKind, gCID := c.rho[lo:hi][:m], c.delta[lo:hi][:m], c.nh[lo:hi][:m], c.kind[lo:hi][:m], c.cid[lo:hi][:m]
 		count := 0
-		for k := lo; k < hi; k++ {
-			i := c.order[k]
-			r.Rho[i], r.Delta[i] = c.rho[k], c.delta[k]
-			r.NH[i] = -1
-			if c.nh[k] >= 0 {
-				r.NH[i] = c.order[c.nh[k]]
+		for k, i := range inputs {
+			rho[i], delta[i] = gRho[k], gDelta[k]
+			up := int32(-1)
+			if j := gNH[k]; j >= 0 {
+				up = order[j]
 			}
-			r.IsSeed[i] = c.kind[k] == seed
-			r.ClusterID[i] = c.cid[k]
-			count += b2i(c.cid[k] < 0)
+			nh[i], isSeed[i], cid[i] = up, gKind[k] == seed, gCID[k]
+			count += b2i(gCID[k] < 0)
 		}
 		outliers.Add(int64(count))
 	})
