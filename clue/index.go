@@ -135,7 +135,7 @@ type extent struct {
 // that every coordinate is finite and every weight finite and not
 // negative: one pass over the columns on all workers (it is the first look
 // at the input; a separate check and the grid's extent were serial
-// passes). A bad value is reported by Points.Validate, which names the
+// passes). A bad value is reported by firstBadValue, which names the
 // point.
 func (c *Clusterer) extents(pts *Points) (extent, error) {
 	n := pts.Len()

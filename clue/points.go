@@ -20,24 +20,12 @@ func (p *Points) Len() int { return len(p.Weight) }
 // Dim is the number of coordinates.
 func (p *Points) Dim() int { return len(p.Coords) }
 
-// Validate checks shapes and values; the error names the point.
+// Validate checks shapes and values; the error names the point. Run
+// checks the values in its first parallel pass (Clusterer.extents) and
+// calls firstBadValue only when that finds one.
 func (p *Points) Validate() error {
 	if err := p.checkShape(); err != nil {
 		return err
-	}
-	// A quick pass over each column (v-v is 0 exactly for finite v); the
-	// point by point search for the first bad value only when one fails.
-	good := true
-	for _, w := range p.Weight {
-		good = good && w-w == 0 && w >= 0
-	}
-	for _, c := range p.Coords {
-		for _, v := range c {
-			good = good && v-v == 0
-		}
-	}
-	if good {
-		return nil
 	}
 	return p.firstBadValue()
 }
