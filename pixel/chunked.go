@@ -457,12 +457,7 @@ func (c *ChunkedClusterer) put(src *Clusters, i, j int, firstOpen int64) {
 	for k < j && src.root[k] < firstOpen {
 		k++
 	}
-	at := c.dst.Len()
-	c.dst.appendRange(src, i, k)
-	for n := at; n < c.dst.Len(); n++ {
-		c.dst.ID[n] = c.nextID
-		c.nextID++
-	}
+	c.appendNumbered(c.dst, src, i, k)
 	c.pending.appendRange(src, k, j)
 }
 

@@ -79,6 +79,16 @@ var startPosition = position{now: -1 << 63}
 // Stats returns the counts so far.
 func (p *position) Stats() Stats { return p.stats }
 
+// appendNumbered appends clusters [i, j) of src to out with the next ids.
+func (p *position) appendNumbered(out, src *Clusters, i, j int) {
+	n := out.Len()
+	out.appendRange(src, i, j)
+	for k := n; k < out.Len(); k++ {
+		out.ID[k] = p.nextID
+		p.nextID++
+	}
+}
+
 // NewClusterer returns a clusterer for cfg.
 func NewClusterer(cfg Config) (*Clusterer, error) {
 	if err := cfg.Validate(); err != nil {

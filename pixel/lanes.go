@@ -439,14 +439,14 @@ func (l *Lanes) assemble(link *window) {
 				continue
 			}
 			for pendAt < pend.Len() && pend.root[pendAt] < src.root[i] {
-				l.appendOut(out, &pend, pendAt, pendAt+1)
+				l.appendNumbered(out, &pend, pendAt, pendAt+1)
 				pendAt++
 			}
 			j := i + 1
 			for j < src.Len() && keep(src, j) && (pendAt == pend.Len() || src.root[j] < pend.root[pendAt]) {
 				j++
 			}
-			l.appendOut(out, src, i, j)
+			l.appendNumbered(out, src, i, j)
 			i = j
 		}
 	}
@@ -496,18 +496,8 @@ func (l *Lanes) assemble(link *window) {
 		}
 		link = next
 	}
-	l.appendOut(out, &pend, pendAt, pend.Len())
+	l.appendNumbered(out, &pend, pendAt, pend.Len())
 	send()
-}
-
-// appendOut appends clusters [i, j) of src to out with the next ids.
-func (l *Lanes) appendOut(out, src *Clusters, i, j int) {
-	n := out.Len()
-	out.appendRange(src, i, j)
-	for k := n; k < out.Len(); k++ {
-		out.ID[k] = l.nextID
-		l.nextID++
-	}
 }
 
 func (l *Lanes) batch() *Clusters {
