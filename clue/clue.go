@@ -19,7 +19,7 @@ func (t Timings) Total() time.Duration {
 }
 
 // Clusterer runs CLUE and keeps its buffers for the next run, so that
-// clustering event after event allocates nothing per point: about 210
+// clustering event after event allocates nothing per point: about 220
 // bytes per point of the largest run (64 of them the near lists of 2D
 // runs). It is not safe for concurrent use; Workers goroutines work inside
 // one run.
@@ -60,6 +60,7 @@ type Clusterer struct {
 	extentParts  []extentPart // index: the extent of each chunk of input
 	bandCount    []int32      // index: points per chunk of input and band of tiles
 	bandStart    []int32      // index: first point of each band of tiles
+	dealt        []uint64     // index: tile<<32 | input index, by band
 	scratches    []*scratch
 	result       Result
 }
@@ -557,15 +558,31 @@ func (c *Clusterer) seedsAndFollowers(p Params) {
 }
 
 // expand gives every follower the id of its tree's root (-1 under an
-// outlier) by pointer jumping: each round points every point at the
-// point that its own points at, so a chain of length d takes log2(d)
-// rounds, each a parallel pass with no order between the points (the
-// rounds read one array and write the other, so the result does not
-// depend on the workers).
+// outlier): by path halving layer by layer (see expandSerial) when the
+// layers can share the workers, else by pointer jumping: each round
+// points every point at the point that its own points at, so a chain of
+// length d takes log2(d) rounds, each a parallel pass with no order
+// between the points (the rounds read one array and write the other, so
+// the result does not depend on the workers). Either way each point ends
+// at its tree's root, whatever the order of the work.
 func (c *Clusterer) expand() {
 	n := len(c.order)
 	if c.workers() == 1 || n < minParallel {
-		c.expandSerial()
+		c.expandSerial(0, n)
+		return
+	}
+	// A follower's nearest-higher is in its layer, so no tree leaves its
+	// layer: the layers can be expanded by path halving side by side,
+	// unless one of them holds so many points that it would leave the
+	// other workers idle.
+	g := &c.grid
+	per, layers := g.perLayer, g.tiles/g.perLayer
+	largest := 0
+	for l := range layers {
+		largest = max(largest, int(g.start[(l+1)*per]-g.start[l*per]))
+	}
+	if largest <= n/(2*c.workers()) {
+		c.forEach(layers, func(_, l int) { c.expandSerial(int(g.start[l*per]), int(g.start[(l+1)*per])) })
 		return
 	}
 	up, next := c.up[:n], c.upNext[:n]
@@ -613,14 +630,15 @@ func (c *Clusterer) expand() {
 	})
 }
 
-// expandSerial is expand on one worker: each point finds its tree's root
-// and halves the path on the way (every point passed then points at the
-// one after next), so later points find it in a step or two: one pass,
-// where the pointer jumping makes one per doubling of the deepest chain.
-func (c *Clusterer) expandSerial() {
+// expandSerial is expand on one worker for grid points [lo, hi), whose
+// trees stay among them: each point finds its tree's root and halves the
+// path on the way (every point passed then points at the one after next),
+// so later points find it in a step or two: one pass, where the pointer
+// jumping makes one per doubling of the deepest chain.
+func (c *Clusterer) expandSerial(lo, hi int) {
 	n := len(c.order)
 	up, kind, cid := c.up[:n], c.kind[:n], c.cid[:n]
-	for i := range up {
+	for i := lo; i < hi; i++ {
 		j := int32(i)
 		for up[j] != j {
 			up[j] = up[up[j]]

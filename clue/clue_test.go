@@ -327,8 +327,8 @@ func TestHugeRadius(t *testing.T) {
 }
 
 // TestSortByTile: the index's two-pass counting sort is the stable sort by
-// tile, with the right tile starts, for grids of many bands and any number
-// of workers.
+// tile, with the right tile starts and the columns in grid order, for
+// grids of many bands and layers and any number of workers.
 func TestSortByTile(t *testing.T) {
 	defer func(m int) { minParallel = m }(minParallel)
 	minParallel = 8
@@ -338,6 +338,13 @@ func TestSortByTile(t *testing.T) {
 			c := &Clusterer{Workers: workers}
 			c.resize(tc.n, 2)
 			c.grid.tiles = tc.tiles
+			// Layers of a size unrelated to the bands, one layer, or one tile each.
+			per := []int{max(1, tc.tiles/3+1), tc.tiles, 1}[workers-1]
+			c.grid.perLayer = per
+			pts := &Points{Coords: [][]float64{make([]float64, tc.n), make([]float64, tc.n)}, Weight: make([]float64, tc.n)}
+			for i := range tc.n {
+				pts.Coords[0][i], pts.Coords[1][i], pts.Weight[i] = float64(i), -float64(i), float64(2*i)
+			}
 			for w := range workers {
 				c.scratch(w)
 			}
@@ -347,7 +354,7 @@ func TestSortByTile(t *testing.T) {
 					c.key[i] = c.key[i-1] // runs of one tile, as sorted input makes
 				}
 			}
-			c.sortByTile(tc.n)
+			c.sortByTile(pts)
 			want := make([]int32, tc.n)
 			for i := range want {
 				want[i] = int32(i)
@@ -366,6 +373,14 @@ func TestSortByTile(t *testing.T) {
 			for tile, at := range starts {
 				if c.grid.start[tile] != at {
 					t.Fatalf("n %d, %d tiles, %d workers: tile %d starts at %d, want %d", tc.n, tc.tiles, workers, tile, c.grid.start[tile], at)
+				}
+			}
+			for k, i := range c.order[:tc.n] {
+				f := float64(i)
+				if c.pos[i] != int32(k) || c.layerTile[k] != c.key[i]/int32(per)*int32(per) ||
+					c.coords[0][k] != f || c.coords[1][k] != -f || c.weight[k] != 2*f {
+					t.Fatalf("n %d, %d tiles, %d workers: grid point %d (input %d): pos %d, layer tile %d (per %d, tile %d), x %v, y %v, weight %v",
+						tc.n, tc.tiles, workers, k, i, c.pos[i], c.layerTile[k], per, c.key[i], c.coords[0][k], c.coords[1][k], c.weight[k])
 				}
 			}
 		}

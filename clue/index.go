@@ -23,37 +23,25 @@ func (c *Clusterer) index(pts *Points, p Params) error {
 		return err
 	}
 	c.wholeWeights, c.weightSum = ext.wholeWeights, ext.weightSum
-	n := pts.Len()
 	g := &c.grid
-	c.parallel(n, func(_, lo, hi int) { g.tilesOf(pts, lo, hi, c.key) })
-	c.sortByTile(n)
-	per := int32(g.perLayer)
-	c.parallel(n, func(_, lo, hi int) {
-		order := c.order[lo:hi]
-		for k, i := range order {
-			c.pos[i] = int32(lo + k)
-			c.layerTile[lo+k] = c.key[i] / per * per
-			c.weight[lo+k] = pts.Weight[i]
-		}
-		// Column by column: one loop over the dimensions per point cost
-		// more than the copies.
-		for d, col := range c.coords {
-			src, dst := pts.Coords[d], col[lo:hi]
-			for k, i := range order {
-				dst[k] = src[i]
-			}
-		}
-	})
+	c.parallel(pts.Len(), func(_, lo, hi int) { g.tilesOf(pts, lo, hi, c.key) })
+	c.sortByTile(pts)
 	return nil
 }
 
-// sortByTile sets c.order to the input indices sorted by tile (stable)
-// and the grid's tile starts, by a counting sort in two passes that both
-// run on all workers: the input, cut into chunks, is dealt to bands of
-// tiles, then each band is sorted into its tiles. One pass over the whole
-// tile table (millions of counters, four per point at most) would be
-// serial and miss the cache on every point.
-func (c *Clusterer) sortByTile(n int) {
+// sortByTile sorts the points into their tiles, stably, and writes the
+// columns in grid order (order, pos, layerTile, weight, coords) and the
+// grid's tile starts, by a counting sort in two passes that both run on
+// all workers: the input, cut into chunks, is dealt to bands of tiles,
+// then each band is sorted into its tiles. One pass over the whole tile
+// table (millions of counters, four per point at most) would be serial
+// and miss the cache on every point. The points are dealt with their
+// tiles packed beside them, so that the band's sort reads one array in
+// order instead of looking up the tile of each point twice, and each band
+// writes its own part of the columns: the columns are sorted band by
+// band, on all workers, while the band's points are in the cache.
+func (c *Clusterer) sortByTile(pts *Points) {
+	n := pts.Len()
 	g := &c.grid
 	bands := g.tiles>>bandBits + 1
 	chunks := c.inputChunks(n)
@@ -79,13 +67,13 @@ func (c *Clusterer) sortByTile(n int) {
 		}
 	}
 	c.bandStart[bands] = at
-	dealt := c.pos[:n] // scratch until index fills pos
+	c.dealt = grow(c.dealt, n)
 	c.forEach(chunks, func(_, k int) {
 		next := c.bandCount[k*bands : (k+1)*bands]
 		lo, hi := chunkOf(k, chunks, n)
 		for i, t := range c.key[lo:hi] {
 			b := t >> bandBits
-			dealt[next[b]] = int32(lo + i)
+			c.dealt[next[b]] = uint64(t)<<32 | uint64(lo+i)
 			next[b]++
 		}
 	})
@@ -96,22 +84,67 @@ func (c *Clusterer) sortByTile(n int) {
 		s.tiles = grow(s.tiles, 1<<bandBits)
 		count := s.tiles[:t1-t0]
 		clear(count)
-		band := dealt[c.bandStart[b]:c.bandStart[b+1]]
-		for _, i := range band {
-			count[c.key[i]-t0]++
+		first, end := c.bandStart[b], c.bandStart[b+1]
+		band := c.dealt[first:end]
+		for _, v := range band {
+			count[int32(v>>32)-t0]++
 		}
-		at := c.bandStart[b]
+		at := first
 		for t := range count {
 			g.start[t0+int32(t)] = at
 			at, count[t] = at+count[t], at
 		}
-		for _, i := range band {
-			t := c.key[i] - t0
-			c.order[count[t]] = i
+		order, pos := c.order, c.pos
+		for _, v := range band {
+			t, i := int32(v>>32)-t0, int32(uint32(v))
+			order[count[t]], pos[i] = i, count[t]
 			count[t]++
+		}
+		c.sortColumns(pts, first, end)
+		// Each layer's part of the band has the layer's first tile.
+		per := int32(g.perLayer)
+		for layer, from := t0/per*per, first; from < end; layer += per {
+			to := end
+			if layer+per < t1 {
+				to = g.start[layer+per]
+			}
+			fill(c.layerTile[from:to], layer)
+			from = to
 		}
 	})
 	g.start[g.tiles] = int32(n)
+}
+
+// sortColumns copies the weights and coordinates of grid points [lo, hi)
+// from the input. Column by column: one loop over the dimensions per point
+// cost more than the copies.
+func (c *Clusterer) sortColumns(pts *Points, lo, hi int32) {
+	order := c.order[lo:hi]
+	weight := c.weight[lo:hi][:len(order)]
+	if len(c.coords) == 2 {
+		xs, ys := c.coords[0][lo:hi][:len(order)], c.coords[1][lo:hi][:len(order)]
+		W, X, Y := pts.Weight, pts.Coords[0], pts.Coords[1]
+		for k, i := range order {
+			weight[k], xs[k], ys[k] = W[i], X[i], Y[i]
+		}
+		return
+	}
+	for k, i := range order {
+		weight[k] = pts.Weight[i]
+	}
+	for d, col := range c.coords {
+		src, dst := pts.Coords[d], col[lo:hi][:len(order)]
+		for k, i := range order {
+			dst[k] = src[i]
+		}
+	}
+}
+
+// fill sets every element of s to v.
+func fill[T any](s []T, v T) {
+	for i := range s {
+		s[i] = v
+	}
 }
 
 // extentPart is the extent of a chunk of the input, and whether it holds
