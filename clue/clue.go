@@ -54,6 +54,10 @@ type Clusterer struct {
 	near    []int32
 	nearN   []uint8
 	hasNear bool
+	// With the near lists, each point's density and input index in one
+	// number that orders the points as higher does: rho<<31 | index
+	// (the densities are whole numbers below 2^32 then).
+	rank []uint64
 	// Whether every weight is a whole number, and their sum (index).
 	wholeWeights bool
 	weightSum    float64
@@ -281,10 +285,10 @@ func (c *Clusterer) density(p Params) {
 	k := p.Kernel
 	flat2D := exact && k.Kind == Flat && c.grid.dim == 2
 	firstLimit := threshold(p.firstRadius())
-	c.hasNear = flat2D
+	c.hasNear = flat2D && c.weightSum < 1<<32
 	if flat2D {
 		n := len(c.order)
-		c.near, c.nearN = grow(c.near, n*nearStride), grow(c.nearN, n)
+		c.near, c.nearN, c.rank = grow(c.near, n*nearStride), grow(c.nearN, n), grow(c.rank, n)
 	}
 	c.parallel(len(c.order), func(w, lo, hi int) {
 		if flat2D {
@@ -434,19 +438,21 @@ func (c *Clusterer) nearestHigher2DRadii(i int, first, firstLimit, mid, midLimit
 // nearestHigherListed is nearestHigher2D within the first radius over the
 // point's near list, which holds exactly the points within that radius.
 func (c *Clusterer) nearestHigherListed(i int) (int32, float64, bool) {
-	xs, ys, rho, order := c.coords[0], c.coords[1], c.rho, c.order
-	// Columns of one length: a check of j against xs covers all four.
-	ys, rho, order = ys[:len(xs)], rho[:len(xs)], order[:len(xs)]
-	x, y := xs[i], ys[i]
-	rhoI, idxI := rho[i], order[i]
+	xs, ys, rank := c.coords[0], c.coords[1], c.rank
+	// Columns of one length: a check of j against xs covers all three.
+	ys, rank = ys[:len(xs)], rank[:len(xs)]
+	x, y, rankI := xs[i], ys[i], rank[i]
 	nh := newNearest()
 	for _, j := range c.near[i*nearStride : i*nearStride+int(c.nearN[i])] {
 		dx, dy := xs[j]-x, ys[j]-y
 		d2 := float64(dx*dx) + float64(dy*dy)
-		nh = nh.see(d2, higher(rho[j], order[j], rhoI, idxI), j)
+		nh = nh.see(d2, b2i(rank[j] > rankI), j)
 	}
 	return nh.result()
 }
+
+// setRank sets the rank of grid point i from its density (see rank).
+func (c *Clusterer) setRank(i int) { c.rank[i] = uint64(c.rho[i])<<31 | uint64(c.order[i]) }
 
 // higher is 1 when a point of density rhoJ and input index idxJ is higher
 // than one of rhoI, idxI (the density, then the index breaks ties).

@@ -32,6 +32,7 @@ func (c *Clusterer) flatDensity2DGo(lo, hi int, r, limit, firstLimit float64) {
 			sum += rowSum
 		}
 		c.rho[i], c.nearN[i] = sum, uint8(min(n, nearCap+1))
+		c.setRank(i)
 	}
 }
 

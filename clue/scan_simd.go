@@ -30,6 +30,7 @@ func (c *Clusterer) flatDensity2D(lo, hi int, r, limit, firstLimit float64) {
 	}
 	for i := lo; i < hi; i++ {
 		c.rho[i] = c.flatDensityAt(i, r, limit, firstLimit)
+		c.setRank(i)
 	}
 }
 
