@@ -48,6 +48,11 @@ func randomCase(r *rand.Rand) (*Points, Params) {
 			pts.Weight[i] = r.Float64() * 3
 		}
 	}
+	if r.IntN(8) == 0 { // totals past 2^32: whole densities too large for ranks
+		for i := range pts.Weight {
+			pts.Weight[i] *= 1 << 31
+		}
+	}
 	if r.IntN(2) == 0 {
 		pts.Layer = make([]int32, n)
 		for i := range pts.Layer {
