@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -124,6 +125,7 @@ func runCluster(ctx context.Context, o clusterOptions, files []string, stdout, s
 		}
 		fmt.Fprintln(stderr, "hitflow: no input files: clustering a built-in simulated sample (gamma, 1000000 hits, seed 1)")
 		job.Sources = append(job.Sources, src)
+		total += src.Size
 	}
 	for _, name := range files {
 		f, err := os.Open(name)
@@ -179,20 +181,22 @@ func runCluster(ctx context.Context, o clusterOptions, files []string, stdout, s
 	return runErr
 }
 
-// builtinSample simulates the default input in memory as .tpx3.
+// builtinSample simulates the default input as .tpx3 in memory before
+// the clock starts: simulated through a pipe, the simulation (several
+// times slower than clustering) set the rate in the summary.
 func builtinSample() (pipeline.Source, error) {
-	pr, pw := io.Pipe()
-	go func() {
-		w, err := tpx3.NewHitWriter(pw, tpx3.TPX3)
-		if err == nil {
-			err = pixelsim.Generate(pixelsim.Options{Dataset: pixelsim.Datasets[0], Hits: 1000000, Seed: 1}, w.Write)
-		}
-		if err == nil {
-			err = w.Close()
-		}
-		pw.CloseWithError(err)
-	}()
-	return pipeline.Source{Name: "built-in sample", R: pr}, nil
+	var buf bytes.Buffer
+	w, err := tpx3.NewHitWriter(&buf, tpx3.TPX3)
+	if err != nil {
+		return pipeline.Source{}, err
+	}
+	if err := pixelsim.Generate(pixelsim.Options{Dataset: pixelsim.Datasets[0], Hits: 1000000, Seed: 1}, w.Write); err != nil {
+		return pipeline.Source{}, err
+	}
+	if err := w.Close(); err != nil {
+		return pipeline.Source{}, err
+	}
+	return pipeline.Source{Name: "built-in sample", R: bytes.NewReader(buf.Bytes()), Size: int64(buf.Len())}, nil
 }
 
 // tdcWriter writes TDC packets as CSV.
