@@ -22,7 +22,7 @@ func (c *Clusterer) flatDensity2DGo(lo, hi int, r, limit, firstLimit float64) {
 	for i := lo; i < hi; i++ {
 		x, y := xs[i], ys[i]
 		b := g.box2D(x, y, r, int(c.layerTile[i]))
-		near := (*[nearStride]int32)(c.near[i*nearStride:])
+		near := c.near[i*nearStride:][:nearStride]
 		var sum float64
 		n := uint(0)
 		for row := b.first; row <= b.last; row += g.n[0] {
@@ -60,10 +60,15 @@ func (c *Clusterer) nearestHigher2DGo(i int, r, limit float64) (int32, float64, 
 
 // flatRowGo returns the sum of the weights of the points of a run (the
 // first is grid point lo) within limit of (x, y), and lists those within
-// firstLimit in near from n on, returning the new count. A function of
-// its own per run of a row, so that its loop keeps the run's columns in
-// registers.
-func flatRowGo(xr, yr, wr []float64, lo int32, x, y, limit, firstLimit float64, near *[nearStride]int32, n uint) (float64, uint) {
+// firstLimit in near (a list of nearStride slots) from n on, returning
+// the new count. A function of its own per run of a row, so that its loop
+// keeps the run's columns in registers. The list is a slice, not an
+// array pointer: the pointer's nil check would read the list before the
+// first write, and on a run's first pass over fresh memory that read maps
+// the shared zero page, which the write must then replace, flushing the
+// TLBs of the other workers (3x slower densities on two workers, cold).
+func flatRowGo(xr, yr, wr []float64, lo int32, x, y, limit, firstLimit float64, near []int32, n uint) (float64, uint) {
+	near = near[:nearStride]
 	yr, wr = yr[:len(xr)], wr[:len(xr)]
 	var sum float64
 	for k, xj := range xr {
