@@ -347,51 +347,61 @@ func (c *Clusterer) nearestHigher(p Params) {
 	// three in four find one there, in a box a third of dm's.
 	mid := min(dm, p.DC)
 	midLimit := threshold(mid)
-	rho, order := c.rho, c.order
+	twoD := c.grid.dim == 2
 	c.parallel(len(c.order), func(w, lo, hi int) {
 		s := c.scratches[w]
-		for i := lo; i < hi; i++ {
-			rhoI, idxI := rho[i], order[i]
-			if c.grid.dim == 2 {
+		nh, delta := c.nh[lo:hi], c.delta[lo:hi]
+		delta = delta[:len(nh)]
+		for k := range nh {
+			i := lo + k
+			if twoD {
 				if best, d, ok := c.nearestHigher2DRadii(i, first, firstLimit, mid, midLimit, dm, limit); ok {
-					c.nh[i], c.delta[i] = best, d
+					nh[k], delta[k] = best, d
 					continue
 				}
 			}
-			// Most points have a higher one close by: search a small
-			// radius first. A higher point found within it bounds the
-			// nearest one, so that search is then complete.
-			cands := c.neighbours(i, first, firstLimit, s)
-			if !anyHigher(cands, rho, order, rhoI, idxI) {
-				cands = c.neighbours(i, dm, limit, s)
-			}
-			m := 0
-			minD2 := math.Inf(1)
-			for _, cd := range cands {
-				cands[m] = cd
-				h := higher(rho[cd.j], order[cd.j], rhoI, idxI)
-				m += h
-				if h == 1 {
-					minD2 = min(minD2, cd.d2)
-				}
-			}
-			best, bestD := int32(-1), math.Inf(1)
-			if m > 0 {
-				bestD = math.Sqrt(minD2)
-				ties := minD2 * (1 + 1e-15)
-				for _, cd := range cands[:m] {
-					if cd.d2 > ties || math.Sqrt(cd.d2) != bestD {
-						continue
-					}
-					j := cd.j
-					if best < 0 || rho[j] > rho[best] || rho[j] == rho[best] && order[j] < order[best] {
-						best = j
-					}
-				}
-			}
-			c.nh[i], c.delta[i] = best, bestD
+			nh[k], delta[k] = c.nearestHigherAt(i, first, firstLimit, dm, limit, s)
 		}
 	})
+}
+
+// nearestHigherAt is the nearest-higher of grid point i by the general
+// path: any dimension, any kernel, and exact distance ties.
+func (c *Clusterer) nearestHigherAt(i int, first, firstLimit, dm, limit float64, s *scratch) (int32, float64) {
+	rho, order := c.rho, c.order
+	rhoI, idxI := rho[i], order[i]
+	// Most points have a higher one close by: search a small radius
+	// first. A higher point found within it bounds the nearest one, so
+	// that search is then complete.
+	cands := c.neighbours(i, first, firstLimit, s)
+	if !anyHigher(cands, rho, order, rhoI, idxI) {
+		cands = c.neighbours(i, dm, limit, s)
+	}
+	m := 0
+	minD2 := math.Inf(1)
+	for _, cd := range cands {
+		cands[m] = cd
+		h := higher(rho[cd.j], order[cd.j], rhoI, idxI)
+		m += h
+		if h == 1 {
+			minD2 = min(minD2, cd.d2)
+		}
+	}
+	best, bestD := int32(-1), math.Inf(1)
+	if m > 0 {
+		bestD = math.Sqrt(minD2)
+		ties := minD2 * (1 + 1e-15)
+		for _, cd := range cands[:m] {
+			if cd.d2 > ties || math.Sqrt(cd.d2) != bestD {
+				continue
+			}
+			j := cd.j
+			if best < 0 || rho[j] > rho[best] || rho[j] == rho[best] && order[j] < order[best] {
+				best = j
+			}
+		}
+	}
+	return best, bestD
 }
 
 // firstRadiusDC is the radius, in units of dc, of the first
