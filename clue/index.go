@@ -116,8 +116,9 @@ func (c *Clusterer) sortByTile(pts *Points) {
 }
 
 // sortColumns copies the weights and coordinates of grid points [lo, hi)
-// from the input. Column by column: one loop over the dimensions per point
-// cost more than the copies.
+// from the input: in 2D the three columns in one loop (the gathers
+// overlap), otherwise column by column (a loop over the dimensions per
+// point cost more than the copies).
 func (c *Clusterer) sortColumns(pts *Points, lo, hi int32) {
 	order := c.order[lo:hi]
 	weight := c.weight[lo:hi][:len(order)]
