@@ -41,11 +41,13 @@
 // # Parallelism
 //
 // Every step works point by point on disjoint outputs (index, density,
-// nearest-higher, seeds and followers), or in rounds that read one array
-// and write another (the expansion's pointer jumping: each round points
-// every point at what its own points at, until every follower points at
-// its tree's root; on one worker a single pass of path halving), so any
-// number of workers gives the same bits.
+// nearest-higher, seeds and followers), so any number of workers gives
+// the same bits. The expansion gives every follower the id of its tree's
+// root, which does not depend on the order of the work: by path halving,
+// on one worker in one pass and on several layer by layer (a follower's
+// nearest-higher is in its layer, so no tree leaves it), or, when one
+// layer holds most of the points, by pointer jumping in rounds that read
+// one array and write another.
 //
 // # Vector build
 //
