@@ -58,7 +58,10 @@ type Clusterer struct {
 	remap []int32   // compaction scratch
 	order []int32   // emission scratch
 
-	compactAt int // compact once this many hits at the front are dead
+	energies energySums // the energy sums of the cluster being emitted
+
+	compactAt  int  // compact once this many hits at the front are dead
+	matrixOnly bool // no isolated groups (see isolated.go): tests compare the two
 
 	out Clusters
 	position
@@ -130,12 +133,31 @@ func (c *Clusterer) AddTo(out *Clusters, h *Hits) {
 		c.calibrated = true
 		c.e = append(c.e[:0], make([]float32, len(c.nodes))...)
 	}
-	// Emitting often clears the occupancy of finished clusters, so that most
-	// new hits find an empty neighbourhood (the fast path).
-	for from := 0; from < h.Len(); from += emitEvery {
-		c.addRange(h, from, min(h.Len(), from+emitEvery))
-		c.emit(out, emitClosed)
+	// Every cluster has a hit buffered before or in h, so this is room
+	// enough; the columns are cut to what was written at the end.
+	k := out.Len()
+	out.extend(k + len(c.nodes) - c.front + h.Len())
+	out.Calibrated = c.calibrated
+	for i := 0; i < h.Len(); {
+		if h.ToA[i]-c.cfg.DtMax > c.now && !c.matrixOnly {
+			if c.front < len(c.nodes) { // all closed: hit i is more than dt after them
+				k = c.emitAt(out, k, emitAll)
+			}
+			var j int
+			if k, j = c.clusterIsolated(out, k, h, i); j > i {
+				i = j
+				continue
+			}
+		}
+		// Emitting often clears the occupancy of finished clusters, so that
+		// most new hits find an empty neighbourhood (the fast path).
+		j := nextGap(h, i, min(h.Len(), i+emitEvery), c.cfg.DtMax)
+		c.addRange(h, i, j)
+		k = c.emitAt(out, k, emitClosed)
+		i = j
 	}
+	out.truncate(k)
+	c.stats.Clusters = c.nextID
 	c.stats.Clustered = c.stats.Hits - c.stats.OutOfRange
 }
 
@@ -368,13 +390,20 @@ const (
 // emit writes out clusters in root order while they are closed (all of
 // them when flushing) and compacts the buffer when it pays off.
 func (c *Clusterer) emit(out *Clusters, mode emitMode) {
+	k := out.Len()
+	out.extend(k + len(c.nodes) - c.front) // at most one cluster per hit
+	out.Calibrated = c.calibrated
+	out.truncate(c.emitAt(out, k, mode))
+	c.stats.Clusters = c.nextID
+}
+
+// emitAt is emit writing the clusters from index k of out's columns, which
+// have room for them, and returning the index after the last one.
+func (c *Clusterer) emitAt(out *Clusters, k int, mode emitMode) int {
 	nodes := c.nodes
 	n := int32(len(nodes))
 	limit := c.now - c.cfg.DtMax
 	window := c.cfg.Definition == Window
-	out.Calibrated = c.calibrated
-	k := out.Len()
-	out.extend(k + int(n) - c.front) // at most one cluster per hit
 	id := c.nextID
 	var s hitSums
 	i := int32(c.front)
@@ -412,15 +441,14 @@ func (c *Clusterer) emit(out *Clusters, mode emitMode) {
 		id++
 	}
 	c.nextID = id
-	out.truncate(k)
-	c.stats.Clusters = c.nextID
 	if mode == emitAllClosed {
-		return
+		return k
 	}
 	c.front = int(i)
 	if c.front == int(n) || c.front >= c.compactAt && 2*c.front >= int(n) {
 		c.compact()
 	}
+	return k
 }
 
 // summarise sets s to the sums of the cluster rooted at r and marks its

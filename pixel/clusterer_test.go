@@ -59,6 +59,26 @@ var generators = map[string]func(r *rand.Rand) testCase{
 		}
 		return tc
 	},
+	"sparse": func(r *rand.Rand) testCase { // groups apart by about dt: isolated or not
+		tc := testCase{w: 1 + r.IntN(12), h: 1 + r.IntN(12), dt: randDt(r)}
+		t := Time(0)
+		for range r.IntN(80) {
+			x, y := r.IntN(tc.w), r.IntN(tc.h)
+			for range 1 + r.IntN(isolatedMax+4) {
+				tc.hits = append(tc.hits, refHit{min(tc.w-1, max(0, x+r.IntN(5)-2)), min(tc.h-1, max(0, y+r.IntN(5)-2)), t})
+				t += Time(r.Int64N(int64(tc.dt)/3 + 2))
+			}
+			switch r.IntN(4) {
+			case 0:
+				t += tc.dt
+			case 1:
+				t += tc.dt + 1
+			default:
+				t += Time(r.Int64N(int64(3*tc.dt) + 2))
+			}
+		}
+		return tc
+	},
 	"onepixel": func(r *rand.Rand) testCase {
 		tc := testCase{w: 3, h: 3, dt: randDt(r)}
 		for range r.IntN(300) {

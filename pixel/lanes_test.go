@@ -151,3 +151,44 @@ func TestParallelMatchesSequential(t *testing.T) {
 		}
 	})
 }
+
+// TestIsolatedMatchesMatrix: the isolated groups of a sparse stream give
+// the same clusters, features, members and counts as the pixel matrix,
+// with hits outside the sensor among them.
+func TestIsolatedMatchesMatrix(t *testing.T) {
+	gens := map[string]func(*rand.Rand) testCase{"sparse": generators["sparse"], "stream": streamCase, "tracks": generators["tracks"]}
+	forEachCase(t, gens, 300, 11, func(t *testing.T, r *rand.Rand, seed int, tc testCase, def Definition) {
+		h := sortedHits(r, tc, r.IntN(2) == 0)
+		for range r.IntN(4) { // hits outside the sensor, which the groups must not hide
+			i := r.IntN(h.Len() + 1)
+			var at Time
+			if i > 0 {
+				at = h.ToA[i-1]
+			}
+			with := &Hits{}
+			with.AppendRange(h, 0, i)
+			with.Append(uint16(tc.w+r.IntN(3)), uint16(r.IntN(tc.h+2)), at, 1<<16-1)
+			if h.Calibrated() {
+				with.E = append(with.E, 1)
+			}
+			with.AppendRange(h, i, h.Len())
+			h = with
+		}
+		cfg := Config{Definition: def, DtMax: tc.dt, Width: tc.w, Height: tc.h}
+		var outs [2]*Clusters
+		var stats [2]Stats
+		for k, matrix := range []bool{false, true} {
+			c, _ := NewClusterer(cfg)
+			c.KeepMembers(true)
+			c.matrixOnly = matrix
+			outs[k] = feed(rand.New(rand.NewPCG(uint64(seed), 1)), c, h)
+			stats[k] = c.Stats()
+		}
+		if err := equalClusters(outs[0], outs[1]); err != nil {
+			t.Fatalf("seed %d (%d hits, dt %d): %v", seed, h.Len(), tc.dt, err)
+		}
+		if stats[0] != stats[1] {
+			t.Fatalf("seed %d: stats %+v, matrix %+v", seed, stats[0], stats[1])
+		}
+	})
+}

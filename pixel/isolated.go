@@ -1,0 +1,223 @@
+package pixel
+
+// Isolated groups: in a time-ordered stream, a hit more than dt after every
+// earlier hit can join none of their clusters, under any definition, and
+// neither can any later hit. A run of hits that starts after such a gap and
+// is followed by one is therefore clustered on its own, exactly as the
+// definition's text says, without the pixel matrix or the union-find
+// buffer: a few pairwise tests, the sums, and the clusters are written out
+// at once. Sparse data (a source of one particle per microsecond, say) is
+// mostly such runs of a few hits; dense data has no gaps and goes through
+// the matrix.
+
+// isolatedMax is the largest group clustered by pairwise tests, which cost
+// the square of its size; larger groups go through the matrix.
+const isolatedMax = 16
+
+// isolatedGroup is the scratch of one group: a union-find whose root is
+// the cluster's first hit, and the time the definition compares with dt,
+// at the roots: the cluster's latest hit (global) or its first (window).
+type isolatedGroup struct {
+	parent [isolatedMax]uint8
+	open   [isolatedMax]Time
+}
+
+func (g *isolatedGroup) find(j uint8) uint8 {
+	for g.parent[j] != j {
+		j = g.parent[j]
+	}
+	return j
+}
+
+// linkLocal links the hits of a group (in time order) by the local
+// definition and returns each hit's root: neighbours at most dt apart.
+func (g *isolatedGroup) linkLocal(xs, ys []uint16, ts []Time, dt Time) []uint8 {
+	ys, ts = ys[:len(xs)], ts[:len(xs)]
+	for q, x := range xs {
+		root := uint8(q)
+		g.parent[q] = root
+		y, t := ys[q], ts[q]
+		for p := range q {
+			if uint16(xs[p]-x+1) > 2 || uint16(ys[p]-y+1) > 2 || t-ts[p] > dt || g.parent[p] == root {
+				continue // the parent test: already linked, as most are
+			}
+			if r := g.find(uint8(p)); r != root {
+				root = g.union(r, root)
+			}
+		}
+	}
+	return g.roots(len(xs))
+}
+
+// linkOpen links the hits of a group (in time order) by the global
+// definition (latest) or the window definition: each hit joins the open
+// clusters with a hit on one of the nine pixels around it.
+func (g *isolatedGroup) linkOpen(xs, ys []uint16, ts []Time, dt Time, latest bool) []uint8 {
+	ys, ts = ys[:len(xs)], ts[:len(xs)]
+	for q, x := range xs {
+		root := uint8(q)
+		g.parent[q], g.open[q] = root, ts[q]
+		y, t := ys[q], ts[q]
+		for p := range q {
+			if uint16(xs[p]-x+1) > 2 || uint16(ys[p]-y+1) > 2 {
+				continue
+			}
+			if r := g.find(uint8(p)); r != root && t-g.open[r] <= dt {
+				a := g.union(r, root)
+				if latest {
+					g.open[a] = max(g.open[r], g.open[root])
+				}
+				root = a
+			}
+		}
+		if latest {
+			g.open[root] = t // the latest hit: the times are in order
+		}
+	}
+	return g.roots(len(xs))
+}
+
+// union puts the roots a and b under the earlier one, which it returns.
+func (g *isolatedGroup) union(a, b uint8) uint8 {
+	a, b = min(a, b), max(a, b)
+	g.parent[b] = a
+	return a
+}
+
+// roots returns the root of each of the first n hits. A parent comes
+// before its child, so one step from a resolved parent finds the root.
+func (g *isolatedGroup) roots(n int) []uint8 {
+	label := g.parent[:n]
+	for q := range label {
+		label[q] = label[label[q]]
+	}
+	return label
+}
+
+// clusterIsolated clusters the isolated groups of h from hit i on, which
+// must be more than dt after every earlier hit, as long as they come:
+// it writes their clusters to out from index k, and returns the index
+// after the last cluster and the first hit it did not take.
+func (c *Clusterer) clusterIsolated(out *Clusters, k int, h *Hits, i int) (int, int) {
+	xs, ys, ts, tots := h.X, h.Y, h.ToA, h.ToT
+	ys, ts, tots = ys[:len(xs)], ts[:len(xs)], tots[:len(xs)]
+	dt, def := c.cfg.DtMax, c.cfg.Definition
+	width, height := uint16(c.cfg.Width-1), uint16(c.cfg.Height-1)
+	var g isolatedGroup
+	var s hitSums
+	for i < len(xs) && ts[i]-dt > c.now {
+		j := groupEnd(xs, ys, ts, i, width, height, dt)
+		if j < 0 {
+			break
+		}
+		if j == i+1 { // a cluster of one hit: the most common case
+			s.start(xs[i], ys[i], ts[i], tots[i])
+			k = c.storeIsolated(out, k, h, i, i, &s, nil)
+			c.now, c.nextSeq, i = ts[i], c.nextSeq+1, j
+			continue
+		}
+		gx, gy, gt := xs[i:j], ys[i:j], ts[i:j]
+		var label []uint8
+		if def == Local {
+			label = g.linkLocal(gx, gy, gt, dt)
+		} else {
+			label = g.linkOpen(gx, gy, gt, dt, def == Global)
+		}
+		for r := range label {
+			if label[r] != uint8(r) {
+				continue
+			}
+			s.start(gx[r], gy[r], gt[r], tots[i+r])
+			for q := r + 1; q < len(label); q++ {
+				if label[q] == uint8(r) {
+					s.countAt(gt[q])
+					s.addPixel(gx[q], gy[q], tots[i+q])
+				}
+			}
+			k = c.storeIsolated(out, k, h, i, i+r, &s, label)
+		}
+		c.now, c.nextSeq, i = gt[len(gt)-1], c.nextSeq+int64(j-i), j
+	}
+	return k, i
+}
+
+// groupEnd returns j such that hits [i, j) are an isolated group: in the
+// sensor, in time order, hit j in the sensor and more than dt after hit
+// j-1; or -1 when they are not, or the group is larger than isolatedMax.
+func groupEnd(xs, ys []uint16, ts []Time, i int, width, height uint16, dt Time) int {
+	if xs[i] > width || ys[i] > height {
+		return -1
+	}
+	for j := i + 1; j < len(xs) && j <= i+isolatedMax; j++ {
+		if xs[j] > width || ys[j] > height {
+			return -1
+		}
+		switch d := ts[j] - ts[j-1]; {
+		case d > dt:
+			return j
+		case d < 0:
+			return -1
+		}
+	}
+	return -1
+}
+
+// storeIsolated writes cluster k with the sums s, rooted at hit r of h, in
+// the group of hits [from, from+len(label)) labelled by their roots'
+// offsets in it (a nil label: the cluster is hit r alone), and returns k+1.
+func (c *Clusterer) storeIsolated(out *Clusters, k int, h *Hits, from, r int, s *hitSums, label []uint8) int {
+	var e *energySums
+	if c.calibrated || c.keepMembers {
+		e = c.isolatedExtras(out, h, from, r, label)
+	}
+	out.ID[k] = c.nextID
+	out.store(k, c.nextSeq+int64(r-from), s, e)
+	c.nextID++
+	return k + 1
+}
+
+// isolatedExtras appends the members of the cluster rooted at hit r (see
+// storeIsolated) to the output when they are kept, in time order as the
+// group is, and returns its energy sums when the hits are calibrated.
+func (c *Clusterer) isolatedExtras(out *Clusters, h *Hits, from, r int, label []uint8) *energySums {
+	var e *energySums
+	if c.calibrated {
+		c.energies = newEnergySums()
+		e = &c.energies
+	}
+	m := &out.Members
+	for j := r; j < from+max(1, len(label)); j++ {
+		if label != nil && int(label[j-from]) != r-from {
+			continue
+		}
+		var v float32
+		if h.Calibrated() {
+			v = h.E[j]
+		}
+		if e != nil {
+			e.add(h.X[j], h.Y[j], v)
+		}
+		if c.keepMembers {
+			m.Append(h.X[j], h.Y[j], h.ToA[j], h.ToT[j])
+			if c.calibrated {
+				m.E = append(m.E, v)
+			}
+		}
+	}
+	if c.keepMembers {
+		out.Start = append(out.Start, m.Len())
+	}
+	return e
+}
+
+// nextGap returns the first j in (i, end) where hit j comes more than dt
+// after hit j-1, or end: where an isolated group may start.
+func nextGap(h *Hits, i, end int, dt Time) int {
+	ts := h.ToA[:end]
+	for j := i + 1; j < len(ts); j++ {
+		if ts[j]-ts[j-1] > dt {
+			return j
+		}
+	}
+	return end
+}
