@@ -43,6 +43,13 @@
 // A cluster is emitted as soon as no later hit can join it, in the order of
 // first ToA, so memory is bounded by the longest-lived open cluster.
 //
+// A hit more than dt after every earlier hit starts afresh: under every
+// definition nothing before it can be joined any more. A short run of hits
+// between two such gaps (an isolated group: one particle of a sparse
+// source) is therefore clustered on its own, by pairwise tests on its few
+// hits, without the matrix; dense streams, which have no such gaps, go
+// through the matrix. Both give the same clusters, and the tests check it.
+//
 // Readouts deliver hits only approximately time-ordered; [Sorter] restores
 // the order within a bounded window. A hit arriving later than the window
 // allows is "late": it is counted and still clustered with the clusters that

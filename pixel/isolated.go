@@ -33,16 +33,21 @@ func (g *isolatedGroup) find(j uint8) uint8 {
 // definition and returns each hit's root: neighbours at most dt apart.
 func (g *isolatedGroup) linkLocal(xs, ys []uint16, ts []Time, dt Time) []uint8 {
 	ys, ts = ys[:len(xs)], ts[:len(xs)]
+	clusters := 0 // among the hits so far: once one, a hit needs one link
 	for q, x := range xs {
 		root := uint8(q)
 		g.parent[q] = root
+		clusters++
 		y, t := ys[q], ts[q]
 		for p := range q {
 			if uint16(xs[p]-x+1) > 2 || uint16(ys[p]-y+1) > 2 || t-ts[p] > dt || g.parent[p] == root {
-				continue // the parent test: already linked, as most are
+				continue // the parent test: already linked
 			}
 			if r := g.find(uint8(p)); r != root {
 				root = g.union(r, root)
+				if clusters--; clusters == 1 {
+					break
+				}
 			}
 		}
 	}
@@ -54,12 +59,14 @@ func (g *isolatedGroup) linkLocal(xs, ys []uint16, ts []Time, dt Time) []uint8 {
 // clusters with a hit on one of the nine pixels around it.
 func (g *isolatedGroup) linkOpen(xs, ys []uint16, ts []Time, dt Time, latest bool) []uint8 {
 	ys, ts = ys[:len(xs)], ts[:len(xs)]
+	clusters := 0 // as in linkLocal
 	for q, x := range xs {
 		root := uint8(q)
 		g.parent[q], g.open[q] = root, ts[q]
+		clusters++
 		y, t := ys[q], ts[q]
 		for p := range q {
-			if uint16(xs[p]-x+1) > 2 || uint16(ys[p]-y+1) > 2 {
+			if uint16(xs[p]-x+1) > 2 || uint16(ys[p]-y+1) > 2 || g.parent[p] == root {
 				continue
 			}
 			if r := g.find(uint8(p)); r != root && t-g.open[r] <= dt {
@@ -68,6 +75,9 @@ func (g *isolatedGroup) linkOpen(xs, ys []uint16, ts []Time, dt Time, latest boo
 					g.open[a] = max(g.open[r], g.open[root])
 				}
 				root = a
+				if clusters--; clusters == 1 {
+					break
+				}
 			}
 		}
 		if latest {
