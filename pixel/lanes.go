@@ -156,7 +156,8 @@ func (l *Lanes) Add(h *Hits) *Clusters {
 
 // AddTo is Add appending the finished clusters to dst (a reset batch, or
 // one holding earlier clusters of the stream), for a caller that keeps
-// them: it saves a copy of every cluster.
+// them: it saves a copy of every cluster. An empty dst may be given the
+// lanes' storage in exchange for its own, so keep no slices of it.
 func (l *Lanes) AddTo(dst *Clusters, h *Hits) {
 	l.dst = dst
 	l.stats.Hits += int64(h.Len())
@@ -302,10 +303,15 @@ func (l *Lanes) collect(all bool) {
 	}
 }
 
-// take appends an assembled batch to the output and recycles it.
+// take appends an assembled batch to the output and recycles it. Into
+// an empty output it moves the batch's storage instead of copying it.
 func (l *Lanes) take(b *Clusters) {
-	l.dst.appendAll(b)
 	l.stats.Clusters += int64(b.Len())
+	if l.dst.Len() == 0 {
+		*l.dst, *b = *b, *l.dst
+	} else {
+		l.dst.appendAll(b)
+	}
 	b.Reset()
 	select {
 	case l.free <- b:
