@@ -21,7 +21,7 @@ func TestSteadyStateAllocations(t *testing.T) {
 	for _, def := range []Definition{Local, Global, Window} {
 		c, _ := NewClusterer(Config{Definition: def, DtMax: 200 * Nanosecond, Width: 256, Height: 256})
 		c.KeepMembers(true)
-		s := NewSorter(500 * Microsecond)
+		s, _ := NewSorter(500*Microsecond, 0)
 		shift := func() {
 			for i := range h.ToA {
 				h.ToA[i] += span

@@ -103,7 +103,7 @@ func BenchmarkSorter(b *testing.B) {
 	for _, disorder := range []pixel.Time{0, 100 * pixel.Microsecond} {
 		batches := simulatedDisorder(b, "gamma", 1<<20, 2.5, disorder)
 		b.Run(fmt.Sprintf("disorder=%vus", disorder/pixel.Microsecond), func(b *testing.B) {
-			s := pixel.NewSorter(500 * pixel.Microsecond)
+			s, _ := pixel.NewSorter(500*pixel.Microsecond, 0)
 			repeatShifted(b, batches, pixel.Second, func(h *pixel.Hits) { s.Push(h) })
 		})
 	}

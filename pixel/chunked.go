@@ -152,14 +152,19 @@ func (c *ChunkedClusterer) AddTo(dst *Clusters, h *Hits) {
 			i++
 			continue
 		}
-		j := inSensorRun(h, i, min(h.Len(), i+c.size+c.carried-c.buf.Len()), width, height, &c.now, &c.stats.Late)
+		j, restart := inSensorRun(h, i, min(h.Len(), i+c.size+c.carried-c.buf.Len()), &c.cfg, &c.position)
 		for range j - i {
 			c.seq = append(c.seq, c.nextSeq)
 			c.nextSeq++
 		}
 		c.buf.AppendRange(h, i, j)
 		i = j
-		if c.buf.Len()-c.carried == c.size {
+		switch {
+		case restart: // as at the end of a stream, then afresh
+			c.process(true)
+			c.now = startPosition.now
+			c.stats.Restarts++
+		case c.buf.Len()-c.carried == c.size:
 			c.process(false)
 		}
 	}

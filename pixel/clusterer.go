@@ -18,7 +18,15 @@ type Stats struct {
 	Clustered  int64 // hits that went into clusters
 	OutOfRange int64 // hits outside the sensor, not clustered
 	Late       int64 // hits earlier than a hit already clustered
-	Clusters   int64 // clusters emitted
+	// Restarts counts hits more than Config.Restart earlier than the
+	// latest: the clock was reset (a new acquisition, the next file of
+	// another run) or the latest time was bogus. Everything buffered is
+	// finished as at the end of a stream, and the stream goes on from the
+	// hit as if it were the first. Without this, the clusters open at the
+	// latest time would wait until the new clock caught up, holding up
+	// every cluster after them in memory.
+	Restarts int64
+	Clusters int64 // clusters emitted
 }
 
 // node is a buffered hit with its union-find state. The state of a hit
@@ -151,10 +159,20 @@ func (c *Clusterer) AddTo(out *Clusters, h *Hits) {
 		}
 		// Emitting often clears the occupancy of finished clusters, so that
 		// most new hits find an empty neighbourhood (the fast path).
-		j := nextGap(h, i, min(h.Len(), i+emitEvery), c.cfg.DtMax)
-		c.addRange(h, i, j)
-		k = c.emitAt(out, k, emitClosed)
-		i = j
+		j, ordered := nextGap(h, i, min(h.Len(), i+emitEvery), c.cfg.DtMax)
+		r := j
+		if !ordered || h.ToA[i] < c.now { // late hits: one may restart the stream
+			r = c.restartIn(h, i, j)
+		}
+		c.addRange(h, i, r)
+		if r < j {
+			k = c.emitAt(out, k, emitAll)
+			c.now = startPosition.now
+			c.stats.Restarts++
+		} else {
+			k = c.emitAt(out, k, emitClosed)
+		}
+		i = r
 	}
 	out.truncate(k)
 	c.stats.Clusters = c.nextID
@@ -170,6 +188,24 @@ func (c *Clusterer) Flush() *Clusters {
 
 // FlushTo is Flush appending the clusters to out (see AddTo).
 func (c *Clusterer) FlushTo(out *Clusters) { c.emit(out, emitAll) }
+
+// restartIn returns the index of the first hit of h in [i, j) inside the
+// sensor that restarts the stream (see [Stats.Restarts]), or j.
+func (c *Clusterer) restartIn(h *Hits, i, j int) int {
+	width, height := uint16(c.cfg.Width-1), uint16(c.cfg.Height-1)
+	now, gap := c.now, uint64(c.cfg.RestartGap())
+	for ; i < j; i++ {
+		if h.X[i] > width || h.Y[i] > height {
+			continue
+		}
+		if t := h.ToA[i]; t >= now {
+			now = t
+		} else if uint64(now-t) > gap { // now-t, exact in uint64, may overflow int64
+			return i
+		}
+	}
+	return j
+}
 
 // addRange clusters hits [from, to) of h: they are copied into the buffer
 // first, then joined to the clusters around them. Two loops rather than one

@@ -41,12 +41,27 @@ type Config struct {
 	DtMax      Time // maximum time distance, 200 ns by default
 	Width      int  // sensor width in pixels
 	Height     int  // sensor height in pixels
+	// Restart is how much earlier than the latest hit a hit must be to
+	// start the stream afresh (0 means DefaultRestart); see [Stats.Restarts].
+	Restart Time
+}
+
+// DefaultRestart is the default Config.Restart: far beyond any reorder
+// window, short enough that what a restart holds up fits in memory.
+const DefaultRestart = 10 * Millisecond
+
+// RestartGap is the effective Config.Restart.
+func (c Config) RestartGap() Time {
+	if c.Restart == 0 {
+		return DefaultRestart
+	}
+	return c.Restart
 }
 
 // DefaultConfig is the paper's default: local definition, dt = 200 ns, one
 // 256 x 256 Timepix3 chip.
 func DefaultConfig() Config {
-	return Config{Definition: Local, DtMax: 200 * Nanosecond, Width: 256, Height: 256}
+	return Config{Definition: Local, DtMax: 200 * Nanosecond, Width: 256, Height: 256, Restart: DefaultRestart}
 }
 
 // Validate reports a configuration that cannot be clustered.
@@ -56,6 +71,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("pixel: unknown cluster definition %d", c.Definition)
 	case c.DtMax < 0:
 		return fmt.Errorf("pixel: negative dt %v ns", c.DtMax.Ns())
+	case c.Restart < 0:
+		return fmt.Errorf("pixel: negative restart gap %v ns", c.Restart.Ns())
 	case c.Width < 1 || c.Height < 1 || c.Width > 1<<16 || c.Height > 1<<16:
 		return fmt.Errorf("pixel: sensor size %dx%d out of range 1..65536", c.Width, c.Height)
 	case (c.Width+2)*(c.Height+2) > 1<<28:

@@ -53,7 +53,10 @@
 // Readouts deliver hits only approximately time-ordered; [Sorter] restores
 // the order within a bounded window. A hit arriving later than the window
 // allows is "late": it is counted and still clustered with the clusters that
-// are open, comparing absolute time differences (see [Clusterer.Add]).
+// are open, comparing absolute time differences (see [Clusterer.Add]). A
+// hit more than Config.Restart earlier than the latest is a clock reset:
+// every mode finishes all clusters there and goes on as if the stream began
+// with that hit (see [Stats.Restarts]).
 //
 // # Features
 //

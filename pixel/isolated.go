@@ -221,13 +221,16 @@ func (c *Clusterer) isolatedExtras(out *Clusters, h *Hits, from, r int, label []
 }
 
 // nextGap returns the first j in (i, end) where hit j comes more than dt
-// after hit j-1, or end: where an isolated group may start.
-func nextGap(h *Hits, i, end int, dt Time) int {
+// after hit j-1, or end, and whether hits [i, j) are in time order.
+func nextGap(h *Hits, i, end int, dt Time) (int, bool) {
 	ts := h.ToA[:end]
+	var down Time // the sign bit says whether a step went back
 	for j := i + 1; j < len(ts); j++ {
-		if ts[j]-ts[j-1] > dt {
-			return j
+		d := ts[j] - ts[j-1]
+		if d > dt {
+			return j, down >= 0
 		}
+		down |= d
 	}
-	return end
+	return end, down >= 0
 }

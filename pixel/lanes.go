@@ -172,10 +172,15 @@ func (l *Lanes) AddTo(dst *Clusters, h *Hits) {
 			l.acquireSlot()
 			l.cur = l.newWindow()
 		}
-		j := inSensorRun(h, i, min(h.Len(), i+l.size-l.cur.hits.Len()), width, height, &l.now, &l.stats.Late)
+		j, restart := inSensorRun(h, i, min(h.Len(), i+l.size-l.cur.hits.Len()), &l.cfg, &l.position)
 		l.cur.hits.AppendRange(h, i, j)
 		i = j
-		if l.cur.hits.Len() == l.size {
+		switch {
+		case restart: // as at the end of a stream, then afresh
+			l.endChain()
+			l.now = startPosition.now
+			l.stats.Restarts++
+		case l.cur.hits.Len() == l.size:
 			l.dispatch()
 		}
 	}
@@ -193,7 +198,14 @@ func (l *Lanes) Flush() *Clusters {
 // FlushTo is Flush appending the clusters to dst (see AddTo).
 func (l *Lanes) FlushTo(dst *Clusters) {
 	l.dst = dst
-	if l.cur != nil {
+	l.endChain()
+}
+
+// endChain clusters the windows so far to the end and collects all their
+// clusters. An empty current window (a restart at its first hit) is kept
+// for the hits after.
+func (l *Lanes) endChain() {
+	if l.cur != nil && l.cur.hits.Len() > 0 {
 		l.dispatch()
 	}
 	if l.last != nil {
@@ -248,24 +260,30 @@ func (l *Lanes) dispatch() {
 }
 
 // inSensorRun returns the end of the run of hits from i (inside the
-// sensor) up to at most end that stay inside it, counting the late ones
-// against the latest time now, which it advances.
-func inSensorRun(h *Hits, i, end, width, height int, now *Time, late *int64) int {
+// sensor) up to at most end that stay inside it and do not restart the
+// stream (see [Stats.Restarts]), counting the late ones against the latest
+// time p.now, which it advances. The hit at the end restarts the stream if
+// restart is true.
+func inSensorRun(h *Hits, i, end int, cfg *Config, p *position) (j int, restart bool) {
 	// Over sliced columns with the time and count in locals: through the
 	// pointers every hit stored both.
 	xs, ys, ts := h.X[i:end], h.Y[i:end], h.ToA[i:end]
 	ys, ts = ys[:len(xs)], ts[:len(xs)]
-	t0, n := *now, *late
+	width, height, gap := cfg.Width, cfg.Height, uint64(cfg.RestartGap())
+	t0, n := p.now, p.stats.Late
 	k := 0
 	for ; k < len(xs) && int(xs[k]) < width && int(ys[k]) < height; k++ {
-		if t := ts[k]; t < t0 {
-			n++
-		} else {
+		if t := ts[k]; t >= t0 {
 			t0 = t
+		} else if uint64(t0-t) > gap { // see Clusterer.restartIn
+			restart = true
+			break
+		} else {
+			n++
 		}
 	}
-	*now, *late = t0, n
-	return i + k
+	p.now, p.stats.Late = t0, n
+	return i + k, restart
 }
 
 // acquireSlot waits for room for one more window, taking in the assembled

@@ -1,33 +1,87 @@
 package pixel
 
-import "sort"
+import (
+	"fmt"
+	"sort"
+)
 
 // Sorter restores the time order of a t-ordered stream: one in which no hit
 // is more than Window earlier than a hit before it. A hit is released once
 // a hit at least Window later has been seen, so memory holds about Window
 // times the hit rate. Hits that break the promise (earlier than a hit
 // already released) are released at once, ahead of the sorted ones, and the
-// clusterer counts them as late.
+// clusterer counts them as late. A hit more than the restart gap earlier
+// than the latest one (see [Stats.Restarts]) starts the order afresh:
+// everything held is released first, as at the end of the stream.
 type Sorter struct {
 	window   Time
+	restart  Time
 	pending  Hits // sorted, not yet released, after the first head
 	head     int  // the hits the last call released, still at the front
 	merged   Hits
 	out      Hits // late hits and the released ones after them
 	view     Hits // the released hits, in place, when no late one came
+	joined   Hits // the released hits of a batch with a restart
 	released Time // time of the latest released hit
 	maxSeen  Time
 	order    timeSort
 }
 
-// NewSorter returns a sorter for streams that are window-ordered.
-func NewSorter(window Time) *Sorter {
-	return &Sorter{window: window, released: -1 << 63, maxSeen: -1 << 63}
+// NewSorter returns a sorter for streams that are window-ordered, which
+// restarts at a hit more than restart earlier than the latest (0 means
+// [DefaultRestart]). The restart gap must exceed the window.
+func NewSorter(window, restart Time) (*Sorter, error) {
+	if restart == 0 {
+		restart = DefaultRestart
+	}
+	if window < 0 || restart <= window {
+		return nil, fmt.Errorf("pixel: reorder window %v ns must be between 0 and the restart gap %v ns", window.Ns(), restart.Ns())
+	}
+	s := &Sorter{window: window, restart: restart}
+	s.reset()
+	return s, nil
 }
+
+// reset forgets the times seen, for a new stream.
+func (s *Sorter) reset() { s.released, s.maxSeen = -1<<63, -1<<63 }
 
 // Push adds a batch and returns the hits that can be released, valid until
 // the next call.
 func (s *Sorter) Push(h *Hits) *Hits {
+	end := s.restartIn(h, 0)
+	if end == h.Len() {
+		return s.push(h)
+	}
+	s.joined.Reset()
+	for from := 0; ; {
+		released := s.push(h.view(from, end))
+		s.joined.AppendRange(released, 0, released.Len())
+		if end == h.Len() {
+			return &s.joined
+		}
+		released = s.Flush()
+		s.joined.AppendRange(released, 0, released.Len())
+		s.reset()
+		from, end = end, s.restartIn(h, end)
+	}
+}
+
+// restartIn returns the index of the first hit of h from i on that
+// restarts the stream, or h.Len().
+func (s *Sorter) restartIn(h *Hits, i int) int {
+	latest, gap := s.maxSeen, uint64(s.restart)
+	for ; i < h.Len(); i++ {
+		if t := h.ToA[i]; t >= latest {
+			latest = t
+		} else if uint64(latest-t) > gap { // see Clusterer.restartIn
+			return i
+		}
+	}
+	return i
+}
+
+// push is Push for a batch without a restart.
+func (s *Sorter) push(h *Hits) *Hits {
 	s.drop()
 	s.out.Reset()
 	onTime := 0

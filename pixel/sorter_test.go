@@ -49,7 +49,7 @@ func TestSorterRestoresOrder(t *testing.T) {
 		tc := generators["uniform"](r)
 		window := Time(r.Int64N(int64(tc.dt)*4 + 2))
 		in := disordered(r, tc, window)
-		out := sortStream(r, NewSorter(window), in)
+		out := sortStream(r, mustSorter(t, window), in)
 		if out.Len() != in.Len() || !slices.IsSorted(out.ToA) {
 			t.Fatalf("seed %d: %d of %d hits out, sorted %v", seed, out.Len(), in.Len(), slices.IsSorted(out.ToA))
 		}
@@ -89,7 +89,7 @@ func TestLateHits(t *testing.T) {
 	tc := generators["pileup"](r)
 	tc.dt = 200 * Nanosecond
 	in := disordered(r, tc, 2*Microsecond)
-	s := NewSorter(10 * Nanosecond)
+	s := mustSorter(t, 10*Nanosecond)
 	out := sortStream(r, s, in)
 	c, _ := NewClusterer(Config{Definition: Global, DtMax: tc.dt, Width: tc.w, Height: tc.h})
 	c.KeepMembers(true)
@@ -142,4 +142,13 @@ func TestSortByTime(t *testing.T) {
 			}
 		}
 	}
+}
+
+func mustSorter(t *testing.T, window Time) *Sorter {
+	t.Helper()
+	s, err := NewSorter(window, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

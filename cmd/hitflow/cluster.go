@@ -24,7 +24,7 @@ type clusterOptions struct {
 	format, definition, layout string
 	mode                       string
 	workers                    int
-	dt, unsorted               pixel.Time
+	dt, unsorted, restart      pixel.Time
 	width, height              int
 	calib, hits, tdc, out      string
 	quiet                      bool
@@ -32,13 +32,15 @@ type clusterOptions struct {
 
 func newClusterCmd(stdout, stderr io.Writer) *cobra.Command {
 	o := clusterOptions{format: "auto", definition: "local", layout: "row", mode: "auto", dt: 200 * pixel.Nanosecond,
-		unsorted: 500 * pixel.Microsecond, width: 256, height: 256, out: "-"}
+		unsorted: 500 * pixel.Microsecond, restart: pixel.DefaultRestart, width: 256, height: 256, out: "-"}
 	cmd := &cobra.Command{
 		Use:   "cluster [flags] [FILE...]",
 		Short: "Cluster pixel hits into particle events",
 		Long: `Cluster Timepix3 hits (.tpx3, .t3pa, Katherine text or CSV) into clusters:
 hits connected through 8-neighbouring pixels within a time distance dt.
-The files are one stream, in the order given. Without files, a built-in
+The files are one stream, in the order given; a hit more than --restart
+earlier than the latest (a clock reset, as between runs) finishes every
+cluster and starts the time order afresh. Without files, a built-in
 simulated sample (1,000,000 gamma-like hits, seed 1) is clustered.
 
 Definitions: local (each link within dt, default), global (within dt of
@@ -67,6 +69,7 @@ summary goes to stderr.`,
 	f.StringVar(&o.mode, "mode", o.mode, "clustering algorithm: auto, sequential, lanes or chunked")
 	f.IntVar(&o.workers, "workers", 0, "clustering cores (0: all)")
 	f.Var(timeFlag{&o.unsorted}, "unsorted", "reorder window of the input; 0 trusts the input order")
+	f.Var(timeFlag{&o.restart}, "restart", "a hit this much earlier than the latest restarts the time order (a clock reset, as between runs)")
 	f.StringVar(&o.layout, "layout", o.layout, "chip placement of .tpx3 data: single, row or quad")
 	f.Var(sizeFlag{&o.width, &o.height}, "sensor", "sensor size of text inputs (linear pixel index width)")
 	f.StringVar(&o.calib, "calib", "", "directory with the a.txt, b.txt, c.txt, t.txt calibration")
@@ -97,12 +100,15 @@ func runCluster(ctx context.Context, o clusterOptions, files []string, stdout, s
 	if o.workers < 0 {
 		return usagef("--workers must not be negative")
 	}
+	if o.unsorted < 0 || o.unsorted >= o.restart {
+		return usagef("--unsorted must be at least 0 and shorter than --restart")
+	}
 	job := pipeline.Job{
 		Mode:     mode,
 		Workers:  o.workers,
 		Reader:   tpx3.Options{Format: format, Layout: layout, Width: o.width, Height: o.height},
 		Unsorted: o.unsorted,
-		Cluster: pixel.Config{Definition: def, DtMax: o.dt,
+		Cluster: pixel.Config{Definition: def, DtMax: o.dt, Restart: o.restart,
 			Width: max(o.width, layout.Width), Height: max(o.height, layout.Height)},
 	}
 	if err := job.Cluster.Validate(); err != nil {

@@ -54,6 +54,8 @@ func TestPixelUsageErrors(t *testing.T) {
 	}{
 		{[]string{"cluster", "--mode", "gpu"}, "unknown clustering mode"},
 		{[]string{"cluster", "--workers", "-1"}, "--workers"},
+		{[]string{"cluster", "--unsorted", "20ms"}, "shorter than --restart"},
+		{[]string{"cluster", "--restart", "-1ms"}, "negative duration"},
 		{[]string{"compare", "a.csv"}, "two label files"},
 		{[]string{"bench", "pixel", "--runs", "0"}, "--runs"},
 		{[]string{"bench", "pixel", "--modes", "auto"}, "--modes"},

@@ -51,6 +51,7 @@ type Summary struct {
 	Hits          int64 // hits decoded
 	OutOfRange    int64 // hits outside the layout or sensor, not clustered
 	Late          int64 // hits later than the reorder window allowed
+	Restarts      int64 // times the clock went back by more than the restart gap
 	InvalidEnergy int64 // hits without a valid energy (calibrated runs)
 	Clusters      int64
 	TDC           int64
@@ -67,6 +68,9 @@ func (s Summary) String() string {
 	}
 	line := fmt.Sprintf("hits read %d, clusters %d, late hits %d, invalid hits %d, out of range %d, %.1f Mhit/s (%d files, %.3f s)",
 		s.Hits, s.Clusters, s.Late, s.InvalidEnergy, s.OutOfRange, rate, s.Files, s.Elapsed.Seconds())
+	if s.Restarts > 0 {
+		line += fmt.Sprintf(", time restarts %d", s.Restarts)
+	}
 	if s.TDC > 0 || s.Unknown > 0 {
 		line += fmt.Sprintf(", TDC %d, unknown packets %d", s.TDC, s.Unknown)
 	}
@@ -92,7 +96,9 @@ func Run(ctx context.Context, job Job) (Summary, error) {
 	c.KeepMembers(job.Hits != nil || job.Clusters.NeedsMembers())
 	var sorter *pixel.Sorter
 	if job.Unsorted > 0 {
-		sorter = pixel.NewSorter(job.Unsorted)
+		if sorter, err = pixel.NewSorter(job.Unsorted, job.Cluster.RestartGap()); err != nil {
+			return sum, err
+		}
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -158,6 +164,7 @@ func Run(ctx context.Context, job Job) (Summary, error) {
 	st := c.Stats()
 	sum.OutOfRange += st.OutOfRange
 	sum.Late = st.Late
+	sum.Restarts = st.Restarts
 	sum.Clusters = st.Clusters
 	if job.Calibration != nil {
 		sum.InvalidEnergy = job.Calibration.InvalidHits

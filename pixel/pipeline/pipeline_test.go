@@ -120,6 +120,31 @@ func TestLateHitsCounted(t *testing.T) {
 	}
 }
 
+// TestClockResetBetweenFiles: the same run given twice (its clock starts
+// again) is clustered twice the same way, in every mode, through the
+// sorter: one restart, no late hit.
+func TestClockResetBetweenFiles(t *testing.T) {
+	data := simulateTPX3(t, "gamma", 300000, 50*pixel.Microsecond) // 15 ms, beyond the restart gap
+	once := run(t, context.Background(), 60*pixel.Microsecond, pixel.Local, data)
+	for _, mode := range []pixel.Mode{pixel.Sequential, pixel.LanesMode, pixel.Chunked} {
+		r := runMode(t, context.Background(), 60*pixel.Microsecond, pixel.Local, mode, 2, data, data)
+		if r.err != nil || once.err != nil {
+			t.Fatal(r.err, once.err)
+		}
+		if s := r.sum; s.Restarts != 1 || s.Late != 0 || s.Hits != 600000 || s.Clusters != 2*once.sum.Clusters {
+			t.Fatalf("%v: summary %+v, once %+v", mode, s, once.sum)
+		}
+		rows := strings.Split(strings.TrimSpace(r.clusters), "\n")[1:]
+		want := strings.Split(strings.TrimSpace(once.clusters), "\n")[1:]
+		for i, row := range rows {
+			w := want[i%len(want)]
+			if row[strings.IndexByte(row, ','):] != w[strings.IndexByte(w, ','):] {
+				t.Fatalf("%v: cluster %d is %q, want %q", mode, i, row, w)
+			}
+		}
+	}
+}
+
 // TestSplitSources: a run split into two files at a chunk boundary is one
 // stream.
 func TestSplitSources(t *testing.T) {

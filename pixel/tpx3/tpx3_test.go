@@ -181,7 +181,10 @@ func TestRolloverFile(t *testing.T) {
 	if !sawWrap {
 		t.Fatal("no hit after the wrap")
 	}
-	s := pixel.NewSorter(30 * pixel.Second)
+	s, err := pixel.NewSorter(30*pixel.Second, 60*pixel.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
 	out := s.Push(&hits)
 	var sorted pixel.Hits
 	sorted.AppendRange(out, 0, out.Len())
