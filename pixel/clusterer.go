@@ -13,20 +13,21 @@ const dead = -1
 const emitEvery = 256
 
 // Stats counts what a clusterer has seen.
+//
+// Restarts counts hits more than Config.Restart earlier than the latest:
+// the clock was reset (a new acquisition, the next file of another run) or
+// the latest time was bogus. Everything buffered is finished as at the end
+// of a stream, and the stream goes on from the hit as if it were the
+// first. Without this, the clusters open at the latest time would wait
+// until the new clock caught up, holding up every cluster after them in
+// memory.
 type Stats struct {
 	Hits       int64 // hits given to Add
 	Clustered  int64 // hits that went into clusters
 	OutOfRange int64 // hits outside the sensor, not clustered
 	Late       int64 // hits earlier than a hit already clustered
-	// Restarts counts hits more than Config.Restart earlier than the
-	// latest: the clock was reset (a new acquisition, the next file of
-	// another run) or the latest time was bogus. Everything buffered is
-	// finished as at the end of a stream, and the stream goes on from the
-	// hit as if it were the first. Without this, the clusters open at the
-	// latest time would wait until the new clock caught up, holding up
-	// every cluster after them in memory.
-	Restarts int64
-	Clusters int64 // clusters emitted
+	Restarts   int64 // clock resets (see above)
+	Clusters   int64 // clusters emitted
 }
 
 // node is a buffered hit with its union-find state. The state of a hit
