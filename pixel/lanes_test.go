@@ -192,3 +192,50 @@ func TestIsolatedMatchesMatrix(t *testing.T) {
 		}
 	})
 }
+
+// TestAutoMatchesSequential: the auto mode, switching from the sequential
+// clusterer to lanes at a quiet gap after a random probe, gives the
+// sequential clusters, features and counts.
+func TestAutoMatchesSequential(t *testing.T) {
+	gens := map[string]func(*rand.Rand) testCase{"stream": streamCase}
+	for _, name := range []string{"sparse", "uniform", "tracks", "pileup", "onepixel"} {
+		gens[name] = generators[name]
+	}
+	for name, gen := range gens {
+		for _, def := range []Definition{Local, Global, Window} {
+			t.Run(fmt.Sprintf("%s/%s", name, def), func(t *testing.T) {
+				t.Parallel()
+				seeds, switched := 100, 0
+				if testing.Short() {
+					seeds = 12
+				}
+				for seed := range seeds {
+					r := rand.New(rand.NewPCG(uint64(seed), 23+uint64(def)))
+					tc := gen(r)
+					h := sortedHits(r, tc, r.IntN(2) == 0)
+					cfg := Config{Definition: def, DtMax: tc.dt, Width: tc.w, Height: tc.h}
+					seq, _ := NewClusterer(cfg)
+					seq.KeepMembers(true)
+					want := feed(r, seq, h)
+					a, _ := newAutoStream(cfg, 1+r.IntN(3))
+					a.probe = r.Int64N(int64(h.Len()) + 1)
+					a.sparse = []float64{0, 0.25, 2}[r.IntN(3)]
+					a.KeepMembers(true)
+					got := feed(r, a, h)
+					if err := equalClusters(got, want); err != nil {
+						t.Fatalf("seed %d (%d hits, probe %d, switched %v): %v", seed, h.Len(), a.probe, a.lanes != nil, err)
+					}
+					if a.Stats() != seq.Stats() {
+						t.Fatalf("seed %d: stats %+v, sequential %+v", seed, a.Stats(), seq.Stats())
+					}
+					if a.lanes != nil {
+						switched++
+					}
+				}
+				if switched == 0 && (name == "stream" || name == "sparse") {
+					t.Fatal("never switched to lanes")
+				}
+			})
+		}
+	}
+}

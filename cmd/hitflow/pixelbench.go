@@ -43,8 +43,9 @@ offset and clustered (local definition, dt 200 ns); --runs runs, median
 reported. Every mode runs on 1 .. GOMAXPROCS workers (sequential on one),
 with the parallel efficiency (rate / (workers x rate on one worker)).
 Then the end-to-end rate: a .tpx3 file on local disk (--file, or one
-simulated into the temporary directory) decoded, sorted, clustered and
-written as Parquet to a file. Prints Markdown tables; --plot draws Mhit/s
+simulated gamma and pion45 runs in the temporary directory) decoded,
+sorted, clustered and written as Parquet and as Arrow IPC, in every mode
+and auto. Prints Markdown tables; --plot draws Mhit/s
 against workers.`,
 		Example: `  hitflow bench pixel --plot scaling.png
   hitflow bench pixel --datasets gamma,pion45 --hits 1000000 --repeat 5 --runs 3`,
@@ -61,7 +62,7 @@ against workers.`,
 	f.IntVar(&o.runs, "runs", o.runs, "runs per measurement (median)")
 	f.Float64Var(&o.rate, "rate", o.rate, "simulated hit rate in Mhit/s")
 	f.StringVar(&o.plot, "plot", "", "also draw Mhit/s against workers (.png or .svg)")
-	f.StringVar(&o.file, "file", "", ".tpx3 file for the end-to-end rate (default: simulate gamma hits)")
+	f.StringVar(&o.file, "file", "", ".tpx3 file for the end-to-end rate (default: simulate gamma and pion45 runs)")
 	f.IntVar(&o.e2eHits, "e2e-hits", o.e2eHits, "hits of the simulated end-to-end file (0: skip)")
 	return cmd
 }
@@ -146,45 +147,56 @@ func writeScalingPlot(name string, series []output.Series) error {
 	return f.Close()
 }
 
+// e2eDatasets are simulated for the end-to-end rate without --file: a
+// sparse source and tracks, for which different modes are fastest.
+var e2eDatasets = []string{"gamma", "pion45"}
+
 // benchEndToEnd times .tpx3 file -> clusters file (Parquet, then Arrow IPC)
-// for every mode on all workers.
+// for every mode on all workers, and for auto.
 func benchEndToEnd(ctx context.Context, o pixelBenchOptions, modes []pixel.Mode, workers int, stdout, stderr io.Writer) error {
 	dir, err := os.MkdirTemp("", "hitflow-bench")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	file := o.file
-	if file == "" {
-		file = filepath.Join(dir, "gamma.tpx3")
-		fmt.Fprintf(stderr, "hitflow: simulating %d gamma hits into %s\n", o.e2eHits, file)
-		if err := simulateToFile(file, o.e2eHits, o.rate); err != nil {
-			return err
+	files := []string{o.file}
+	if o.file == "" {
+		files = files[:0]
+		for _, name := range e2eDatasets {
+			file := filepath.Join(dir, name+".tpx3")
+			fmt.Fprintf(stderr, "hitflow: simulating %d %s hits into %s\n", o.e2eHits, name, file)
+			if err := simulateToFile(file, name, o.e2eHits, o.rate); err != nil {
+				return err
+			}
+			files = append(files, file)
 		}
 	}
-	fi, err := os.Stat(file)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "\nEnd to end: %s (%.0f MB) decoded, sorted (500 us window), clustered and written as Parquet or Arrow IPC to %s; median of %d runs.\n\n",
-		file, float64(fi.Size())/1e6, dir, o.runs)
-	fmt.Fprintf(stdout, "| output | mode | workers | hits | clusters | Mhit/s |\n|---|---|---|---|---|---|\n")
-	for _, ext := range []string{".parquet", ".arrow"} {
-		for _, m := range modes {
-			w := workers
-			if m == pixel.Sequential {
-				w = 1
-			}
-			var times []time.Duration
-			var sum pipeline.Summary
-			for range o.runs {
-				if sum, err = endToEnd(ctx, file, filepath.Join(dir, "clusters"+ext), m, w); err != nil {
-					return err
+	fmt.Fprintf(stdout, "\nEnd to end: a .tpx3 file decoded, sorted (500 us window), clustered and written as Parquet or Arrow IPC to %s; median of %d runs.\n\n",
+		dir, o.runs)
+	fmt.Fprintf(stdout, "| input | output | mode | workers | hits | clusters | Mhit/s |\n|---|---|---|---|---|---|---|\n")
+	for _, file := range files {
+		fi, err := os.Stat(file)
+		if err != nil {
+			return err
+		}
+		input := fmt.Sprintf("%s (%.0f MB)", filepath.Base(file), float64(fi.Size())/1e6)
+		for _, ext := range []string{".parquet", ".arrow"} {
+			for _, m := range append(slices.Clone(modes), pixel.Auto) {
+				w := workers
+				if m == pixel.Sequential {
+					w = 1
 				}
-				times = append(times, sum.Elapsed)
+				var times []time.Duration
+				var sum pipeline.Summary
+				for range o.runs {
+					if sum, err = endToEnd(ctx, file, filepath.Join(dir, "clusters"+ext), m, w); err != nil {
+						return err
+					}
+					times = append(times, sum.Elapsed)
+				}
+				med := median(times)
+				fmt.Fprintf(stdout, "| %s | %s | %s | %d | %d | %d | %.2f |\n", input, ext, m, w, sum.Hits, sum.Clusters, float64(sum.Hits)/med.Seconds()/1e6)
 			}
-			med := median(times)
-			fmt.Fprintf(stdout, "| %s | %s | %d | %d | %d | %.2f |\n", ext, m, w, sum.Hits, sum.Clusters, float64(sum.Hits)/med.Seconds()/1e6)
 		}
 	}
 	return nil
@@ -216,14 +228,18 @@ func endToEnd(ctx context.Context, in, out string, mode pixel.Mode, workers int)
 	return sum, err
 }
 
-func simulateToFile(name string, hits int, rate float64) error {
+func simulateToFile(name, dataset string, hits int, rate float64) error {
+	d, err := pixelsim.DatasetByName(dataset)
+	if err != nil {
+		return err
+	}
 	f, err := os.Create(name)
 	if err != nil {
 		return err
 	}
 	w, err := tpx3.NewHitWriter(f, tpx3.TPX3)
 	if err == nil {
-		err = pixelsim.Generate(pixelsim.Options{Dataset: pixelsim.Datasets[0], Hits: hits, Seed: 1, RateMHz: rate, Disorder: 50 * pixel.Microsecond}, w.Write)
+		err = pixelsim.Generate(pixelsim.Options{Dataset: d, Hits: hits, Seed: 1, RateMHz: rate, Disorder: 50 * pixel.Microsecond}, w.Write)
 	}
 	if err == nil {
 		err = w.Close()

@@ -79,7 +79,7 @@ func TestBenchPixel(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	for _, want := range []string{"| gamma | 2.", "| sequential | 1 |", "| lanes | 1 |", "| chunked | 1 |", "End to end",
-		"| .parquet | sequential | 1 | 20000 |", "| .arrow | sequential | 1 | 20000 |", "| .arrow | lanes |"} {
+		"pion45.tpx3", "| .parquet | sequential | 1 | 20000 |", "| .arrow | sequential | 1 | 20000 |", "| .arrow | lanes |", "| .arrow | auto |"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("no %q in\n%s", want, stdout)
 		}
