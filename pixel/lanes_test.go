@@ -232,7 +232,7 @@ func TestAutoMatchesSequential(t *testing.T) {
 						switched++
 					}
 				}
-				if switched == 0 && (name == "stream" || name == "sparse") {
+				if switched == 0 && name == "sparse" {
 					t.Fatal("never switched to lanes")
 				}
 			})
