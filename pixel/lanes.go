@@ -48,9 +48,14 @@ type Lanes struct {
 	keep   bool
 	cpu    chan struct{} // a token per worker, held while clustering
 	slots  chan struct{} // a token per window in flight, for bounded memory
-	ready  chan *Clusters
-	free   chan *Clusters
 	wg     sync.WaitGroup
+	// The assembler appends the clusters in order to assembled, and the
+	// caller takes them from there: into an empty output by exchanging
+	// storage, so the clusters are copied once after their lane, and the
+	// storage of both stays in use without growing anew.
+	assembledMu   sync.Mutex
+	assembled     Clusters
+	assemblerDone chan struct{} // closed when the chain's assembler has finished
 	// Free clusterers and window storage, kept for reuse: a sync.Pool
 	// would drop them at every garbage collection, and their buffers
 	// (a quarter of a megabyte of pixel matrix each) would be made again.
@@ -131,10 +136,9 @@ func NewLanes(cfg Config, workers, windowHits int) (*Lanes, error) {
 		cfg: cfg, size: windowHits, check0: firstCheckpoint,
 		cpu:      make(chan struct{}, workers),
 		slots:    make(chan struct{}, 2*workers+2),
-		ready:    make(chan *Clusters, 4*workers+4),
-		free:     make(chan *Clusters, 4*workers+4),
 		position: startPosition,
 	}
+	l.assembled.Reset()
 	// Windows in flight, plus one lane each on its way out.
 	l.clusterers = make(chan *Clusterer, cap(l.slots)+workers)
 	l.storage = make(chan *windowData, cap(l.slots)+workers)
@@ -184,7 +188,7 @@ func (l *Lanes) AddTo(dst *Clusters, h *Hits) {
 			l.dispatch()
 		}
 	}
-	l.collect(false)
+	l.take()
 	l.stats.Clustered = l.stats.Hits - l.stats.OutOfRange
 }
 
@@ -210,10 +214,10 @@ func (l *Lanes) endChain() {
 	}
 	if l.last != nil {
 		close(l.last.nextReady)
-		l.collect(true)
+		<-l.assemblerDone
 		l.wg.Wait()
 		l.last = nil
-		l.ready = make(chan *Clusters, cap(l.ready))
+		l.take()
 	}
 }
 
@@ -249,7 +253,8 @@ func (l *Lanes) dispatch() {
 		w.checkpoints = append(w.checkpoints, at)
 	}
 	if l.last == nil {
-		go l.assemble(w)
+		l.assemblerDone = make(chan struct{})
+		go l.assemble(w, l.assemblerDone)
 	} else {
 		l.last.next = w
 		close(l.last.nextReady)
@@ -286,54 +291,24 @@ func inSensorRun(h *Hits, i, end int, cfg *Config, p *position) (j int, restart 
 	return i + k, restart
 }
 
-// acquireSlot waits for room for one more window, taking in the assembled
-// clusters meanwhile: the assembler frees the room.
-func (l *Lanes) acquireSlot() {
-	for {
-		select {
-		case l.slots <- struct{}{}:
-			return
-		case b := <-l.ready:
-			l.take(b)
-		}
-	}
-}
+// acquireSlot waits for room for one more window, which the assembler
+// frees.
+func (l *Lanes) acquireSlot() { l.slots <- struct{}{} }
 
-// collect moves assembled clusters to the output, waiting for all of them
-// at the end of the stream.
-func (l *Lanes) collect(all bool) {
-	for {
-		var b *Clusters
-		var ok bool
-		if all {
-			b, ok = <-l.ready
-		} else {
-			select {
-			case b, ok = <-l.ready:
-			default:
-				return
-			}
-		}
-		if !ok {
-			return
-		}
-		l.take(b)
-	}
-}
-
-// take appends an assembled batch to the output and recycles it. Into
-// an empty output it moves the batch's storage instead of copying it.
-func (l *Lanes) take(b *Clusters) {
-	l.stats.Clusters += int64(b.Len())
-	if l.dst.Len() == 0 {
-		*l.dst, *b = *b, *l.dst
-	} else {
-		l.dst.appendAll(b)
-	}
-	b.Reset()
-	select {
-	case l.free <- b:
+// take moves the assembled clusters to the output.
+func (l *Lanes) take() {
+	l.assembledMu.Lock()
+	defer l.assembledMu.Unlock()
+	a := &l.assembled
+	l.stats.Clusters += int64(a.Len())
+	switch {
+	case a.Len() == 0:
+	case l.dst.Len() == 0:
+		*l.dst, *a = *a, *l.dst
+		a.Reset()
 	default:
+		l.dst.appendAll(a)
+		a.Reset()
 	}
 }
 
@@ -437,15 +412,16 @@ func roots(state []int64) []int64 {
 }
 
 // assemble follows the chain of lanes whose clusters are exact, from the
-// first window, and sends their clusters in root order (the sequential
-// output order) with their final ids.
-func (l *Lanes) assemble(link *window) {
-	defer close(l.ready)
+// first window, and appends their clusters to l.assembled in root order
+// (the sequential output order) with their final ids; it closes done at
+// the end of the chain.
+func (l *Lanes) assemble(link *window, done chan<- struct{}) {
+	defer close(done)
 	var pend, merged Clusters // earlier lanes' clusters not yet sent, by root
 	pend.Reset()
 	pendAt := 0
 	cut, open := int64(-1), []int64(nil)
-	out := l.batch()
+	out := &l.assembled
 	keep := func(src *Clusters, i int) bool {
 		r := src.root[i]
 		if r >= cut {
@@ -457,6 +433,8 @@ func (l *Lanes) assemble(link *window) {
 	// push sends the kept clusters of src, merging in the pending ones,
 	// in runs copied at once.
 	push := func(src *Clusters) {
+		l.assembledMu.Lock()
+		defer l.assembledMu.Unlock()
 		for i := 0; i < src.Len(); {
 			if !keep(src, i) {
 				i++
@@ -474,23 +452,15 @@ func (l *Lanes) assemble(link *window) {
 			i = j
 		}
 	}
-	send := func() {
-		if out.Len() > 0 {
-			l.ready <- out
-			out = l.batch()
-		}
-	}
 	for link != nil {
 		<-link.freshDone
 		push(&link.fresh)
-		send()
 		l.release(link)
 		<-l.slots
 		next := (*window)(nil)
 		for seg := range link.ext {
 			if seg.cut < 0 {
 				push(&seg.out)
-				send()
 				if seg.w != nil { // the lane covered that window
 					close(seg.w.abort)
 					l.release(seg.w)
@@ -520,17 +490,7 @@ func (l *Lanes) assemble(link *window) {
 		}
 		link = next
 	}
+	l.assembledMu.Lock()
 	l.appendNumbered(out, &pend, pendAt, pend.Len())
-	send()
-}
-
-func (l *Lanes) batch() *Clusters {
-	select {
-	case b := <-l.free:
-		return b
-	default:
-		b := &Clusters{}
-		b.Reset()
-		return b
-	}
+	l.assembledMu.Unlock()
 }
