@@ -47,9 +47,8 @@ Definitions: local (each link within dt, default), global (within dt of
 the cluster's latest hit), window (within dt of the cluster's first hit).
 Modes: sequential (one core), lanes (time windows clustered on --workers
 cores and stitched), chunked (the paper's chunked union-find); all give
-the same clusters in the same order; auto picks lanes on more than two
-cores, sequential on one, and on two decides after the first 2^20 hits
-(sequential for small clusters, lanes for tracks and ions).
+the same clusters in the same order; auto picks lanes on more than one
+core.
 The clusters file format follows the extension: .csv (default, stdout with
 -o -), .clog (ADVACAM cluster log), .parquet (one row per cluster, compact),
 .arrow (Arrow IPC/Feather, the Parquet columns uncompressed: the fastest to
