@@ -430,7 +430,7 @@ func (l *Lanes) assemble(link *window, done chan<- struct{}) {
 		_, found := slices.BinarySearch(open, r)
 		return found
 	}
-	// push sends the kept clusters of src, merging in the pending ones,
+	// push appends the kept clusters of src, merging in the pending ones,
 	// in runs copied at once.
 	push := func(src *Clusters) {
 		l.assembledMu.Lock()
