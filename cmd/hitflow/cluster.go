@@ -182,6 +182,13 @@ func runCluster(ctx context.Context, o clusterOptions, files []string, stdout, s
 		}
 	}
 	fmt.Fprintln(stderr, sum)
+	// Each file may start a new clock; many more restarts mean an input in
+	// another order than time (by pixel, say), clustered as little more
+	// than single hits.
+	if sum.Restarts > int64(sum.Files)+10 {
+		slog.New(slog.NewTextHandler(stderr, nil)).Warn("the time went back by more than --restart many times: is the input sorted by time? Sort it, or raise --unsorted and --restart above its disorder",
+			"restarts", sum.Restarts)
+	}
 	if errors.Is(runErr, context.Canceled) {
 		return fmt.Errorf("interrupted; clusters of the hits read so far were written")
 	}

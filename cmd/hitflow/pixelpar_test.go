@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -96,5 +97,34 @@ func TestBenchPixel(t *testing.T) {
 	}
 	if fi, err := os.Stat(plot); err != nil || fi.Size() < 1000 {
 		t.Fatalf("plot: %v", err)
+	}
+}
+
+// TestRestartsReported: files given twice restart the clock once, quietly;
+// an input in pixel order restarts it all the time, and the user is told.
+func TestRestartsReported(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "g.csv")
+	if code, _, stderr := hitflow(t, "simulate", "pixel", "--dataset", "gamma", "--hits", "50000", "--seed", "2", "--rate", "0.5", "-o", in); code != 0 {
+		t.Fatalf("simulate: %s", stderr)
+	}
+	code, _, stderr := hitflow(t, "cluster", "-q", "-o", filepath.Join(dir, "c.csv"), in, in)
+	if code != 0 || !strings.Contains(stderr, "time restarts 1\n") || strings.Contains(stderr, "sorted by time") {
+		t.Fatalf("twice: exit %d: %s", code, stderr)
+	}
+	data, err := os.ReadFile(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	rows := lines[1:]
+	slices.Sort(rows) // by pixel, as text
+	byPixel := filepath.Join(dir, "pixel-order.csv")
+	if err := os.WriteFile(byPixel, []byte(lines[0]+"\n"+strings.Join(rows, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr = hitflow(t, "cluster", "-q", "-o", filepath.Join(dir, "p.csv"), byPixel)
+	if code != 0 || !strings.Contains(stderr, "sorted by time") || !strings.Contains(stderr, "restarts=") {
+		t.Fatalf("pixel order: exit %d: %s", code, stderr)
 	}
 }
