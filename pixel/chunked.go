@@ -162,8 +162,7 @@ func (c *ChunkedClusterer) AddTo(dst *Clusters, h *Hits) {
 		switch {
 		case restart: // as at the end of a stream, then afresh
 			c.process(true)
-			c.now = startPosition.now
-			c.stats.Restarts++
+			c.restartClock()
 		case c.buf.Len()-c.carried == c.size:
 			c.process(false)
 		}

@@ -91,6 +91,13 @@ var startPosition = position{now: -1 << 63}
 // Stats returns the counts so far.
 func (p *position) Stats() Stats { return p.stats }
 
+// restartClock counts a restart (everything buffered has been finished)
+// and forgets the latest time, so that the next hit is on time.
+func (p *position) restartClock() {
+	p.now = startPosition.now
+	p.stats.Restarts++
+}
+
 // appendNumbered appends clusters [i, j) of src to out with the next ids.
 func (p *position) appendNumbered(out, src *Clusters, i, j int) {
 	n := out.Len()
@@ -168,8 +175,7 @@ func (c *Clusterer) AddTo(out *Clusters, h *Hits) {
 		c.addRange(h, i, r)
 		if r < j {
 			k = c.emitAt(out, k, emitAll)
-			c.now = startPosition.now
-			c.stats.Restarts++
+			c.restartClock()
 		} else {
 			k = c.emitAt(out, k, emitClosed)
 		}
@@ -194,19 +200,24 @@ func (c *Clusterer) FlushTo(out *Clusters) { c.emit(out, emitAll) }
 // sensor that restarts the stream (see [Stats.Restarts]), or j.
 func (c *Clusterer) restartIn(h *Hits, i, j int) int {
 	width, height := uint16(c.cfg.Width-1), uint16(c.cfg.Height-1)
-	now, gap := c.now, uint64(c.cfg.RestartGap())
+	now, gap := c.now, c.cfg.RestartGap()
 	for ; i < j; i++ {
 		if h.X[i] > width || h.Y[i] > height {
 			continue
 		}
-		if t := h.ToA[i]; t >= now {
-			now = t
-		} else if uint64(now-t) > gap { // now-t, exact in uint64, may overflow int64
+		t := h.ToA[i]
+		if clockReset(now, t, gap) {
 			return i
 		}
+		now = max(now, t)
 	}
 	return j
 }
+
+// clockReset reports whether a hit at t, after one at latest, restarts the
+// stream: it is more than gap earlier. The difference is taken in uint64,
+// where it is exact even when it overflows int64.
+func clockReset(latest, t, gap Time) bool { return t < latest && uint64(latest-t) > uint64(gap) }
 
 // addRange clusters hits [from, to) of h: they are copied into the buffer
 // first, then joined to the clusters around them. Two loops rather than one

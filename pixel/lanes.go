@@ -182,8 +182,7 @@ func (l *Lanes) AddTo(dst *Clusters, h *Hits) {
 		switch {
 		case restart: // as at the end of a stream, then afresh
 			l.endChain()
-			l.now = startPosition.now
-			l.stats.Restarts++
+			l.restartClock()
 		case l.cur.hits.Len() == l.size:
 			l.dispatch()
 		}
@@ -274,18 +273,20 @@ func inSensorRun(h *Hits, i, end int, cfg *Config, p *position) (j int, restart 
 	// pointers every hit stored both.
 	xs, ys, ts := h.X[i:end], h.Y[i:end], h.ToA[i:end]
 	ys, ts = ys[:len(xs)], ts[:len(xs)]
-	width, height, gap := cfg.Width, cfg.Height, uint64(cfg.RestartGap())
+	width, height, gap := cfg.Width, cfg.Height, cfg.RestartGap()
 	t0, n := p.now, p.stats.Late
 	k := 0
 	for ; k < len(xs) && int(xs[k]) < width && int(ys[k]) < height; k++ {
-		if t := ts[k]; t >= t0 {
+		t := ts[k]
+		if t >= t0 {
 			t0 = t
-		} else if uint64(t0-t) > gap { // see Clusterer.restartIn
+			continue
+		}
+		if clockReset(t0, t, gap) {
 			restart = true
 			break
-		} else {
-			n++
 		}
+		n++
 	}
 	p.now, p.stats.Late = t0, n
 	return i + k, restart

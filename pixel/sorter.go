@@ -48,44 +48,35 @@ func (s *Sorter) reset() { s.released, s.maxSeen = -1<<63, -1<<63 }
 // Push adds a batch and returns the hits that can be released, valid until
 // the next call.
 func (s *Sorter) Push(h *Hits) *Hits {
-	end := s.restartIn(h, 0)
+	released, end := s.push(h)
 	if end == h.Len() {
-		return s.push(h)
+		return released
 	}
 	s.joined.Reset()
-	for from := 0; ; {
-		released := s.push(h.view(from, end))
+	for {
 		s.joined.AppendRange(released, 0, released.Len())
-		if end == h.Len() {
-			return &s.joined
-		}
 		released = s.Flush()
 		s.joined.AppendRange(released, 0, released.Len())
 		s.reset()
-		from, end = end, s.restartIn(h, end)
-	}
-}
-
-// restartIn returns the index of the first hit of h from i on that
-// restarts the stream, or h.Len().
-func (s *Sorter) restartIn(h *Hits, i int) int {
-	latest, gap := s.maxSeen, uint64(s.restart)
-	for ; i < h.Len(); i++ {
-		if t := h.ToA[i]; t >= latest {
-			latest = t
-		} else if uint64(latest-t) > gap { // see Clusterer.restartIn
-			return i
+		h = h.view(end, h.Len())
+		if released, end = s.push(h); end == h.Len() {
+			s.joined.AppendRange(released, 0, released.Len())
+			return &s.joined
 		}
 	}
-	return i
 }
 
-// push is Push for a batch without a restart.
-func (s *Sorter) push(h *Hits) *Hits {
+// push takes the hits of h up to the first that restarts the stream and
+// returns the hits that can be released and where it stopped.
+func (s *Sorter) push(h *Hits) (*Hits, int) {
 	s.drop()
 	s.out.Reset()
 	onTime := 0
 	for i, t := range h.ToA {
+		if clockReset(s.maxSeen, t, s.restart) {
+			h = h.view(0, i)
+			break
+		}
 		s.maxSeen = max(s.maxSeen, t)
 		if t < s.released {
 			s.out.AppendFrom(h, i)
@@ -108,7 +99,7 @@ func (s *Sorter) push(h *Hits) *Hits {
 		}
 	}
 	s.merge(sortedView{h, perm})
-	return s.release(s.maxSeen - s.window)
+	return s.release(s.maxSeen - s.window), h.Len()
 }
 
 // Flush releases everything still held.

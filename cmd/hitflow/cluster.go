@@ -70,7 +70,7 @@ summary goes to stderr.`,
 	f.StringVar(&o.mode, "mode", o.mode, "clustering algorithm: auto, sequential, lanes or chunked")
 	f.IntVar(&o.workers, "workers", 0, "clustering cores (0: all)")
 	f.Var(timeFlag{&o.unsorted}, "unsorted", "reorder window of the input; 0 trusts the input order")
-	f.Var(timeFlag{&o.restart}, "restart", "a hit this much earlier than the latest restarts the time order (a clock reset, as between runs)")
+	f.Var(timeFlag{&o.restart}, "restart", "a hit this much earlier than the latest restarts the time order (a clock reset, as between runs); 0: 10ms")
 	f.StringVar(&o.layout, "layout", o.layout, "chip placement of .tpx3 data: single, row or quad")
 	f.Var(sizeFlag{&o.width, &o.height}, "sensor", "sensor size of text inputs (linear pixel index width)")
 	f.StringVar(&o.calib, "calib", "", "directory with the a.txt, b.txt, c.txt, t.txt calibration")
@@ -101,9 +101,6 @@ func runCluster(ctx context.Context, o clusterOptions, files []string, stdout, s
 	if o.workers < 0 {
 		return usagef("--workers must not be negative")
 	}
-	if o.unsorted < 0 || o.unsorted >= o.restart {
-		return usagef("--unsorted must be at least 0 and shorter than --restart")
-	}
 	job := pipeline.Job{
 		Mode:     mode,
 		Workers:  o.workers,
@@ -114,6 +111,9 @@ func runCluster(ctx context.Context, o clusterOptions, files []string, stdout, s
 	}
 	if err := job.Cluster.Validate(); err != nil {
 		return usageError{err}
+	}
+	if o.unsorted < 0 || o.unsorted >= job.Cluster.RestartGap() {
+		return usagef("--unsorted must be at least 0 and shorter than --restart")
 	}
 	if o.calib != "" {
 		if job.Calibration, err = tpx3.LoadCalibration(o.calib); err != nil {

@@ -108,9 +108,11 @@ func TestRestartsReported(t *testing.T) {
 	if code, _, stderr := hitflow(t, "simulate", "pixel", "--dataset", "gamma", "--hits", "50000", "--seed", "2", "--rate", "0.5", "-o", in); code != 0 {
 		t.Fatalf("simulate: %s", stderr)
 	}
-	code, _, stderr := hitflow(t, "cluster", "-q", "-o", filepath.Join(dir, "c.csv"), in, in)
-	if code != 0 || !strings.Contains(stderr, "time restarts 1\n") || strings.Contains(stderr, "sorted by time") {
-		t.Fatalf("twice: exit %d: %s", code, stderr)
+	for _, gap := range []string{"10ms", "0"} { // 0: the default
+		code, _, stderr := hitflow(t, "cluster", "-q", "--restart", gap, "-o", filepath.Join(dir, "c.csv"), in, in)
+		if code != 0 || !strings.Contains(stderr, "time restarts 1\n") || strings.Contains(stderr, "sorted by time") {
+			t.Fatalf("twice, --restart %s: exit %d: %s", gap, code, stderr)
+		}
 	}
 	data, err := os.ReadFile(in)
 	if err != nil {
@@ -123,7 +125,7 @@ func TestRestartsReported(t *testing.T) {
 	if err := os.WriteFile(byPixel, []byte(lines[0]+"\n"+strings.Join(rows, "\n")+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, _, stderr = hitflow(t, "cluster", "-q", "-o", filepath.Join(dir, "p.csv"), byPixel)
+	code, _, stderr := hitflow(t, "cluster", "-q", "-o", filepath.Join(dir, "p.csv"), byPixel)
 	if code != 0 || !strings.Contains(stderr, "sorted by time") || !strings.Contains(stderr, "restarts=") {
 		t.Fatalf("pixel order: exit %d: %s", code, stderr)
 	}
