@@ -181,7 +181,11 @@ func ReadCLUE(name string) (t *cluecsv.Table, r *clue.Result, err error) {
 	case ".arrow":
 		return nil, nil, arrowNotRead(name)
 	case ".root":
-		return readCLUEROOT(name)
+		rep, err := readROOT("clue", name)
+		if err != nil {
+			return nil, nil, err
+		}
+		return rep.Table, rep.Result, nil
 	default:
 		return nil, nil, fmt.Errorf("output: %s: %w %q (want .csv, .parquet or .root)", name, ErrUnknownFormat, ext)
 	}

@@ -26,5 +26,7 @@
 // results ([WriteCLUE], [ReadCLUE]): .csv, .parquet, .arrow or .root (TTree
 // "clue"). Arrow files are written, not read back. J-PET events: [WriteEventsParquet], [ReadEventsParquet]. Every
 // writer streams: memory does not grow with the file. Readers return
-// errors naming the file for damaged input, never a library panic.
+// errors naming the file for damaged input, never a library panic. ROOT
+// files are read in a child process, the same executable started again,
+// because a damaged one can crash groot beyond recovery (see rootReply).
 package output

@@ -14,7 +14,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
-	"go-hep.org/x/hep/groot"
 
 	"github.com/hitflow/hitflow/pixel"
 	"github.com/hitflow/hitflow/pixel/tpx3"
@@ -38,7 +37,11 @@ func ReadClusters(name string) (c *pixel.Clusters, err error) {
 		defer tbl.Release()
 		return clustersFromTable(tbl), nil
 	case ".root":
-		return readClusterROOT(name)
+		rep, err := readROOT("clusters", name)
+		if err != nil {
+			return nil, err
+		}
+		return rep.Clusters, nil
 	default:
 		return nil, fmt.Errorf("output: %s: cannot read clusters from %q files (want .csv, .parquet or .root)", name, ext)
 	}
@@ -63,12 +66,12 @@ func arrowNotRead(name string) error {
 // readParquet reads a Parquet file into an Arrow table and checks that it
 // has the columns of fields.
 func readParquet(name string, fields []arrow.Field) (arrow.Table, error) {
-	f, err := os.Open(name)
+	rdr, fr, err := openParquet(name)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	tbl, err := pqarrow.ReadTable(context.Background(), f, nil, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
+	defer rdr.Close()
+	tbl, err := fr.ReadTable(context.Background())
 	if err != nil {
 		return nil, fmt.Errorf("output: %s: %w", name, err)
 	}
@@ -77,6 +80,32 @@ func readParquet(name string, fields []arrow.Field) (arrow.Table, error) {
 		return nil, err
 	}
 	return tbl, nil
+}
+
+// openParquet opens a Parquet file for reading as Arrow columns, without
+// the Arrow schema a writer may store in the footer: arrow-go decodes it
+// with the IPC reader, which trusts its counts (see arrowNotRead), and
+// fuzzing found damaged footers that made it allocate 236 GB. The Parquet
+// logical types give back every type hitflow writes.
+func openParquet(name string) (*file.Reader, *pqarrow.FileReader, error) {
+	rdr, err := file.OpenParquetFile(name, false)
+	if err != nil {
+		return nil, nil, fmt.Errorf("output: %s: %w", name, err)
+	}
+	md := rdr.MetaData()
+	kept := md.FileMetaData.KeyValueMetadata[:0]
+	for _, kv := range md.FileMetaData.KeyValueMetadata {
+		if kv.Key != "ARROW:schema" {
+			kept = append(kept, kv)
+		}
+	}
+	md.FileMetaData.KeyValueMetadata = kept
+	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
+	if err != nil {
+		rdr.Close()
+		return nil, nil, fmt.Errorf("output: %s: %w", name, err)
+	}
+	return rdr, fr, nil
 }
 
 // checkColumns reports a column of fields missing from the table.
@@ -268,15 +297,11 @@ func Kind(name string) (kind string, err error) {
 		return "clue", nil
 	case ".parquet":
 		// The schema is in the footer: no need to read the columns.
-		rdr, err := file.OpenParquetFile(name, false)
+		rdr, fr, err := openParquet(name)
 		if err != nil {
-			return "", fmt.Errorf("output: %s: %w", name, err)
+			return "", err
 		}
 		defer rdr.Close()
-		fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
-		if err != nil {
-			return "", fmt.Errorf("output: %s: %w", name, err)
-		}
 		schema, err := fr.Schema()
 		if err != nil {
 			return "", fmt.Errorf("output: %s: %w", name, err)
@@ -288,17 +313,11 @@ func Kind(name string) (kind string, err error) {
 	case ".arrow":
 		return "", arrowNotRead(name)
 	case ".root":
-		f, err := groot.Open(name)
+		rep, err := readROOT("kind", name)
 		if err != nil {
-			return "", fmt.Errorf("output: %w", err)
+			return "", err
 		}
-		defer f.Close()
-		for _, k := range f.Keys() {
-			if k.Name() == "clusters" || k.Name() == "clue" {
-				return k.Name(), nil
-			}
-		}
-		return "", fmt.Errorf("output: %s: no clusters or clue tree", name)
+		return rep.Kind, nil
 	default:
 		return "", fmt.Errorf("output: %s: %w %q", name, ErrUnknownFormat, ext)
 	}

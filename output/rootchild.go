@@ -1,0 +1,167 @@
+package output
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/gob"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+
+	"go-hep.org/x/hep/groot"
+
+	"github.com/hitflow/hitflow/clue"
+	"github.com/hitflow/hitflow/clue/cluecsv"
+	"github.com/hitflow/hitflow/pixel"
+)
+
+// ROOT files are read in a child process. groot v0.40.0 decodes baskets on
+// goroutines of its own, where a panic on a damaged file cannot be
+// recovered, trusts the counts in a file when it allocates, and keeps the
+// streamers of every file it opens in a process-wide registry. Fuzzing
+// found all three: a flipped byte crashed the whole program or made it ask
+// for tens of GB. The child is this same executable, started with
+// rootChildEnv naming what to read; it answers with gob on its standard
+// output, so a crash there becomes an error naming the file and a damaged
+// file leaves nothing behind in the caller.
+const rootChildEnv = "HITFLOW_READ_ROOT"
+
+// The child runs before main (or the tests) and never returns.
+func init() {
+	if req, ok := os.LookupEnv(rootChildEnv); ok {
+		os.Exit(serveROOT(req))
+	}
+}
+
+// rootReply is what the child sends back: one of the results, or Err.
+type rootReply struct {
+	Err      string
+	Kind     string
+	Clusters *pixel.Clusters
+	Table    *cluecsv.Table
+	Result   *clue.Result
+}
+
+// readROOT reads what ("clusters", "clue" or "kind") from a ROOT file in a
+// child process, or here when the executable cannot be found.
+func readROOT(what, name string) (*rootReply, error) {
+	// A missing or unreadable file keeps its usual error (fs.ErrNotExist).
+	if _, err := os.Stat(name); err != nil {
+		return nil, fmt.Errorf("output: %w", err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		rep := readROOTHere(what, name)
+		return rep, rep.err()
+	}
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), rootChildEnv+"="+what+":"+name)
+	stderr := &headBuffer{max: 16 << 10}
+	cmd.Stderr = stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, fmt.Errorf("output: %s: %w", name, err)
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("output: %s: starting the ROOT reader: %w", name, err)
+	}
+	var rep rootReply
+	decodeErr := gob.NewDecoder(bufio.NewReader(out)).Decode(&rep)
+	if err := cmd.Wait(); err != nil {
+		return nil, fmt.Errorf("output: %s: damaged file: the ROOT reader crashed (%v)%s", name, err, crashLine(stderr.Bytes()))
+	}
+	if decodeErr != nil {
+		return nil, fmt.Errorf("output: %s: reading the ROOT reader's answer: %w", name, decodeErr)
+	}
+	return &rep, rep.err()
+}
+
+func (r *rootReply) err() error {
+	if r.Err != "" {
+		return errors.New(r.Err)
+	}
+	return nil
+}
+
+// serveROOT is the child: it reads the request "what:name", answers on
+// standard output and returns the exit code.
+func serveROOT(req string) int {
+	what, name, _ := strings.Cut(req, ":")
+	rep := readROOTHere(what, name)
+	w := bufio.NewWriter(os.Stdout)
+	if err := gob.NewEncoder(w).Encode(rep); err != nil {
+		fmt.Fprintf(os.Stderr, "hitflow ROOT reader: %v\n", err)
+		return 1
+	}
+	if err := w.Flush(); err != nil {
+		return 1
+	}
+	return 0
+}
+
+// readROOTHere reads in this process; a panic of groot on the calling
+// goroutine becomes the reply's error.
+func readROOTHere(what, name string) *rootReply {
+	rep := &rootReply{}
+	err := func() (err error) {
+		defer recoverDamage(name, &err)
+		switch what {
+		case "clusters":
+			rep.Clusters, err = readClusterROOT(name)
+		case "clue":
+			rep.Table, rep.Result, err = readCLUEROOT(name)
+		case "kind":
+			rep.Kind, err = rootKind(name)
+		default:
+			err = fmt.Errorf("output: %s: unknown ROOT request %q", name, what)
+		}
+		return err
+	}()
+	if err != nil {
+		rep.Err = err.Error()
+	}
+	return rep
+}
+
+// rootKind names the tree a ROOT file holds: "clusters" or "clue".
+func rootKind(name string) (string, error) {
+	f, err := groot.Open(name)
+	if err != nil {
+		return "", fmt.Errorf("output: %w", err)
+	}
+	defer f.Close()
+	for _, k := range f.Keys() {
+		if k.Name() == "clusters" || k.Name() == "clue" {
+			return k.Name(), nil
+		}
+	}
+	return "", fmt.Errorf("output: %s: no clusters or clue tree", name)
+}
+
+// headBuffer keeps the first max bytes written to it: the child's panic
+// message comes first, the goroutine dump after it can be long.
+type headBuffer struct {
+	bytes.Buffer
+	max int
+}
+
+func (b *headBuffer) Write(p []byte) (int, error) {
+	if room := b.max - b.Len(); room > 0 {
+		b.Buffer.Write(p[:min(len(p), room)])
+	}
+	return len(p), nil
+}
+
+// crashLine picks the Go runtime's one-line reason out of a crash dump.
+func crashLine(dump []byte) string {
+	for line := range strings.SplitSeq(string(dump), "\n") {
+		for _, p := range []string{"panic: ", "fatal error: ", "runtime: "} {
+			if strings.HasPrefix(line, p) {
+				return ": " + line
+			}
+		}
+	}
+	return ""
+}
