@@ -45,16 +45,19 @@ type rootReply struct {
 }
 
 // readROOT reads what ("clusters", "clue" or "kind") from a ROOT file in a
-// child process, or here when the executable cannot be found.
+// child process, or here when the executable cannot be started again.
 func readROOT(what, name string) (*rootReply, error) {
 	// A missing or unreadable file keeps its usual error (fs.ErrNotExist).
 	if _, err := os.Stat(name); err != nil {
 		return nil, fmt.Errorf("output: %w", err)
 	}
-	exe, err := os.Executable()
-	if err != nil {
+	here := func() (*rootReply, error) {
 		rep := readROOTHere(what, name)
 		return rep, rep.err()
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return here()
 	}
 	cmd := exec.Command(exe)
 	cmd.Env = append(os.Environ(), rootChildEnv+"="+what+":"+name)
@@ -65,7 +68,8 @@ func readROOT(what, name string) (*rootReply, error) {
 		return nil, fmt.Errorf("output: %s: %w", name, err)
 	}
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("output: %s: starting the ROOT reader: %w", name, err)
+		// The executable may have been replaced or removed since it started.
+		return here()
 	}
 	var rep rootReply
 	decodeErr := gob.NewDecoder(bufio.NewReader(out)).Decode(&rep)
