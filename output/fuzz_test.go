@@ -38,14 +38,8 @@ func FuzzReadFiles(f *testing.F) {
 	}
 	for _, ext := range []string{".csv", ".parquet", ".root"} {
 		seed("clusters"+ext, func(name string) error {
-			w, err := CreateClusters(name, nil)
-			if err != nil {
-				return err
-			}
-			if err := w.Write(c); err != nil {
-				return err
-			}
-			return w.Close()
+			writeClusters(f, name, c)
+			return nil
 		})
 		seed("clue"+ext, func(name string) error { return WriteCLUE(name, nil, tab, res) })
 		if ext != ".root" {

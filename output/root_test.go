@@ -44,22 +44,13 @@ func TestROOTBigThenSmall(t *testing.T) {
 // end the program; read in a child process, it is an error naming the file.
 func TestROOTCrashIsAnError(t *testing.T) {
 	name := filepath.Join(t.TempDir(), "damaged.root")
-	w, err := CreateClusters(name, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	// Enough clusters for the baskets to be compressed.
 	c := &pixel.Clusters{}
 	c.Reset()
 	for range 1000 {
 		c.Append(twoClusters(t, true))
 	}
-	if err := w.Write(c); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	writeClusters(t, name, c)
 	b, err := os.ReadFile(name)
 	if err != nil {
 		t.Fatal(err)

@@ -92,8 +92,8 @@ func sameClusters(t *testing.T, format string, got, want *pixel.Clusters, member
 	}
 }
 
-// roundTrip writes the batches to the named file and reads them back.
-func roundTrip(t *testing.T, name string, batches ...*pixel.Clusters) *pixel.Clusters {
+// writeClusters writes the batches to the named file.
+func writeClusters(t testing.TB, name string, batches ...*pixel.Clusters) {
 	t.Helper()
 	w, err := CreateClusters(name, nil)
 	if err != nil {
@@ -107,6 +107,12 @@ func roundTrip(t *testing.T, name string, batches ...*pixel.Clusters) *pixel.Clu
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// roundTrip writes the batches to the named file and reads them back.
+func roundTrip(t *testing.T, name string, batches ...*pixel.Clusters) *pixel.Clusters {
+	t.Helper()
+	writeClusters(t, name, batches...)
 	if strings.HasSuffix(name, ".arrow") {
 		return clustersFromTable(readArrowFile(t, name, ClusterParquetFields))
 	}
