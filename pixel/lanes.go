@@ -301,16 +301,16 @@ func (l *Lanes) take() {
 	l.assembledMu.Lock()
 	defer l.assembledMu.Unlock()
 	a := &l.assembled
-	l.stats.Clusters += int64(a.Len())
-	switch {
-	case a.Len() == 0:
-	case l.dst.Len() == 0:
-		*l.dst, *a = *a, *l.dst
-		a.Reset()
-	default:
-		l.dst.appendAll(a)
-		a.Reset()
+	if a.Len() == 0 {
+		return
 	}
+	l.stats.Clusters += int64(a.Len())
+	if l.dst.Len() == 0 {
+		*l.dst, *a = *a, *l.dst
+	} else {
+		l.dst.appendAll(a)
+	}
+	a.Reset()
 }
 
 // run is a lane: it clusters window w from an empty state, taking

@@ -31,9 +31,7 @@ type Sorter struct {
 // restarts at a hit more than restart earlier than the latest (0 means
 // [DefaultRestart]). The restart gap must exceed the window.
 func NewSorter(window, restart Time) (*Sorter, error) {
-	if restart == 0 {
-		restart = DefaultRestart
-	}
+	restart = Config{Restart: restart}.RestartGap()
 	if window < 0 || restart <= window {
 		return nil, fmt.Errorf("pixel: reorder window %v ns must be between 0 and the restart gap %v ns", window.Ns(), restart.Ns())
 	}
