@@ -9,10 +9,9 @@ import (
 	"github.com/hitflow/hitflow/pixel/pixelsim"
 )
 
-// BenchmarkClusterWriters writes the clusters of 1,000,000 gamma hits
-// (about 410,000 clusters) in each format; the metric is clusters per
-// second, written to io.Discard (ROOT to a temporary file).
-func BenchmarkClusterWriters(b *testing.B) {
+// gammaClusters are the clusters of 1,000,000 simulated gamma hits, with
+// their hits (about 410,000 clusters).
+func gammaClusters() *pixel.Clusters {
 	d, _ := pixelsim.DatasetByName("gamma")
 	c, _ := pixel.NewClusterer(pixel.DefaultConfig())
 	c.KeepMembers(true) // for ROOT's hit branches
@@ -23,6 +22,39 @@ func BenchmarkClusterWriters(b *testing.B) {
 		return nil
 	})
 	all.Append(c.Flush())
+	return all
+}
+
+// BenchmarkReadROOT reads the ROOT file of gammaClusters back: through the
+// child process that ReadClusters starts, and in this process, to show
+// what the child costs.
+func BenchmarkReadROOT(b *testing.B) {
+	all := gammaClusters()
+	name := filepath.Join(b.TempDir(), "c.root")
+	writeClusters(b, name, all)
+	for _, how := range []string{"child", "here"} {
+		b.Run(how, func(b *testing.B) {
+			for b.Loop() {
+				var err error
+				if how == "child" {
+					_, err = ReadClusters(name)
+				} else {
+					err = readROOTHere("clusters", name).err()
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(all.Len())*float64(b.N)/b.Elapsed().Seconds()/1e6, "Mclusters/s")
+		})
+	}
+}
+
+// BenchmarkClusterWriters writes the clusters of 1,000,000 gamma hits
+// (about 410,000 clusters) in each format; the metric is clusters per
+// second, written to io.Discard (ROOT to a temporary file).
+func BenchmarkClusterWriters(b *testing.B) {
+	all := gammaClusters()
 	var batches []*pixel.Clusters
 	for i := 0; i < all.Len(); i += 1 << 14 {
 		batches = append(batches, slice(all, i, min(all.Len(), i+1<<14)))
