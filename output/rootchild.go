@@ -3,9 +3,9 @@ package output
 import (
 	"bufio"
 	"bytes"
-	"encoding/gob"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -23,9 +23,9 @@ import (
 // streamers of every file it opens in a process-wide registry. Fuzzing
 // found all three: a flipped byte crashed the whole program or made it ask
 // for tens of GB. The child is this same executable, started with
-// rootChildEnv naming what to read; it answers with gob on its standard
-// output, so a crash there becomes an error naming the file and a damaged
-// file leaves nothing behind in the caller.
+// rootChildEnv naming what to read; it answers on its standard output
+// (see writeRaw), so a crash there becomes an error naming the file and a
+// damaged file leaves nothing behind in the caller.
 const rootChildEnv = "HITFLOW_READ_ROOT"
 
 // The child runs before main (or the tests) and never returns.
@@ -72,7 +72,8 @@ func readROOT(what, name string) (*rootReply, error) {
 		return here()
 	}
 	var rep rootReply
-	decodeErr := gob.NewDecoder(bufio.NewReader(out)).Decode(&rep)
+	decodeErr := readRaw(bufio.NewReaderSize(out, 1<<16), &rep)
+	io.Copy(io.Discard, out) // a child blocked writing would never exit
 	if err := cmd.Wait(); err != nil {
 		return nil, fmt.Errorf("output: %s: damaged file: the ROOT reader crashed (%v)%s", name, err, crashLine(stderr.Bytes()))
 	}
@@ -93,9 +94,14 @@ func (r *rootReply) err() error {
 // standard output and returns the exit code.
 func serveROOT(req string) int {
 	what, name, _ := strings.Cut(req, ":")
+	// A damaged file can make groot allocate without bound; should the
+	// machine run out of memory, Linux is to end this child, whose death
+	// the caller reports, rather than the caller. (Elsewhere the file
+	// does not exist and nothing changes.)
+	os.WriteFile("/proc/self/oom_score_adj", []byte("1000"), 0)
 	rep := readROOTHere(what, name)
-	w := bufio.NewWriter(os.Stdout)
-	if err := gob.NewEncoder(w).Encode(rep); err != nil {
+	w := bufio.NewWriterSize(os.Stdout, 1<<16)
+	if err := writeRaw(w, rep); err != nil {
 		fmt.Fprintf(os.Stderr, "hitflow ROOT reader: %v\n", err)
 		return 1
 	}
