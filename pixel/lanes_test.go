@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // streamCase is a long stream: small clusters at a steady rate, with a hot
@@ -189,6 +191,81 @@ func TestIsolatedMatchesMatrix(t *testing.T) {
 		}
 		if stats[0] != stats[1] {
 			t.Fatalf("seed %d: stats %+v, matrix %+v", seed, stats[0], stats[1])
+		}
+	})
+}
+
+// TestAutoMatchesSequential: the auto mode, timing both clusterers on short
+// trials with a clock that makes either look faster, gives the sequential
+// clusters, features, members and counts, whichever it keeps and however
+// often it changes.
+func TestAutoMatchesSequential(t *testing.T) {
+	gens := map[string]func(*rand.Rand) testCase{"stream": streamCase}
+	for name, gen := range generators {
+		gens[name] = gen
+	}
+	var changes, kept [2]atomic.Int64 // to lanes, back; lanes kept, sequential kept
+	// The subtests run in parallel, after this function has returned.
+	t.Cleanup(func() {
+		if !testing.Short() && (changes[0].Load() == 0 || changes[1].Load() == 0 || kept[0].Load() == 0 || kept[1].Load() == 0) {
+			t.Errorf("changes to lanes %d, back %d; lanes kept %d, sequential kept %d: a path untested",
+				changes[0].Load(), changes[1].Load(), kept[0].Load(), kept[1].Load())
+		}
+	})
+	sequential := func(s Stream) int {
+		if s == Stream(nil) {
+			return -1
+		}
+		if _, ok := s.(*Clusterer); ok {
+			return 1
+		}
+		return 0
+	}
+	forEachCase(t, gens, 100, 13, func(t *testing.T, r *rand.Rand, seed int, tc testCase, def Definition) {
+		h := sortedHits(r, tc, r.IntN(2) == 0)
+		cfg := Config{Definition: def, DtMax: tc.dt, Width: tc.w, Height: tc.h}
+		seq, _ := NewClusterer(cfg)
+		seq.KeepMembers(true)
+		want := feed(r, seq, h)
+		a, err := newAutoStream(cfg, 1+r.IntN(3))
+		if err != nil {
+			t.Fatal(err)
+		}
+		a.lanes.size = 1 + r.IntN(1+h.Len()/4)
+		a.warm, a.trial = int64(r.IntN(1+h.Len()/8)), int64(1+r.IntN(1+h.Len()/4))
+		var now time.Time
+		a.clock = func() time.Time {
+			now = now.Add(time.Duration(1+r.IntN(5)) * time.Millisecond)
+			return now
+		}
+		a.KeepMembers(true)
+		// feed, with an eye on the clusterer in use after every batch.
+		var got Clusters
+		got.Reset()
+		was := a.cur
+		for i := 0; i < h.Len(); {
+			j := min(h.Len(), i+1+r.IntN(1+h.Len()/8))
+			if r.IntN(2) == 0 {
+				a.AddTo(&got, h.view(i, j))
+			} else {
+				got.appendAll(a.Add(h.view(i, j)))
+			}
+			if a.cur != was {
+				changes[sequential(a.cur)].Add(1)
+				was = a.cur
+			}
+			i = j
+		}
+		if a.phase == decided {
+			kept[max(sequential(a.cur), sequential(a.next))].Add(1)
+		}
+		got.appendAll(a.Flush())
+		if err := equalClusters(&got, want); err != nil {
+			t.Fatalf("seed %d (%d hits, dt %d, warm %d, trial %d, windows of %d): %v",
+				seed, h.Len(), tc.dt, a.warm, a.trial, a.lanes.size, err)
+		}
+		if as, ss := a.Stats(), seq.Stats(); as != ss {
+			t.Fatalf("seed %d: stats %+v, sequential %+v", seed, as, ss)
 		}
 	})
 }

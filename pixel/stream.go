@@ -55,20 +55,19 @@ type Stream interface {
 const chunkedWindow = 1 << 14
 
 // NewStream returns a clusterer of the given mode with the given number of
-// workers (all cores when < 1). Auto picks lanes on more than one worker:
-// on two cores they are 1.5 times faster than the sequential clusterer on
-// tracks and as fast on small clusters, end to end (BENCHMARKS.md).
+// workers (all cores when < 1). Auto is the sequential clusterer on one
+// worker; on more, it times the sequential clusterer and lanes on the
+// stream's first hits and keeps the faster (see autoStream).
 func NewStream(cfg Config, mode Mode, workers int) (Stream, error) {
 	if workers < 1 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	if mode == Auto {
-		mode = Sequential
-		if workers > 1 {
-			mode = LanesMode
-		}
-	}
 	switch mode {
+	case Auto:
+		if workers > 1 {
+			return newAutoStream(cfg, workers)
+		}
+		return NewClusterer(cfg)
 	case Sequential:
 		return NewClusterer(cfg)
 	case LanesMode:

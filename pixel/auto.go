@@ -1,0 +1,161 @@
+package pixel
+
+import "time"
+
+// autoStream is the Auto mode on more than one worker. Whether lanes beat
+// the sequential clusterer depends on the data and on what else runs: on
+// two cores, end to end, lanes are 1.6 times faster on tracks, where
+// clustering is the slow stage, but 1.3 times slower on small clusters,
+// where the clusterer keeps up on one core and the lanes' extra work
+// takes the core that decoding and writing need (BENCHMARKS.md). So the
+// stream times both on the data itself: the sequential clusterer first,
+// then lanes, each for autoTrialHits after autoWarmHits, the clock running
+// between calls too (the rate the caller's pipeline achieves), and keeps
+// lanes only when they are faster by more than a tenth.
+//
+// The clusterers change hands at a gap: a hit more than dt after every
+// earlier one, before which every cluster is finished under any
+// definition. The one in use is flushed there, and the other goes on from
+// its position in the stream (times, arrival numbers, cluster ids, counts),
+// so the clusters are those of either mode alone. A stream without such a
+// gap stays with the clusterer it has. A late hit after a change (one
+// earlier than the gap) can no longer join the clusters before it, as
+// happens at the lanes' borders too.
+type autoStream struct {
+	dt    Time
+	seq   *Clusterer
+	lanes *Lanes
+	cur   Stream
+	pos   *position // cur's position in the stream
+
+	warm, trial int64
+	clock       func() time.Time
+	phase       autoPhase
+	timed       int64     // hits given in this phase
+	since       time.Time // when the timing began, after the warm-up
+	rates       [2]float64
+	next        Stream // the clusterer to change to at the next gap, or nil
+
+	out Clusters
+}
+
+type autoPhase uint8
+
+const (
+	timingSequential autoPhase = iota
+	timingLanes
+	decided
+)
+
+// The trials' lengths: long enough for the buffers to have grown and the
+// rates to tell 1.3 times apart, short against a run (a run of 20 M hits
+// spends a tenth of them in the slower mode's trial).
+const (
+	autoWarmHits  = 1 << 19
+	autoTrialHits = 1 << 21
+)
+
+func newAutoStream(cfg Config, workers int) (*autoStream, error) {
+	seq, err := NewClusterer(cfg)
+	if err != nil {
+		return nil, err
+	}
+	lanes, err := NewLanes(cfg, workers, 0)
+	if err != nil {
+		return nil, err
+	}
+	a := &autoStream{dt: cfg.DtMax, seq: seq, lanes: lanes, warm: autoWarmHits, trial: autoTrialHits, clock: time.Now}
+	a.cur, a.pos = seq, &seq.position
+	a.out.Reset()
+	return a, nil
+}
+
+func (a *autoStream) KeepMembers(keep bool) {
+	a.seq.KeepMembers(keep)
+	a.lanes.KeepMembers(keep)
+}
+
+func (a *autoStream) Stats() Stats { return a.cur.Stats() }
+
+func (a *autoStream) Add(h *Hits) *Clusters {
+	a.out.Reset()
+	a.AddTo(&a.out, h)
+	return &a.out
+}
+
+func (a *autoStream) Flush() *Clusters {
+	a.out.Reset()
+	a.FlushTo(&a.out)
+	return &a.out
+}
+
+func (a *autoStream) FlushTo(dst *Clusters) { a.cur.FlushTo(dst) }
+
+func (a *autoStream) AddTo(dst *Clusters, h *Hits) {
+	if a.next != nil {
+		g := gapAt(h, a.pos.now, a.dt, a.seq.cfg.Width, a.seq.cfg.Height)
+		if g < 0 {
+			a.cur.AddTo(dst, h)
+			return
+		}
+		a.cur.AddTo(dst, h.view(0, g))
+		a.cur.FlushTo(dst)
+		a.change()
+		h = h.view(g, h.Len())
+	}
+	a.cur.AddTo(dst, h)
+	a.time(int64(h.Len()))
+}
+
+// change hands the stream to a.next, at a gap.
+func (a *autoStream) change() {
+	pos := &a.seq.position
+	if a.next == Stream(a.lanes) {
+		pos = &a.lanes.position
+	}
+	*pos = *a.pos
+	a.cur, a.pos, a.next = a.next, pos, nil
+	a.timed = 0
+}
+
+// time counts n more hits of the phase and, at the end of a trial, takes
+// the rate and chooses.
+func (a *autoStream) time(n int64) {
+	if a.phase == decided || a.next != nil {
+		return
+	}
+	before := a.timed
+	a.timed += n
+	if before < a.warm && a.timed >= a.warm {
+		a.since = a.clock()
+		a.timed = a.warm // the hits of this call were before the clock
+		return
+	}
+	if a.timed < a.warm+a.trial {
+		return
+	}
+	a.rates[a.phase] = float64(a.timed-a.warm) / a.clock().Sub(a.since).Seconds()
+	if a.phase == timingSequential {
+		a.phase, a.next = timingLanes, a.lanes
+		return
+	}
+	a.phase = decided
+	if a.rates[timingLanes] <= 1.1*a.rates[timingSequential] {
+		a.next = a.seq
+	}
+}
+
+// gapAt returns the first hit of h inside the sensor more than dt after
+// every earlier one (the latest so far at now), or -1.
+func gapAt(h *Hits, now, dt Time, width, height int) int {
+	for g, t := range h.ToA {
+		if int(h.X[g]) >= width || int(h.Y[g]) >= height {
+			continue
+		}
+		if t-dt > now {
+			return g
+		}
+		now = max(now, t)
+	}
+	return -1
+}
