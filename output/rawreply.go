@@ -29,15 +29,7 @@ func readRaw(r io.Reader, v any) error {
 func writeValue(w io.Writer, v reflect.Value) error {
 	switch v.Kind() {
 	case reflect.Struct:
-		for i := range v.NumField() {
-			if !v.Type().Field(i).IsExported() {
-				continue
-			}
-			if err := writeValue(w, v.Field(i)); err != nil {
-				return err
-			}
-		}
-		return nil
+		return eachExported(v, func(f reflect.Value) error { return writeValue(w, f) })
 	case reflect.Pointer:
 		if v.IsNil() {
 			return writeWord(w, 0)
@@ -81,15 +73,7 @@ func writeValue(w io.Writer, v reflect.Value) error {
 func readValue(r io.Reader, v reflect.Value) error {
 	switch v.Kind() {
 	case reflect.Struct:
-		for i := range v.NumField() {
-			if !v.Type().Field(i).IsExported() {
-				continue
-			}
-			if err := readValue(r, v.Field(i)); err != nil {
-				return err
-			}
-		}
-		return nil
+		return eachExported(v, func(f reflect.Value) error { return readValue(r, f) })
 	case reflect.Pointer:
 		present, err := readWord(r)
 		if err != nil || present == 0 {
@@ -144,6 +128,19 @@ func readValue(r io.Reader, v reflect.Value) error {
 		v.SetFloat(math.Float64frombits(word))
 	default:
 		return fmt.Errorf("output: columns: cannot read a %s", v.Type())
+	}
+	return nil
+}
+
+// eachExported calls fn on the exported fields of struct v in order.
+func eachExported(v reflect.Value, fn func(reflect.Value) error) error {
+	for i := range v.NumField() {
+		if !v.Type().Field(i).IsExported() {
+			continue
+		}
+		if err := fn(v.Field(i)); err != nil {
+			return err
+		}
 	}
 	return nil
 }

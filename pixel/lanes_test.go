@@ -3,6 +3,7 @@ package pixel
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"sync/atomic"
@@ -69,7 +70,10 @@ func sortedHits(r *rand.Rand, tc testCase, calibrated bool) *Hits {
 // feed gives h to s in random batches and returns all clusters, taking
 // each batch's clusters at random from Add or straight from AddTo (and
 // FlushTo), which must give the same.
-func feed(r *rand.Rand, s Stream, h *Hits) *Clusters {
+func feed(r *rand.Rand, s Stream, h *Hits) *Clusters { return feedWatching(r, s, h, nil) }
+
+// feedWatching is feed calling watch, if not nil, after every batch.
+func feedWatching(r *rand.Rand, s Stream, h *Hits, watch func()) *Clusters {
 	var all Clusters
 	all.Reset()
 	for i := 0; i < h.Len(); {
@@ -78,6 +82,9 @@ func feed(r *rand.Rand, s Stream, h *Hits) *Clusters {
 			s.AddTo(&all, h.view(i, j))
 		} else {
 			all.appendAll(s.Add(h.view(i, j)))
+		}
+		if watch != nil {
+			watch()
 		}
 		i = j
 	}
@@ -108,17 +115,24 @@ func equalClusters(a, b *Clusters) error {
 	return nil
 }
 
-func TestParallelMatchesSequential(t *testing.T) {
+// againstSequential runs check on random cases of every generator and
+// streamCase, with the sequential clusterer's output (members kept) to
+// compare with.
+func againstSequential(t *testing.T, seeds int, salt uint64,
+	check func(t *testing.T, r *rand.Rand, seed int, cfg Config, h *Hits, seq *Clusterer, want *Clusters)) {
 	gens := map[string]func(*rand.Rand) testCase{"stream": streamCase}
-	for name, gen := range generators {
-		gens[name] = gen
-	}
-	forEachCase(t, gens, 150, 7, func(t *testing.T, r *rand.Rand, seed int, tc testCase, def Definition) {
+	maps.Copy(gens, generators)
+	forEachCase(t, gens, seeds, salt, func(t *testing.T, r *rand.Rand, seed int, tc testCase, def Definition) {
 		h := sortedHits(r, tc, r.IntN(2) == 0)
 		cfg := Config{Definition: def, DtMax: tc.dt, Width: tc.w, Height: tc.h}
 		seq, _ := NewClusterer(cfg)
 		seq.KeepMembers(true)
-		want := feed(r, seq, h)
+		check(t, r, seed, cfg, h, seq, feed(r, seq, h))
+	})
+}
+
+func TestParallelMatchesSequential(t *testing.T) {
+	againstSequential(t, 150, 7, func(t *testing.T, r *rand.Rand, seed int, cfg Config, h *Hits, seq *Clusterer, want *Clusters) {
 		workers, size := 1+r.IntN(4), 1+r.IntN(1+h.Len()/2)
 		lanes, err := NewLanes(cfg, workers, size)
 		if err != nil {
@@ -129,12 +143,12 @@ func TestParallelMatchesSequential(t *testing.T) {
 		got := feed(r, lanes, h)
 		if err := equalClusters(got, want); err != nil {
 			t.Fatalf("seed %d (%d hits, dt %d, %d workers, windows of %d, checkpoint %d): %v",
-				seed, h.Len(), tc.dt, workers, size, lanes.check0, err)
+				seed, h.Len(), cfg.DtMax, workers, size, lanes.check0, err)
 		}
 		if ls, ss := lanes.Stats(), seq.Stats(); ls != ss {
 			t.Fatalf("seed %d: stats %+v, sequential %+v", seed, ls, ss)
 		}
-		if def != Local {
+		if cfg.Definition != Local {
 			return
 		}
 		chunked, err := NewChunkedClusterer(cfg, workers, 1+r.IntN(1+h.Len()))
@@ -146,7 +160,7 @@ func TestParallelMatchesSequential(t *testing.T) {
 		got = feed(r, chunked, h)
 		if err := equalClusters(got, want); err != nil {
 			t.Fatalf("seed %d (%d hits, dt %d, %d workers, buffers of %d, chunks of %d): chunked: %v",
-				seed, h.Len(), tc.dt, workers, chunked.size, chunked.chunk, err)
+				seed, h.Len(), cfg.DtMax, workers, chunked.size, chunked.chunk, err)
 		}
 		if cs, ss := chunked.Stats(), seq.Stats(); cs != ss {
 			t.Fatalf("seed %d: chunked stats %+v, sequential %+v", seed, cs, ss)
@@ -200,10 +214,6 @@ func TestIsolatedMatchesMatrix(t *testing.T) {
 // clusters, features, members and counts, whichever it keeps and however
 // often it changes.
 func TestAutoMatchesSequential(t *testing.T) {
-	gens := map[string]func(*rand.Rand) testCase{"stream": streamCase}
-	for name, gen := range generators {
-		gens[name] = gen
-	}
 	var changes, kept [2]atomic.Int64 // to lanes, back; lanes kept, sequential kept
 	// The subtests run in parallel, after this function has returned.
 	t.Cleanup(func() {
@@ -213,7 +223,7 @@ func TestAutoMatchesSequential(t *testing.T) {
 		}
 	})
 	sequential := func(s Stream) int {
-		if s == Stream(nil) {
+		if s == nil {
 			return -1
 		}
 		if _, ok := s.(*Clusterer); ok {
@@ -221,12 +231,7 @@ func TestAutoMatchesSequential(t *testing.T) {
 		}
 		return 0
 	}
-	forEachCase(t, gens, 100, 13, func(t *testing.T, r *rand.Rand, seed int, tc testCase, def Definition) {
-		h := sortedHits(r, tc, r.IntN(2) == 0)
-		cfg := Config{Definition: def, DtMax: tc.dt, Width: tc.w, Height: tc.h}
-		seq, _ := NewClusterer(cfg)
-		seq.KeepMembers(true)
-		want := feed(r, seq, h)
+	againstSequential(t, 100, 13, func(t *testing.T, r *rand.Rand, seed int, cfg Config, h *Hits, seq *Clusterer, want *Clusters) {
 		a, err := newAutoStream(cfg, 1+r.IntN(3))
 		if err != nil {
 			t.Fatal(err)
@@ -239,30 +244,19 @@ func TestAutoMatchesSequential(t *testing.T) {
 			return now
 		}
 		a.KeepMembers(true)
-		// feed, with an eye on the clusterer in use after every batch.
-		var got Clusters
-		got.Reset()
 		was := a.cur
-		for i := 0; i < h.Len(); {
-			j := min(h.Len(), i+1+r.IntN(1+h.Len()/8))
-			if r.IntN(2) == 0 {
-				a.AddTo(&got, h.view(i, j))
-			} else {
-				got.appendAll(a.Add(h.view(i, j)))
-			}
+		got := feedWatching(r, a, h, func() {
 			if a.cur != was {
 				changes[sequential(a.cur)].Add(1)
 				was = a.cur
 			}
-			i = j
-		}
+		})
 		if a.phase == decided {
 			kept[max(sequential(a.cur), sequential(a.next))].Add(1)
 		}
-		got.appendAll(a.Flush())
-		if err := equalClusters(&got, want); err != nil {
+		if err := equalClusters(got, want); err != nil {
 			t.Fatalf("seed %d (%d hits, dt %d, warm %d, trial %d, windows of %d): %v",
-				seed, h.Len(), tc.dt, a.warm, a.trial, a.lanes.size, err)
+				seed, h.Len(), cfg.DtMax, a.warm, a.trial, a.lanes.size, err)
 		}
 		if as, ss := a.Stats(), seq.Stats(); as != ss {
 			t.Fatalf("seed %d: stats %+v, sequential %+v", seed, as, ss)
