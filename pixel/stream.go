@@ -80,3 +80,18 @@ func NewStream(cfg Config, mode Mode, workers int) (Stream, error) {
 	}
 	return nil, fmt.Errorf("pixel: unknown clustering mode %d", mode)
 }
+
+// Chosen returns the mode that an Auto stream from NewStream has settled
+// on (before its trials end, the one it is timing; when it is about to
+// change at the next gap, the next one), and Auto for a stream of any
+// other mode.
+func Chosen(s Stream) Mode {
+	a, ok := s.(*autoStream)
+	switch {
+	case !ok:
+		return Auto
+	case a.next == Stream(a.lanes), a.next == nil && a.cur == Stream(a.lanes):
+		return LanesMode
+	}
+	return Sequential
+}

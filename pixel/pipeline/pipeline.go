@@ -58,6 +58,7 @@ type Summary struct {
 	Control       int64
 	Unknown       int64 // raw packets of unknown type
 	Elapsed       time.Duration
+	Chosen        pixel.Mode // the mode auto settled on (see pixel.Chosen)
 }
 
 // String is the one-line summary printed at the end of a run.
@@ -73,6 +74,9 @@ func (s Summary) String() string {
 	}
 	if s.TDC > 0 || s.Unknown > 0 {
 		line += fmt.Sprintf(", TDC %d, unknown packets %d", s.TDC, s.Unknown)
+	}
+	if s.Chosen != pixel.Auto {
+		line += fmt.Sprintf(", auto: %v", s.Chosen)
 	}
 	return line
 }
@@ -166,6 +170,7 @@ func Run(ctx context.Context, job Job) (Summary, error) {
 	sum.Late = st.Late
 	sum.Restarts = st.Restarts
 	sum.Clusters = st.Clusters
+	sum.Chosen = pixel.Chosen(c)
 	if job.Calibration != nil {
 		sum.InvalidEnergy = job.Calibration.InvalidHits
 	}

@@ -192,6 +192,10 @@ func TestSummaryLine(t *testing.T) {
 	if s.String() != want {
 		t.Fatalf("%q", s.String())
 	}
+	s.Chosen = pixel.LanesMode
+	if s.String() != want+", auto: lanes" {
+		t.Fatalf("%q", s.String())
+	}
 }
 
 // TestModesIdentical runs every mode with several worker counts on the same
@@ -204,12 +208,20 @@ func TestModesIdentical(t *testing.T) {
 			if want.err != nil || want.sum.Clusters < 1000 {
 				t.Fatalf("sequential: %v, %+v", want.err, want.sum)
 			}
-			for _, mode := range []pixel.Mode{pixel.LanesMode, pixel.Chunked} {
+			for _, mode := range []pixel.Mode{pixel.LanesMode, pixel.Chunked, pixel.Auto} {
 				for _, workers := range []int{1, 2, 3} {
 					got := runMode(t, context.Background(), 100*pixel.Microsecond, def, mode, workers, d)
 					if got.err != nil || got.clusters != want.clusters || got.hits != want.hits || got.sum.Clusters != want.sum.Clusters {
 						t.Fatalf("%v, %v, %d workers: output differs from sequential (error %v, %d clusters, want %d)",
 							def, mode, workers, got.err, got.sum.Clusters, want.sum.Clusters)
+					}
+					// Too few hits for auto's trials: it stays sequential.
+					chosen := pixel.Auto
+					if mode == pixel.Auto && workers > 1 {
+						chosen = pixel.Sequential
+					}
+					if got.sum.Chosen != chosen {
+						t.Fatalf("%v, %d workers: auto chose %v, want %v", mode, workers, got.sum.Chosen, chosen)
 					}
 				}
 			}
