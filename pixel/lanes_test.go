@@ -232,18 +232,7 @@ func TestAutoMatchesSequential(t *testing.T) {
 		return 0
 	}
 	againstSequential(t, 100, 13, func(t *testing.T, r *rand.Rand, seed int, cfg Config, h *Hits, seq *Clusterer, want *Clusters) {
-		a, err := newAutoStream(cfg, 1+r.IntN(3))
-		if err != nil {
-			t.Fatal(err)
-		}
-		a.lanes.size = 1 + r.IntN(1+h.Len()/4)
-		a.warm, a.trial = int64(r.IntN(1+h.Len()/8)), int64(1+r.IntN(1+h.Len()/4))
-		var now time.Time
-		a.clock = func() time.Time {
-			now = now.Add(time.Duration(1+r.IntN(5)) * time.Millisecond)
-			return now
-		}
-		a.KeepMembers(true)
+		a := randomAuto(t, r, cfg, h.Len())
 		was := a.cur
 		got := feedWatching(r, a, h, func() {
 			if a.cur != was {
@@ -262,4 +251,23 @@ func TestAutoMatchesSequential(t *testing.T) {
 			t.Fatalf("seed %d: stats %+v, sequential %+v", seed, as, ss)
 		}
 	})
+}
+
+// randomAuto returns an auto stream for a stream of n hits with short
+// random trials and windows, timed by a clock that makes either mode look
+// faster at random, keeping members.
+func randomAuto(t *testing.T, r *rand.Rand, cfg Config, n int) *autoStream {
+	a, err := newAutoStream(cfg, 1+r.IntN(3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.lanes.size = 1 + r.IntN(1+n/4)
+	a.warm, a.trial = int64(r.IntN(1+n/8)), int64(1+r.IntN(1+n/4))
+	var now time.Time
+	a.clock = func() time.Time {
+		now = now.Add(time.Duration(1+r.IntN(5)) * time.Millisecond)
+		return now
+	}
+	a.KeepMembers(true)
+	return a
 }
