@@ -32,7 +32,7 @@ type autoStream struct {
 	clock       func() time.Time
 	phase       autoPhase
 	timed       int64     // hits given in this phase
-	since       time.Time // when the timing began, after the warm-up
+	since       time.Time // when the timing began, after the warm-up; zero before
 	rates       [2]float64
 	next        Stream // the clusterer to change to at the next gap, or nil
 
@@ -124,17 +124,19 @@ func (a *autoStream) time(n int64) {
 	if a.phase == decided || a.next != nil {
 		return
 	}
-	before := a.timed
 	a.timed += n
-	if before < a.warm && a.timed >= a.warm {
-		a.since = a.clock()
-		a.timed = a.warm // the hits of this call were before the clock
+	if a.since.IsZero() { // warming up
+		if a.timed >= a.warm {
+			a.since = a.clock()
+			a.timed = a.warm // the hits of this call were before the clock
+		}
 		return
 	}
 	if a.timed < a.warm+a.trial {
 		return
 	}
 	a.rates[a.phase] = float64(a.timed-a.warm) / a.clock().Sub(a.since).Seconds()
+	a.since = time.Time{}
 	if a.phase == timingSequential {
 		a.phase, a.next = timingLanes, a.lanes
 		return
