@@ -81,10 +81,10 @@ func NewStream(cfg Config, mode Mode, workers int) (Stream, error) {
 	return nil, fmt.Errorf("pixel: unknown clustering mode %d", mode)
 }
 
-// Chosen returns the mode that an Auto stream from NewStream has settled
-// on (before its trials end, the one it is timing; when it is about to
-// change at the next gap, the next one), and Auto for a stream of any
-// other mode.
+// Chosen returns the mode an Auto stream from NewStream is clustering
+// with, the one it settled on once its trials are over (or about to
+// change to at the next gap), and Auto for a stream of any other mode. A
+// stream shorter than the trials ends in the one it was timing.
 func Chosen(s Stream) Mode {
 	a, ok := s.(*autoStream)
 	switch {

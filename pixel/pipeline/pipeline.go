@@ -58,7 +58,7 @@ type Summary struct {
 	Control       int64
 	Unknown       int64 // raw packets of unknown type
 	Elapsed       time.Duration
-	Chosen        pixel.Mode // the mode auto settled on (see pixel.Chosen)
+	Chosen        pixel.Mode // the mode auto ended with (see pixel.Chosen)
 }
 
 // String is the one-line summary printed at the end of a run.
@@ -67,16 +67,17 @@ func (s Summary) String() string {
 	if s.Elapsed > 0 {
 		rate = float64(s.Hits) / s.Elapsed.Seconds() / 1e6
 	}
-	line := fmt.Sprintf("hits read %d, clusters %d, late hits %d, invalid hits %d, out of range %d, %.1f Mhit/s (%d files, %.3f s)",
-		s.Hits, s.Clusters, s.Late, s.InvalidEnergy, s.OutOfRange, rate, s.Files, s.Elapsed.Seconds())
+	how := ""
+	if s.Chosen != pixel.Auto {
+		how = fmt.Sprintf(", auto: %v", s.Chosen)
+	}
+	line := fmt.Sprintf("hits read %d, clusters %d, late hits %d, invalid hits %d, out of range %d, %.1f Mhit/s (%d files, %.3f s%s)",
+		s.Hits, s.Clusters, s.Late, s.InvalidEnergy, s.OutOfRange, rate, s.Files, s.Elapsed.Seconds(), how)
 	if s.Restarts > 0 {
 		line += fmt.Sprintf(", time restarts %d", s.Restarts)
 	}
 	if s.TDC > 0 || s.Unknown > 0 {
 		line += fmt.Sprintf(", TDC %d, unknown packets %d", s.TDC, s.Unknown)
-	}
-	if s.Chosen != pixel.Auto {
-		line += fmt.Sprintf(", auto: %v", s.Chosen)
 	}
 	return line
 }
