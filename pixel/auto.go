@@ -11,7 +11,11 @@ import "time"
 // stream times both on the data itself: the sequential clusterer first,
 // then lanes, each for autoTrialHits after autoWarmHits, the clock running
 // between calls too (the rate the caller's pipeline achieves), and keeps
-// lanes only when they are faster by more than a tenth.
+// lanes only when they are faster by more than a tenth. The trials run
+// again every autoRecheckHits (the mode in use first), so that a run
+// whose data change (beam spills and the background between them) is not
+// held to the first choice, nor to one that the noise of a busy machine
+// made.
 //
 // The clusterers change hands at a gap: a hit more than dt after every
 // earlier one, before which every cluster is finished under any
@@ -28,13 +32,14 @@ type autoStream struct {
 	cur   Stream
 	pos   *position // cur's position in the stream
 
-	warm, trial int64
-	clock       func() time.Time
-	phase       autoPhase
-	timed       int64     // hits given in this phase
-	since       time.Time // when the timing began, after the warm-up; zero before
-	rates       [2]float64
-	next        Stream // the clusterer to change to at the next gap, or nil
+	warm, trial, recheck int64
+	clock                func() time.Time
+	phase                autoPhase
+	timed                int64      // hits given in this phase
+	since                time.Time  // when the timing began, after the warm-up; zero before
+	first                Stream     // the mode timed first in this trial
+	rates                [2]float64 // of the first and the second mode timed
+	next                 Stream     // the clusterer to change to at the next gap, or nil
 
 	out Clusters
 }
@@ -42,17 +47,19 @@ type autoStream struct {
 type autoPhase uint8
 
 const (
-	timingSequential autoPhase = iota
-	timingLanes
+	timingFirst autoPhase = iota
+	timingSecond
 	decided
 )
 
 // The trials' lengths: long enough for the buffers to have grown and the
 // rates to tell 1.3 times apart, short against a run (a run of 20 M hits
-// spends a tenth of them in the slower mode's trial).
+// spends a tenth of them in the slower mode's trial, one of 270 M hits
+// between trials 1 %).
 const (
-	autoWarmHits  = 1 << 19
-	autoTrialHits = 1 << 21
+	autoWarmHits    = 1 << 19
+	autoTrialHits   = 1 << 21
+	autoRecheckHits = 1 << 28
 )
 
 func newAutoStream(cfg Config, workers int) (*autoStream, error) {
@@ -64,8 +71,9 @@ func newAutoStream(cfg Config, workers int) (*autoStream, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &autoStream{dt: cfg.DtMax, seq: seq, lanes: lanes, warm: autoWarmHits, trial: autoTrialHits, clock: time.Now}
-	a.cur, a.pos = seq, &seq.position
+	a := &autoStream{dt: cfg.DtMax, seq: seq, lanes: lanes, clock: time.Now,
+		warm: autoWarmHits, trial: autoTrialHits, recheck: autoRecheckHits}
+	a.cur, a.pos, a.first = seq, &seq.position, seq
 	a.out.Reset()
 	return a, nil
 }
@@ -118,13 +126,20 @@ func (a *autoStream) change() {
 	a.timed = 0
 }
 
-// time counts n more hits of the phase and, at the end of a trial, takes
-// the rate and chooses.
+// time counts n more hits of the phase: at the end of a trial it takes
+// the rate and chooses, and once the choice has stood for a.recheck hits,
+// it starts the next trial.
 func (a *autoStream) time(n int64) {
-	if a.phase == decided || a.next != nil {
+	if a.next != nil {
 		return
 	}
 	a.timed += n
+	if a.phase == decided {
+		if a.timed >= a.recheck {
+			a.phase, a.timed, a.first = timingFirst, 0, a.cur
+		}
+		return
+	}
 	if a.since.IsZero() { // warming up
 		if a.timed >= a.warm {
 			a.since = a.clock()
@@ -137,14 +152,30 @@ func (a *autoStream) time(n int64) {
 	}
 	a.rates[a.phase] = float64(a.timed-a.warm) / a.clock().Sub(a.since).Seconds()
 	a.since = time.Time{}
-	if a.phase == timingSequential {
-		a.phase, a.next = timingLanes, a.lanes
+	if a.phase == timingFirst {
+		a.phase, a.next = timingSecond, a.other(a.first)
 		return
 	}
-	a.phase = decided
-	if a.rates[timingLanes] <= 1.1*a.rates[timingSequential] {
-		a.next = a.seq
+	a.phase, a.timed = decided, 0
+	seqRate, lanesRate := a.rates[timingFirst], a.rates[timingSecond]
+	if a.first == Stream(a.lanes) {
+		seqRate, lanesRate = lanesRate, seqRate
 	}
+	keep := Stream(a.seq)
+	if lanesRate > 1.1*seqRate {
+		keep = a.lanes
+	}
+	if keep != a.cur {
+		a.next = keep
+	}
+}
+
+// other is the clusterer that is not s.
+func (a *autoStream) other(s Stream) Stream {
+	if s == Stream(a.seq) {
+		return a.lanes
+	}
+	return a.seq
 }
 
 // gapAt returns the first hit of h inside the sensor more than dt after

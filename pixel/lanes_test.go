@@ -254,15 +254,15 @@ func TestAutoMatchesSequential(t *testing.T) {
 }
 
 // randomAuto returns an auto stream for a stream of n hits with short
-// random trials and windows, timed by a clock that makes either mode look
-// faster at random, keeping members.
+// random trials, intervals between them and windows, timed by a clock
+// that makes either mode look faster at random, keeping members.
 func randomAuto(t *testing.T, r *rand.Rand, cfg Config, n int) *autoStream {
 	a, err := newAutoStream(cfg, 1+r.IntN(3))
 	if err != nil {
 		t.Fatal(err)
 	}
 	a.lanes.size = 1 + r.IntN(1+n/4)
-	a.warm, a.trial = int64(r.IntN(1+n/8)), int64(1+r.IntN(1+n/4))
+	a.warm, a.trial, a.recheck = int64(r.IntN(1+n/8)), int64(1+r.IntN(1+n/4)), int64(r.IntN(1+n/2))
 	var now time.Time
 	a.clock = func() time.Time {
 		now = now.Add(time.Duration(1+r.IntN(5)) * time.Millisecond)
