@@ -244,8 +244,8 @@ func TestAutoMatchesSequential(t *testing.T) {
 			kept[max(sequential(a.cur), sequential(a.next))].Add(1)
 		}
 		if err := equalClusters(got, want); err != nil {
-			t.Fatalf("seed %d (%d hits, dt %d, warm %d, trial %d, windows of %d): %v",
-				seed, h.Len(), cfg.DtMax, a.warm, a.trial, a.lanes.size, err)
+			t.Fatalf("seed %d (%d hits, dt %d, warm %d, trial %d, recheck %d, windows of %d): %v",
+				seed, h.Len(), cfg.DtMax, a.warm, a.trial, a.recheck, a.lanes.size, err)
 		}
 		if as, ss := a.Stats(), seq.Stats(); as != ss {
 			t.Fatalf("seed %d: stats %+v, sequential %+v", seed, as, ss)
