@@ -26,11 +26,9 @@ import "time"
 // earlier than the gap) can no longer join the clusters before it, as
 // happens at the lanes' borders too.
 type autoStream struct {
-	dt    Time
 	seq   *Clusterer
 	lanes *Lanes
 	cur   Stream
-	pos   *position // cur's position in the stream
 
 	warm, trial, recheck int64
 	clock                func() time.Time
@@ -71,9 +69,9 @@ func newAutoStream(cfg Config, workers int) (*autoStream, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &autoStream{dt: cfg.DtMax, seq: seq, lanes: lanes, clock: time.Now,
+	a := &autoStream{seq: seq, lanes: lanes, clock: time.Now,
 		warm: autoWarmHits, trial: autoTrialHits, recheck: autoRecheckHits}
-	a.cur, a.pos, a.first = seq, &seq.position, seq
+	a.cur, a.first = seq, seq
 	a.out.Reset()
 	return a, nil
 }
@@ -101,7 +99,7 @@ func (a *autoStream) FlushTo(dst *Clusters) { a.cur.FlushTo(dst) }
 
 func (a *autoStream) AddTo(dst *Clusters, h *Hits) {
 	if a.next != nil {
-		g := gapAt(h, a.pos.now, a.dt, a.seq.cfg.Width, a.seq.cfg.Height)
+		g := gapAt(h, a.at(a.cur).now, &a.seq.cfg)
 		if g < 0 {
 			a.cur.AddTo(dst, h)
 			return
@@ -117,13 +115,17 @@ func (a *autoStream) AddTo(dst *Clusters, h *Hits) {
 
 // change hands the stream to a.next, at a gap.
 func (a *autoStream) change() {
-	pos := &a.seq.position
-	if a.next == Stream(a.lanes) {
-		pos = &a.lanes.position
-	}
-	*pos = *a.pos
-	a.cur, a.pos, a.next = a.next, pos, nil
+	*a.at(a.next) = *a.at(a.cur)
+	a.cur, a.next = a.next, nil
 	a.timed = 0
+}
+
+// at is the position in the stream of clusterer s.
+func (a *autoStream) at(s Stream) *position {
+	if s == Stream(a.lanes) {
+		return &a.lanes.position
+	}
+	return &a.seq.position
 }
 
 // time counts n more hits of the phase: at the end of a trial it takes
@@ -180,12 +182,12 @@ func (a *autoStream) other(s Stream) Stream {
 
 // gapAt returns the first hit of h inside the sensor more than dt after
 // every earlier one (the latest so far at now), or -1.
-func gapAt(h *Hits, now, dt Time, width, height int) int {
+func gapAt(h *Hits, now Time, cfg *Config) int {
 	for g, t := range h.ToA {
-		if int(h.X[g]) >= width || int(h.Y[g]) >= height {
+		if int(h.X[g]) >= cfg.Width || int(h.Y[g]) >= cfg.Height {
 			continue
 		}
-		if t-dt > now {
+		if t-cfg.DtMax > now {
 			return g
 		}
 		now = max(now, t)
