@@ -69,6 +69,8 @@ type Clusterer struct {
 
 	energies energySums // the energy sums of the cluster being emitted
 
+	group groupScratch // see clusterGroup
+
 	compactAt  int  // compact once this many hits at the front are dead
 	matrixOnly bool // no isolated groups (see isolated.go): tests compare the two
 

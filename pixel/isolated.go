@@ -1,5 +1,7 @@
 package pixel
 
+import "math/bits"
+
 // Isolated groups: in a time-ordered stream, a hit more than dt after every
 // earlier hit can join none of their clusters, under any definition, and
 // neither can any later hit. A run of hits that starts after such a gap and
@@ -13,6 +15,10 @@ package pixel
 // isolatedMax is the largest group clustered by pairwise tests, which cost
 // the square of its size; larger groups go through the matrix.
 const isolatedMax = 16
+
+// groupMax is the largest group clustered on the matrix by clusterGroup;
+// larger ones go through the buffer.
+const groupMax = 1 << 12
 
 // isolatedGroup is the scratch of one group: a union-find whose root is
 // the cluster's first hit, and the time the definition compares with dt,
@@ -120,6 +126,11 @@ func (c *Clusterer) clusterIsolated(out *Clusters, k int, h *Hits, i int) (int, 
 		if j < 0 {
 			break
 		}
+		if j-i > isolatedMax {
+			k = c.clusterGroup(out, k, h, i, j)
+			c.now, c.nextSeq, i = ts[j-1], c.nextSeq+int64(j-i), j
+			continue
+		}
 		if j == i+1 { // a cluster of one hit: the most common case
 			s.start(xs[i], ys[i], ts[i], tots[i])
 			k = c.storeIsolated(out, k, h, i, i, &s, nil)
@@ -153,12 +164,12 @@ func (c *Clusterer) clusterIsolated(out *Clusters, k int, h *Hits, i int) (int, 
 
 // groupEnd returns j such that hits [i, j) are an isolated group: in the
 // sensor, in time order, hit j in the sensor and more than dt after hit
-// j-1; or -1 when they are not, or the group is larger than isolatedMax.
+// j-1; or -1 when they are not, or the group is larger than groupMax.
 func groupEnd(xs, ys []uint16, ts []Time, i int, width, height uint16, dt Time) int {
 	if xs[i] > width || ys[i] > height {
 		return -1
 	}
-	for j := i + 1; j < len(xs) && j <= i+isolatedMax; j++ {
+	for j := i + 1; j < len(xs) && j <= i+groupMax; j++ {
 		if xs[j] > width || ys[j] > height {
 			return -1
 		}
@@ -172,13 +183,144 @@ func groupEnd(xs, ys []uint16, ts []Time, i int, width, height uint16, dt Time) 
 	return -1
 }
 
+// groupScratch is the state of clusterGroup: a union-find over the hits
+// of a group whose root is the cluster's first hit, the cluster's latest
+// hit at each root, each hit's cluster (its slot), the clusters' roots and
+// sums by slot, and the hits ordered by cluster.
+type groupScratch struct {
+	parent, latest, slot, roots, members, start []int32
+	sums                                        []hitSums
+}
+
+// clusterGroup clusters the isolated group of hits [i, j) of h as join
+// does, but without copying the hits into the buffer: the matrix points
+// at hits of the group, which has it to itself (everything before it has
+// been emitted, so no pixel is occupied), and gives it back cleared. It
+// writes the clusters to out from index k in the order of their first
+// hits and returns the index after the last.
+func (c *Clusterer) clusterGroup(out *Clusters, k int, h *Hits, i, j int) int {
+	n := j - i
+	xs, ys, ts := h.X[i:j], h.Y[i:j], h.ToA[i:j]
+	ys, ts = ys[:n], ts[:n]
+	g := &c.group
+	g.parent, g.latest = growLen(g.parent, n), growLen(g.latest, n)
+	parent, latest := g.parent, g.latest
+	ref, occ, offsets := c.ref, c.occ, &c.offsets
+	stride, dt, def := uint32(c.stride), c.cfg.DtMax, c.cfg.Definition
+	for q := range n {
+		t := ts[q]
+		hit := int32(q)
+		p := (uint32(ys[q])+1)*stride + uint32(xs[q]) + 1
+		around := occupied3(occ, p-stride-1) | occupied3(occ, p-1)<<3 | occupied3(occ, p+stride-1)<<6
+		root := hit
+		for ; around != 0; around &= around - 1 {
+			nb := ref[int32(p)+offsets[bits.TrailingZeros32(around)]]
+			if parent[nb] == root { // already joined
+				continue
+			}
+			var r int32
+			if def == Local { // the neighbour itself must be within dt
+				if !within(ts[nb], t, dt) {
+					continue
+				}
+				r = find(parent, nb)
+			} else { // the cluster's latest (global) or first (window) hit
+				r = find(parent, nb)
+				open := ts[latest[r]]
+				if def == Window {
+					open = ts[r]
+				}
+				if !within(open, t, dt) {
+					continue
+				}
+			}
+			if r != root { // the earlier root stays: it is the first hit
+				a, b := min(r, root), max(r, root)
+				parent[b] = a
+				root = a
+			}
+		}
+		parent[q], latest[root] = root, hit // in time order: q is the latest
+		ref[p] = hit
+		occ[p>>3] |= 1 << (p & 7)
+	}
+	c.groupSums(h, i, j)
+	for s, q := range g.roots {
+		var e *energySums
+		if c.calibrated || c.keepMembers {
+			e = c.extras(out, h, i, g.members[g.start[s]:g.start[s+1]])
+		}
+		out.ID[k] = c.nextID
+		out.store(k, c.nextSeq+int64(q), &g.sums[s], e)
+		c.nextID++
+		k++
+	}
+	return k
+}
+
+// groupSums finds the clusters of the group [i, j) of h from the forest
+// that clusterGroup built and clears the group's pixels: their roots in
+// order, their sums, and when members or energies are kept, the hits of
+// each cluster in time order.
+func (c *Clusterer) groupSums(h *Hits, i, j int) {
+	n := j - i
+	xs, ys, ts, tots := h.X[i:j], h.Y[i:j], h.ToA[i:j], h.ToT[i:j]
+	ys, ts, tots = ys[:n], ts[:n], tots[:n]
+	g := &c.group
+	g.slot, g.sums = growLen(g.slot, n), growLen(g.sums, n)
+	parent, slot, sums, roots := g.parent[:n], g.slot[:n], g.sums, g.roots[:0]
+	occ, stride := c.occ, uint32(c.stride)
+	for q := range n {
+		x, y := xs[q], ys[q]
+		p := (uint32(y)+1)*stride + uint32(x) + 1
+		occ[p>>3] &^= 1 << (p & 7)
+		if up := parent[q]; up != int32(q) {
+			slot[q] = slot[up] // a parent comes before its child
+			s := &sums[slot[q]]
+			s.countAt(ts[q])
+			s.addPixel(x, y, tots[q])
+			continue
+		}
+		slot[q] = int32(len(roots))
+		sums[len(roots)].start(x, y, ts[q], tots[q])
+		roots = append(roots, int32(q))
+	}
+	g.roots = roots
+	if !c.calibrated && !c.keepMembers {
+		return
+	}
+	// The hits by cluster, each in time order: a counting sort by slot.
+	g.start, g.members = growLen(g.start, len(roots)+1), growLen(g.members, n)
+	start := g.start
+	clear(start)
+	for _, s := range slot {
+		start[s+1]++
+	}
+	for s := range roots {
+		start[s+1] += start[s]
+	}
+	next := g.latest[:len(roots)] // the forest is done with: scratch
+	copy(next, start)
+	for q, s := range slot {
+		g.members[next[s]] = int32(q)
+		next[s]++
+	}
+}
+
 // storeIsolated writes cluster k with the sums s, rooted at hit r of h, in
-// the group of hits [from, from+len(label)) labelled by their roots'
-// offsets in it (a nil label: the cluster is hit r alone), and returns k+1.
+// the group of hits from index from labelled by their roots' offsets in it
+// (a nil label: the cluster is hit r alone), and returns k+1.
 func (c *Clusterer) storeIsolated(out *Clusters, k int, h *Hits, from, r int, s *hitSums, label []uint8) int {
 	var e *energySums
 	if c.calibrated || c.keepMembers {
-		e = c.isolatedExtras(out, h, from, r, label)
+		var members [isolatedMax]int32
+		m := members[:0]
+		for q := r - from; q < max(1, len(label)); q++ {
+			if label == nil || int(label[q]) == r-from {
+				m = append(m, int32(q))
+			}
+		}
+		e = c.extras(out, h, from, m)
 	}
 	out.ID[k] = c.nextID
 	out.store(k, c.nextSeq+int64(r-from), s, e)
@@ -186,20 +328,18 @@ func (c *Clusterer) storeIsolated(out *Clusters, k int, h *Hits, from, r int, s 
 	return k + 1
 }
 
-// isolatedExtras appends the members of the cluster rooted at hit r (see
-// storeIsolated) to the output when they are kept, in time order as the
-// group is, and returns its energy sums when the hits are calibrated.
-func (c *Clusterer) isolatedExtras(out *Clusters, h *Hits, from, r int, label []uint8) *energySums {
+// extras appends the members of a cluster, hits from+q of h for q in
+// members (in time order), to the output when they are kept, and returns
+// its energy sums when the hits are calibrated.
+func (c *Clusterer) extras(out *Clusters, h *Hits, from int, members []int32) *energySums {
 	var e *energySums
 	if c.calibrated {
 		c.energies = newEnergySums()
 		e = &c.energies
 	}
 	m := &out.Members
-	for j := r; j < from+max(1, len(label)); j++ {
-		if label != nil && int(label[j-from]) != r-from {
-			continue
-		}
+	for _, q := range members {
+		j := from + int(q)
 		var v float32
 		if h.Calibrated() {
 			v = h.E[j]

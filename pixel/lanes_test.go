@@ -170,7 +170,8 @@ func TestParallelMatchesSequential(t *testing.T) {
 
 // TestIsolatedMatchesMatrix: the isolated groups of a sparse stream give
 // the same clusters, features, members and counts as the pixel matrix,
-// with hits outside the sensor among them.
+// with hits outside the sensor among them, whether members are kept or
+// not.
 func TestIsolatedMatchesMatrix(t *testing.T) {
 	gens := map[string]func(*rand.Rand) testCase{"sparse": generators["sparse"], "stream": streamCase, "tracks": generators["tracks"]}
 	forEachCase(t, gens, 300, 11, func(t *testing.T, r *rand.Rand, seed int, tc testCase, def Definition) {
@@ -205,6 +206,13 @@ func TestIsolatedMatchesMatrix(t *testing.T) {
 		}
 		if stats[0] != stats[1] {
 			t.Fatalf("seed %d: stats %+v, matrix %+v", seed, stats[0], stats[1])
+		}
+		// Without members the groups sum their clusters in another way.
+		bare, _ := NewClusterer(cfg)
+		want := *outs[1]
+		want.Members, want.Start = Hits{}, []int{0}
+		if err := equalClusters(feed(rand.New(rand.NewPCG(uint64(seed), 1)), bare, h), &want); err != nil {
+			t.Fatalf("seed %d (%d hits, dt %d), members not kept: %v", seed, h.Len(), tc.dt, err)
 		}
 	})
 }
