@@ -44,11 +44,13 @@
 // first ToA, so memory is bounded by the longest-lived open cluster.
 //
 // A hit more than dt after every earlier hit starts afresh: under every
-// definition nothing before it can be joined any more. A short run of hits
-// between two such gaps (an isolated group: one particle of a sparse
-// source) is therefore clustered on its own, by pairwise tests on its few
-// hits, without the matrix; dense streams, which have no such gaps, go
-// through the matrix. Both give the same clusters, and the tests check it.
+// definition nothing before it can be joined any more. A run of hits
+// between two such gaps (an isolated group: one particle, or a few, of a
+// source that is not piled up) is therefore clustered on its own: a short
+// one by pairwise tests on its few hits, without the matrix, a longer one
+// (a track, an ion) on the matrix but without the buffer of open
+// clusters. Streams without such gaps go through the buffer. All give the
+// same clusters, and the tests check it.
 //
 // Readouts deliver hits only approximately time-ordered; [Sorter] restores
 // the order within a bounded window. A hit arriving later than the window
