@@ -55,11 +55,11 @@ type Clusterer struct {
 	calibrated  bool // the buffer carries energies (sticky once seen)
 
 	stride  int      // padded matrix row length, Width+2
-	offsets [9]int32 // the nine pixels around a hit in the padded matrix
-	// offsets16 is offsets padded to 16, indexed by a mask: no bounds check.
-	offsets16 [16]int32
-	ref       []int32 // buffer index of each pixel's last hit, valid where occ is set
-	occ       []byte  // one bit per pixel: it has a buffered hit (small enough for L1)
+	// The nine pixels around a hit in the padded matrix, padded to 16 so
+	// that an index masked by 15 needs no bounds check.
+	offsets [16]int32
+	ref     []int32 // buffer index of each pixel's last hit, valid where occ is set
+	occ     []byte  // one bit per pixel: it has a buffered hit (small enough for L1)
 
 	// The buffer: hits not yet emitted.
 	nodes []node
@@ -120,8 +120,8 @@ func NewClusterer(cfg Config) (*Clusterer, error) {
 	c := &Clusterer{cfg: cfg, stride: cfg.Width + 2, position: startPosition, compactAt: 1 << 16}
 	c.ref = make([]int32, c.stride*(cfg.Height+2))
 	c.occ = make([]byte, len(c.ref)/8+16)
-	c.offsets = neighbourOffsets(c.stride)
-	copy(c.offsets16[:], c.offsets[:])
+	nine := neighbourOffsets(c.stride)
+	copy(c.offsets[:], nine[:])
 	c.out.Reset()
 	return c, nil
 }
@@ -310,7 +310,7 @@ func (c *Clusterer) join(i int) {
 		mine := around&(1<<4) != 0 // the hit's own pixel has one
 		root := int32(-1)
 		for ; around != 0; around &= around - 1 {
-			j := ref[int32(p)+offsets[bits.TrailingZeros32(around)]]
+			j := ref[int32(p)+offsets[bits.TrailingZeros32(around)&15]]
 			if nodes[j].parent == root { // already joined (tracks: most)
 				continue
 			}

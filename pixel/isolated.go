@@ -216,7 +216,7 @@ func (c *Clusterer) joinGroup(xs, ys []uint16, ts []Time) int {
 	ys, ts = ys[:len(xs)], ts[:len(xs)]
 	tr := c.group.tree
 	parent, latest, times := &tr.parent, &tr.latest, &tr.time
-	ref, occ, offsets := c.ref, c.occ, &c.offsets16
+	ref, occ, offsets := c.ref, c.occ, &c.offsets
 	stride, dt, def := uint32(c.stride), c.cfg.DtMax, c.cfg.Definition
 	merged := 0
 	for q, x := range xs {
