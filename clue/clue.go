@@ -54,10 +54,11 @@ type Clusterer struct {
 	near    []int32
 	nearN   []uint8
 	hasNear bool
-	// With the near lists, each point's density and input index in one
-	// number that orders the points as higher does: rho<<31 | index
-	// (the densities are whole numbers below 2^32 then).
-	rank []uint64
+	// In the 2D flat density of whole weights summing below 2^32, each
+	// point's density and input index in one number that orders the
+	// points as higher does: rho<<31 | index.
+	rank    []uint64
+	hasRank bool
 	// Whether every weight is a whole number, and their sum (index).
 	wholeWeights bool
 	weightSum    float64
@@ -285,10 +286,16 @@ func (c *Clusterer) density(p Params) {
 	k := p.Kernel
 	flat2D := exact && k.Kind == Flat && c.grid.dim == 2
 	firstLimit := threshold(p.firstRadius())
-	c.hasNear = flat2D && c.weightSum < 1<<32
+	c.hasRank = flat2D && c.weightSum < 1<<32
+	// The scans by blocks list no near points: their nearest-higher
+	// search needs none.
+	c.hasNear = c.hasRank && !blockScans()
 	if flat2D {
 		n := len(c.order)
-		c.near, c.nearN, c.rank = grow(c.near, n*nearStride), grow(c.nearN, n), grow(c.rank, n)
+		c.rank = padded(c.rank, n)
+		if c.hasNear {
+			c.near, c.nearN = grow(c.near, n*nearStride), grow(c.nearN, n)
+		}
 	}
 	c.parallel(len(c.order), func(w, lo, hi int) {
 		if flat2D {
@@ -338,44 +345,61 @@ const (
 // look at exact distance ties only among the candidates within a few ulps
 // of it, the only ones whose square root can round to the same distance.
 func (c *Clusterer) nearestHigher(p Params) {
-	dm := p.DM()
-	limit := threshold(dm)
-	first := p.firstRadius()
-	firstLimit := threshold(first)
-	// In 2D a point without a higher one within the first radius (a third
-	// of the paper's calorimeter) is searched again within dc before dm:
-	// three in four find one there, in a box a third of dm's.
-	mid := min(dm, p.DC)
-	midLimit := threshold(mid)
+	rd := newRadii(p)
 	twoD := c.grid.dim == 2
 	c.parallel(len(c.order), func(w, lo, hi int) {
 		s := c.scratches[w]
-		nh, delta := c.nh[lo:hi], c.delta[lo:hi]
-		delta = delta[:len(nh)]
-		for k := range nh {
-			i := lo + k
-			if twoD {
-				if best, d, ok := c.nearestHigher2DRadii(i, first, firstLimit, mid, midLimit, dm, limit); ok {
-					nh[k], delta[k] = best, d
-					continue
-				}
-			}
-			nh[k], delta[k] = c.nearestHigherAt(i, first, firstLimit, dm, limit, s)
+		if twoD {
+			c.nearestHigher2DRange(lo, hi, &rd, s)
+			return
+		}
+		for i := lo; i < hi; i++ {
+			c.nh[i], c.delta[i] = c.nearestHigherAt(i, &rd, s)
 		}
 	})
 }
 
+// radii are the radii of the nearest-higher searches and their limits on
+// squared distances: a small first radius, where most points find one; in
+// 2D a point without a higher one there (a third of the paper's
+// calorimeter) is searched again within dc (mid) before dm: three in four
+// find one there, in a box a third of dm's.
+type radii struct {
+	first, firstLimit, mid, midLimit, dm, limit float64
+}
+
+func newRadii(p Params) radii {
+	dm, first := p.DM(), p.firstRadius()
+	mid := min(dm, p.DC)
+	return radii{first, threshold(first), mid, threshold(mid), dm, threshold(dm)}
+}
+
+// nearestHigher2DPoints sets nh and delta of grid points [lo, hi) in 2D,
+// point by point.
+func (c *Clusterer) nearestHigher2DPoints(lo, hi int, rd *radii, s *scratch) {
+	nh, delta := c.nh[lo:hi], c.delta[lo:hi]
+	delta = delta[:len(nh)]
+	for k := range nh {
+		i := lo + k
+		if best, d, ok := c.nearestHigher2DRadii(i, rd); ok {
+			nh[k], delta[k] = best, d
+			continue
+		}
+		nh[k], delta[k] = c.nearestHigherAt(i, rd, s)
+	}
+}
+
 // nearestHigherAt is the nearest-higher of grid point i by the general
 // path: any dimension, any kernel, and exact distance ties.
-func (c *Clusterer) nearestHigherAt(i int, first, firstLimit, dm, limit float64, s *scratch) (int32, float64) {
+func (c *Clusterer) nearestHigherAt(i int, rd *radii, s *scratch) (int32, float64) {
 	rho, order := c.rho, c.order
 	rhoI, idxI := rho[i], order[i]
 	// Most points have a higher one close by: search a small radius
 	// first. A higher point found within it bounds the nearest one, so
 	// that search is then complete.
-	cands := c.neighbours(i, first, firstLimit, s)
+	cands := c.neighbours(i, rd.first, rd.firstLimit, s)
 	if !anyHigher(cands, rho, order, rhoI, idxI) {
-		cands = c.neighbours(i, dm, limit, s)
+		cands = c.neighbours(i, rd.dm, rd.limit, s)
 	}
 	m := 0
 	minD2 := math.Inf(1)
@@ -423,26 +447,31 @@ func anyHigher(cands []candidate, rho []float64, order []int32, rhoI float64, id
 }
 
 // nearestHigher2DRadii searches within the first radius (the near list
-// when there is one), then mid when it is below dm, then dm, and stops at
-// the first search that decides (see [nearest]).
-func (c *Clusterer) nearestHigher2DRadii(i int, first, firstLimit, mid, midLimit, dm, limit float64) (int32, float64, bool) {
+// when there is one), then mid, then dm, and stops at the first search
+// that decides (see [nearest]).
+func (c *Clusterer) nearestHigher2DRadii(i int, rd *radii) (int32, float64, bool) {
 	var best int32
 	var d float64
 	var ok bool
 	if c.hasNear && c.nearN[i] <= nearCap {
 		best, d, ok = c.nearestHigherListed(i)
 	} else {
-		best, d, ok = c.nearestHigher2D(i, first, firstLimit)
-	}
-	if !ok && mid < dm {
-		best, d, ok = c.nearestHigher2D(i, mid, midLimit)
+		best, d, ok = c.nearestHigher2D(i, rd.first, rd.firstLimit)
 	}
 	if !ok {
-		best, d, ok = c.nearestHigher2D(i, dm, limit)
-		// Nothing higher within dm decides too (the isolated noise).
-		ok = ok || d == noneFound
+		best, d, ok = c.nearestHigher2D(i, rd.mid, rd.midLimit)
 	}
-	return best, d, ok
+	return c.nearestHigher2DBeyond(i, rd, best, d, ok)
+}
+
+// nearestHigher2DBeyond completes a search that found (best, d, ok)
+// within mid: when nothing was higher there, the search within dm.
+func (c *Clusterer) nearestHigher2DBeyond(i int, rd *radii, best int32, d float64, ok bool) (int32, float64, bool) {
+	if !ok && d == noneFound && rd.mid < rd.dm {
+		best, d, ok = c.nearestHigher2D(i, rd.dm, rd.limit)
+	}
+	// Nothing higher within dm decides too (the isolated noise).
+	return best, d, ok || d == noneFound
 }
 
 // nearestHigherListed is nearestHigher2D within the first radius over the

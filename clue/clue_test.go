@@ -100,12 +100,19 @@ func equalResults(a, b *Result) error {
 }
 
 func TestMatchesReference(t *testing.T) {
-	defer func(m int) { minParallel = m }(minParallel)
-	minParallel = 8 // exercise the parallel paths on small inputs
 	cases := 3000
 	if testing.Short() {
 		cases = 300
 	}
+	matchReference(t, cases)
+}
+
+// matchReference compares Run on one and three workers with the reference
+// on the random cases of seeds [0, cases).
+func matchReference(t *testing.T, cases int) {
+	t.Helper()
+	defer func(m int) { minParallel = m }(minParallel)
+	minParallel = 8                                          // exercise the parallel paths on small inputs
 	c1, c3 := &Clusterer{Workers: 1}, &Clusterer{Workers: 3} // reused across cases
 	for seed := range cases {
 		r := rand.New(rand.NewPCG(uint64(seed), 99))

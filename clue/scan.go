@@ -1,14 +1,16 @@
 package clue
 
 // The scans of the tiles of a 2D search, the inner loops of the density
-// and of the nearest-higher search. flatDensity2D and nearestHigher2D are
-// the functions here in the default build, vector code in the vector
-// build (scan_simd.go), with the same results to the bit; the near-list
-// search (nearestHigherListed, clue.go) is scalar in both.
+// and of the nearest-higher search. flatDensity2D, nearestHigher2D and
+// nearestHigher2DRange are the functions here in the default build,
+// vector code in the vector build (scan_simd.go point by point with AVX2,
+// scan_block_simd.go by blocks of points with AVX-512), with the same
+// results to the bit; the near-list search (nearestHigherListed, clue.go)
+// is scalar.
 
 // rowPad is how many values the columns that the scans read hold past
-// their end, so that a vector of four starting at any point is in bounds.
-const rowPad = 3
+// their end, so that a vector of eight starting at any point is in bounds.
+const rowPad = 7
 
 // flatDensity2DGo sets the density of points [lo, hi) in the commonest
 // case (2D, flat kernel, integer weights, so exact in any order): the

@@ -24,6 +24,10 @@ var lanes = [4]int64{0, 1, 2, 3}
 
 // flatDensity2D is flatDensity2DGo four points at a time.
 func (c *Clusterer) flatDensity2D(lo, hi int, r, limit, firstLimit float64) {
+	if blockScans() {
+		c.flatDensityBlocks(lo, hi, r, limit)
+		return
+	}
 	if !haveAVX2 {
 		c.flatDensity2DGo(lo, hi, r, limit, firstLimit)
 		return

@@ -3,6 +3,7 @@
 package clue
 
 import (
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -18,6 +19,8 @@ func TestVectorScans(t *testing.T) {
 	if !haveAVX2 {
 		t.Skip("no AVX2")
 	}
+	defer func(b bool) { haveAVX512 = b }(haveAVX512)
+	haveAVX512 = false // the point-by-point scans, with near lists
 	c := &Clusterer{Workers: 1}
 	for seed := range 400 {
 		r := rand.New(rand.NewPCG(uint64(seed), 41))
@@ -62,4 +65,70 @@ func TestVectorScans(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestMatchesReferenceAVX2: the whole of CLUE against the reference with
+// the point-by-point vector scans, on a machine whose default is by
+// blocks (TestMatchesReference then covers the blocks).
+func TestMatchesReferenceAVX2(t *testing.T) {
+	if !haveAVX2 || !haveAVX512 {
+		t.Skip("the AVX2 scans are the default here")
+	}
+	defer func(b bool) { haveAVX512 = b }(haveAVX512)
+	haveAVX512 = false
+	matchReference(t, 1000)
+}
+
+// TestBlockScans: the scans by blocks against the scalar code on
+// calorimeter-like layers (blobs of unit weights in noise, so blocks of
+// every size up to eight, on rows of many tiles), on one and two workers,
+// for the paper's parameters and for dc equal to dm (no second search).
+func TestBlockScans(t *testing.T) {
+	if !haveAVX512 {
+		t.Skip("no AVX-512")
+	}
+	defer func(b bool) { haveAVX512 = b }(haveAVX512)
+	for seed := range 20 {
+		r := rand.New(rand.NewPCG(uint64(seed), 8))
+		n := 2000 + r.IntN(20000)
+		pts := &Points{Coords: [][]float64{make([]float64, n), make([]float64, n)}, Weight: make([]float64, n), Layer: make([]int32, n)}
+		for i := range n {
+			if r.IntN(20) == 0 {
+				pts.Coords[0][i], pts.Coords[1][i] = r.Float64()*200, r.Float64()*200
+			} else {
+				pts.Coords[0][i] = float64(r.IntN(8))*25 + r.NormFloat64()*3
+				pts.Coords[1][i] = float64(r.IntN(8))*25 + r.NormFloat64()*3
+			}
+			if seed%4 == 0 { // lattice points: ties in distance and density
+				pts.Coords[0][i], pts.Coords[1][i] = math.Round(pts.Coords[0][i]), math.Round(pts.Coords[1][i])
+			}
+			pts.Weight[i] = float64(1 + r.IntN(2)*r.IntN(2))
+			pts.Layer[i] = int32(r.IntN(4))
+		}
+		dm := []float64{5, 3}[seed%2]
+		p := Params{DC: 3, RhoC: 8, DeltaC: dm, DeltaO: dm, TileSize: []float64{0, 5, 2}[seed%3]}
+		haveAVX512 = false
+		want, err := Run(pts, p, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = cloneResult(want)
+		haveAVX512 = true
+		for _, w := range []int{1, 2} {
+			got, err := Run(pts, p, w)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := equalResults(got, want); err != nil {
+				t.Fatalf("seed %d, %d points, %+v, %d workers: %v", seed, n, p, w, err)
+			}
+		}
+	}
+}
+
+func cloneResult(r *Result) *Result {
+	c := *r
+	c.Rho, c.Delta, c.NH = slices.Clone(r.Rho), slices.Clone(r.Delta), slices.Clone(r.NH)
+	c.IsSeed, c.ClusterID = slices.Clone(r.IsSeed), slices.Clone(r.ClusterID)
+	return &c
 }
