@@ -146,15 +146,18 @@ func (c *Clusterer) nearestHigherBlocks(lo, hi int, rd *radii, s *scratch) {
 
 // nearestHigherBlock runs the nearest trackers of the block of grid points
 // from i whose box is b, one per lane, with the squared distances as
-// ordered bit patterns in signed 64-bit integers.
+// ordered bit patterns in signed 64-bit integers. The trackers start at
+// the first key past the limit instead of none, which leaves every
+// candidate beyond the limit without effect and needs no test of the
+// distance; lanes left there are none.
 func (c *Clusterer) nearestHigherBlock(i int, b box2D, limit float64, lanes *[3][blockMax]int64) {
 	g := &c.grid
 	xs, ys, rank := c.coords[0], c.coords[1], c.rank
 	xv, yv := load8(xs, i), load8(ys, i)
 	rankV := archsimd.LoadUint64x8((*[8]uint64)(rank[i:cap(rank)][:8])).AsInt64x8()
-	limitV := archsimd.BroadcastFloat64x8(limit)
 	noneV := archsimd.BroadcastInt64x8(math.MaxInt64)
-	best, next, bestJ := noneV, noneV, noneV
+	pastV := archsimd.BroadcastInt64x8(int64(math.Float64bits(limit)) + 1)
+	best, next, bestJ := pastV, pastV, noneV
 	for row := b.first; row <= b.last; row += g.n[0] {
 		from, to := g.start[row+b.x0], g.start[row+b.x1+1]
 		xr, yr, rr := xs[from:to], ys[from:to], rank[from:to]
@@ -162,16 +165,15 @@ func (c *Clusterer) nearestHigherBlock(i int, b box2D, limit float64, lanes *[3]
 		for k, xj := range xr {
 			dx, dy := xv.Sub(archsimd.BroadcastFloat64x8(xj)), yv.Sub(archsimd.BroadcastFloat64x8(yr[k]))
 			d2 := dx.Mul(dx).Add(dy.Mul(dy))
-			higher := archsimd.BroadcastInt64x8(int64(rr[k])).Greater(rankV)
-			key := d2.AsInt64x8().Merge(noneV, d2.LessEqual(limitV).And(higher))
+			key := d2.AsInt64x8().Merge(noneV, archsimd.BroadcastInt64x8(int64(rr[k])).Greater(rankV))
 			// nearest.see, lane by lane.
 			next = next.Min(key.Max(best))
 			bestJ = archsimd.BroadcastInt64x8(int64(from)+int64(k)).Merge(bestJ, key.Less(best))
 			best = best.Min(key)
 		}
 	}
-	best.Store(&lanes[0])
-	next.Store(&lanes[1])
+	best.Merge(noneV, best.Less(pastV)).Store(&lanes[0])
+	next.Merge(noneV, next.Less(pastV)).Store(&lanes[1])
 	bestJ.Store(&lanes[2])
 	archsimd.ClearAVXUpperBits()
 }
