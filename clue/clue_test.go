@@ -457,3 +457,55 @@ func TestSparseLayerIDs(t *testing.T) {
 		}
 	}
 }
+
+// TestAtTheRadius: a nearest-higher exactly at the search radius (its
+// squared distance equal to the limit, the largest that the radius
+// admits) is found, with dm = dc so that no larger search follows.
+func TestAtTheRadius(t *testing.T) {
+	found := 0
+	for _, r := range []float64{0.7, 1, 1.3, 2, 2.9, 3, 5, 7.1, 10} {
+		limit := threshold(r)
+		dx := math.Sqrt(limit)
+		for range 4 {
+			if dx*dx >= limit {
+				break
+			}
+			dx = math.Nextafter(dx, math.Inf(1))
+		}
+		if dx*dx != limit {
+			continue // no x with x*x equal to the limit
+		}
+		found++
+		// A row of points with the pair at its middle, so that the pair
+		// is inside a block; unit weights.
+		pts := &Points{Coords: [][]float64{nil, nil}}
+		for k := range 7 {
+			x := float64(k-3) * 4 * r
+			if k == 3 {
+				pts.Coords[0] = append(pts.Coords[0], 0, dx)
+				pts.Coords[1] = append(pts.Coords[1], 0, 0)
+				continue
+			}
+			pts.Coords[0] = append(pts.Coords[0], x)
+			pts.Coords[1] = append(pts.Coords[1], 0)
+		}
+		pts.Weight = make([]float64, len(pts.Coords[0]))
+		for i := range pts.Weight {
+			pts.Weight[i] = 1
+		}
+		p := Params{DC: r, RhoC: 1.5, DeltaC: r, DeltaO: r}
+		got, err := Run(pts, p, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.NH[3] != 4 || got.Delta[3] != dx {
+			t.Fatalf("r %v: point 3 has nearest-higher %d at %v, want 4 at %v", r, got.NH[3], got.Delta[3], dx)
+		}
+		if err := equalResults(got, reference(pts, p)); err != nil {
+			t.Fatalf("r %v: %v", r, err)
+		}
+	}
+	if found < 3 {
+		t.Fatalf("only %d radii with a distance at the limit", found)
+	}
+}
