@@ -22,7 +22,8 @@ var haveAVX2 = archsimd.X86.AVX2()
 // lanes of a vector.
 var lanes = [4]int64{0, 1, 2, 3}
 
-// flatDensity2D is flatDensity2DGo four points at a time.
+// flatDensity2D is flatDensity2DGo by blocks with AVX-512 (without near
+// lists), else four candidates at a time with AVX2.
 func (c *Clusterer) flatDensity2D(lo, hi int, r, limit, firstLimit float64) {
 	if blockScans() {
 		c.flatDensityBlocks(lo, hi, r, limit)
