@@ -20,8 +20,8 @@ func (t Timings) Total() time.Duration {
 
 // Clusterer runs CLUE and keeps its buffers for the next run, so that
 // clustering event after event allocates nothing per point: about 220
-// bytes per point of the largest run (64 of them the near lists of 2D
-// runs). It is not safe for concurrent use; Workers goroutines work inside
+// bytes per point of the largest run (64 of them the near lists of the
+// point-by-point 2D scans). It is not safe for concurrent use; Workers goroutines work inside
 // one run.
 type Clusterer struct {
 	Workers int // 0 or less: GOMAXPROCS
