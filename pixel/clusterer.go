@@ -54,7 +54,7 @@ type Clusterer struct {
 	keepMembers bool
 	calibrated  bool // the buffer carries energies (sticky once seen)
 
-	stride  int      // padded matrix row length, Width+2
+	stride int // padded matrix row length, Width+2
 	// The nine pixels around a hit in the padded matrix, padded to 16 so
 	// that an index masked by 15 needs no bounds check.
 	offsets [16]int32
