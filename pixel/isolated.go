@@ -226,8 +226,8 @@ func (c *Clusterer) joinGroup(xs, ys []uint16, ts []Time) int {
 		p := (uint32(ys[q])+1)*stride + uint32(x) + 1
 		around := occupied3(occ, p-stride-1) | occupied3(occ, p-1)<<3 | occupied3(occ, p+stride-1)<<6
 		root := hit
-		// Once the hits so far are one cluster, the others around need
-		// no look (as in linkLocal).
+		// Once hits 0..q are one cluster (q unions), the rest of the
+		// pixels around need no look (as in linkLocal).
 		for ; around != 0 && merged < q; around &= around - 1 {
 			nb := ref[int32(p)+offsets[bits.TrailingZeros32(around)&15]] & groupMask
 			if parent[nb] == root { // already joined
