@@ -177,3 +177,16 @@ func (c *Clusterer) nearestHigherBlock(i int, b box2D, limit float64, lanes *[3]
 	bestJ.Store(&lanes[2])
 	archsimd.ClearAVXUpperBits()
 }
+
+// ScanPath names the code that runs the 2D scans of the flat density and
+// the nearest-higher search on this processor, which benchmark numbers
+// depend on.
+func ScanPath() string {
+	switch {
+	case haveAVX512:
+		return "AVX-512, blocks of eight points"
+	case haveAVX2:
+		return "AVX2, four candidates a vector"
+	}
+	return "scalar (no AVX2)"
+}

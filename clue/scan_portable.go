@@ -17,3 +17,7 @@ func (c *Clusterer) nearestHigher2DRange(lo, hi int, rd *radii, s *scratch) {
 // blockScans reports whether the 2D scans go by blocks of points: only
 // in the vector build.
 func blockScans() bool { return false }
+
+// ScanPath names the code that runs the 2D scans of the flat density and
+// the nearest-higher search, which benchmark numbers depend on.
+func ScanPath() string { return "scalar (the default build)" }

@@ -238,6 +238,7 @@ reused buffers. Prints a Markdown table.`,
 func runBenchClue(steps, repeat int, stdout io.Writer) error {
 	p := clue.Params{DC: 3, RhoC: 8, DeltaC: 5, DeltaO: 5, TileSize: 5}
 	benchHeader(stdout)
+	fmt.Fprintf(stdout, "CLUE's 2D scans: %s\n\n", clue.ScanPath())
 	fmt.Fprintf(stdout, "| points | workers | index | density | nearest-higher | seeds/followers | expansion | overhead | total (ms) |\n")
 	fmt.Fprintf(stdout, "|---|---|---|---|---|---|---|---|---|\n")
 	var pts *clue.Points
