@@ -20,4 +20,4 @@ func blockScans() bool { return false }
 
 // ScanPath names the code that runs the 2D scans of the flat density and
 // the nearest-higher search, which benchmark numbers depend on.
-func ScanPath() string { return "scalar (the default build)" }
+func ScanPath() string { return "scalar (no vector code in this build)" }
