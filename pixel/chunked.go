@@ -55,7 +55,7 @@ type ChunkedClusterer struct {
 	chunk   int // hits per chunk
 	keep    bool
 	stride  int
-	offsets [9]int32
+	offsets [16]int32
 	mats    [][]int32 // a pixel matrix per worker, all zero between uses
 	occs    [][]byte  // its occupancy bits, small enough for L1
 
@@ -498,7 +498,7 @@ func (c *ChunkedClusterer) clusterChunk(mat []int32, occ []byte, lo, hi int) {
 			continue
 		}
 		for ; m != 0; m &= m - 1 {
-			r := mat[p+c.offsets[bits.TrailingZeros32(m)]]
+			r := mat[p+c.offsets[bits.TrailingZeros32(m)&15]]
 			if d := t - toa[base+r]; d <= dt && d >= -dt {
 				union(parent, i, base+r)
 			}
@@ -538,7 +538,7 @@ func (c *ChunkedClusterer) borderPairs(mat []int32, b int, dst []int32) []int32 
 	}
 	for j := int32(b); j < int32(hi); j++ {
 		p := int32(by[j]+1)*stride + int32(bx[j]) + 1
-		for _, o := range c.offsets {
+		for _, o := range c.offsets[:aroundPixels] {
 			if r := mat[p+o]; r != 0 {
 				if d := toa[j] - toa[base+r]; d <= dt && d >= -dt {
 					dst = append(dst, base+r, j)

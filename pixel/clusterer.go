@@ -54,12 +54,10 @@ type Clusterer struct {
 	keepMembers bool
 	calibrated  bool // the buffer carries energies (sticky once seen)
 
-	stride int // padded matrix row length, Width+2
-	// The nine pixels around a hit in the padded matrix, padded to 16 so
-	// that an index masked by 15 needs no bounds check.
-	offsets [16]int32
-	ref     []int32 // buffer index of each pixel's last hit, valid where occ is set
-	occ     []byte  // one bit per pixel: it has a buffered hit (small enough for L1)
+	stride  int       // padded matrix row length, Width+2
+	offsets [16]int32 // the nine pixels around a hit (see neighbourOffsets)
+	ref     []int32   // buffer index of each pixel's last hit, valid where occ is set
+	occ     []byte    // one bit per pixel: it has a buffered hit (small enough for L1)
 
 	// The buffer: hits not yet emitted.
 	nodes []node
@@ -120,8 +118,7 @@ func NewClusterer(cfg Config) (*Clusterer, error) {
 	c := &Clusterer{cfg: cfg, stride: cfg.Width + 2, position: startPosition, compactAt: 1 << 16}
 	c.ref = make([]int32, c.stride*(cfg.Height+2))
 	c.occ = make([]byte, len(c.ref)/8+16)
-	nine := neighbourOffsets(c.stride)
-	copy(c.offsets[:], nine[:])
+	c.offsets = neighbourOffsets(c.stride)
 	c.out.Reset()
 	return c, nil
 }
@@ -360,11 +357,15 @@ func (c *Clusterer) join(i int) {
 	c.now = now
 }
 
+// aroundPixels is the number of pixels around a pixel, itself included.
+const aroundPixels = 9
+
 // neighbourOffsets returns the offsets of the nine pixels around a pixel
 // (itself included) in a padded matrix with rows of stride, row by row:
-// bit q of a neighbour mask stands for offset q.
-func neighbourOffsets(stride int) [9]int32 {
-	var o [9]int32
+// bit q of a neighbour mask stands for offset q. The table is padded to
+// 16 entries, so that an index masked by 15 needs no bounds check.
+func neighbourOffsets(stride int) [16]int32 {
+	var o [16]int32
 	k := 0
 	for dy := -1; dy <= 1; dy++ {
 		for dx := -1; dx <= 1; dx++ {
