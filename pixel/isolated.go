@@ -366,38 +366,25 @@ func (c *Clusterer) groupSums(h *Hits, i, j int) {
 }
 
 // groupSumsOne is groupSums for a group that is one cluster (three in
-// five tracks): its sums in registers, in two passes that fit them, with
-// no lookup of each hit's cluster. The group is in time order, so its
-// first and last hits give the time span.
+// five tracks): the hits summed in order into the cluster's sums, with no
+// lookup of each hit's cluster.
 func (c *Clusterer) groupSumsOne(h *Hits, i, j int) {
 	n := j - i
 	xs, ys, ts, tots := h.X[i:j], h.Y[i:j], h.ToA[i:j], h.ToT[i:j]
-	ys, tots = ys[:n], tots[:n]
+	ys, ts, tots = ys[:n], ts[:n], tots[:n]
 	occ, stride := c.occ, uint32(c.stride)
-	var tot, tx, ty int64
-	var peak uint16
-	for q, x := range xs {
-		y, w := ys[q], tots[q]
-		p := (uint32(y)+1)*stride + uint32(x) + 1
-		occ[p>>3] &^= 1 << (p & 7)
-		tot += int64(w)
-		tx += int64(w) * int64(x)
-		ty += int64(w) * int64(y)
-		peak = max(peak, w)
-	}
-	var sx, sy int64
-	xmin, xmax, ymin, ymax := xs[0], xs[0], ys[0], ys[0]
-	for q, x := range xs {
-		y := ys[q]
-		sx, sy = sx+int64(x), sy+int64(y)
-		xmin, xmax, ymin, ymax = min(xmin, x), max(xmax, x), min(ymin, y), max(ymax, y)
-	}
 	g := &c.group
 	g.roots, g.sums = append(g.roots[:0], 0), growLen(g.sums, 1)
-	g.sums[0] = hitSums{
-		size: int32(n), first: ts[0], last: ts[n-1],
-		tot: tot, tx: tx, ty: ty, sx: sx, sy: sy,
-		xmin: xmin, xmax: xmax, ymin: ymin, ymax: ymax, peak: peak,
+	s := &g.sums[0]
+	s.start(xs[0], ys[0], ts[0], tots[0])
+	for q, x := range xs {
+		y := ys[q]
+		p := (uint32(y)+1)*stride + uint32(x) + 1
+		occ[p>>3] &^= 1 << (p & 7)
+		if q > 0 {
+			s.countAt(ts[q])
+			s.addPixel(x, y, tots[q])
+		}
 	}
 	if !c.calibrated && !c.keepMembers {
 		return
