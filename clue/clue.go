@@ -287,13 +287,15 @@ func (c *Clusterer) density(p Params) {
 	flat2D := exact && k.Kind == Flat && c.grid.dim == 2
 	firstLimit := threshold(p.firstRadius())
 	c.hasRank = flat2D && c.weightSum < 1<<32
-	// The scans by blocks list no near points: their nearest-higher
-	// search needs none.
-	c.hasNear = c.hasRank && !blockScans()
+	// The scans point by point write near lists whatever the weights; the
+	// scans by blocks, which run only with ranks, list no near points.
+	pointScans := !(blockScans() && c.hasRank)
+	// A near list is searched by rank (nearestHigherListed).
+	c.hasNear = c.hasRank && pointScans
 	if flat2D {
 		n := len(c.order)
 		c.rank = padded(c.rank, n)
-		if c.hasNear {
+		if pointScans {
 			c.near, c.nearN = grow(c.near, n*nearStride), grow(c.nearN, n)
 		}
 	}

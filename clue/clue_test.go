@@ -21,6 +21,9 @@ func randomCase(r *rand.Rand) (*Points, Params) {
 	pts := &Points{Coords: make([][]float64, dim), Weight: make([]float64, n)}
 	spacing := []float64{1, 0.5, 2, 0.3}[r.IntN(4)]
 	mode := r.IntN(4)
+	// Weights drawn per point from the first kinds: whole weights only in
+	// half of the cases, so that whole weights on many points are common.
+	weights := 2 + r.IntN(2)
 	for d := range pts.Coords {
 		pts.Coords[d] = make([]float64, n)
 	}
@@ -39,7 +42,7 @@ func randomCase(r *rand.Rand) (*Points, Params) {
 			}
 			pts.Coords[d][i] = v
 		}
-		switch r.IntN(3) {
+		switch r.IntN(weights) {
 		case 0:
 			pts.Weight[i] = 1
 		case 1:
