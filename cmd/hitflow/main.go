@@ -1,5 +1,6 @@
 // Command hitflow turns raw radiation-detector data into physics objects:
-// pixel-hit clusters from Timepix3 data, and more to come.
+// pixel-hit clusters from Timepix3 data, CLUE clusters of calorimeter hits
+// and J-PET images.
 package main
 
 import (
@@ -40,8 +41,10 @@ func usagef(format string, args ...any) error { return usageError{fmt.Errorf(for
 // run executes the command line and returns the exit code.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root := newRootCmd(stdout, stderr)
+	var prof profiles
+	prof.addFlags(root)
 	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
+	err := errors.Join(root.ExecuteContext(ctx), prof.stop())
 	if err == nil {
 		return exitOK
 	}
@@ -59,8 +62,10 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 		Short: "Fast event building for radiation detectors",
 		Long: `hitflow turns raw detector data into physics objects fast enough for
 real time: Timepix3 pixel hits into clusters (exactly, with the three
-cluster definitions of Čelko et al.), with simulation of the paper's
-datasets for tests and benchmarks.`,
+cluster definitions of Čelko et al.), calorimeter hits into CLUE
+clusters, and J-PET list-mode events into MLEM images; with simulation of
+the papers' datasets for tests and benchmarks. Every command takes
+--cpuprofile and --memprofile for go tool pprof.`,
 		Example: `  hitflow simulate pixel --dataset gamma --hits 1000000 -o gamma.tpx3
   hitflow cluster -o clusters.csv gamma.tpx3
   hitflow cluster -o clusters.csv      # clusters a built-in simulated sample`,

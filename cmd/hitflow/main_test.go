@@ -165,3 +165,36 @@ func TestHelpHasExamples(t *testing.T) {
 		t.Fatalf("only %d commands found", n)
 	}
 }
+
+// TestProfiles: both profiles are written, and are pprof's gzipped
+// protocol buffers, after a command that succeeded and after one that
+// failed.
+func TestProfiles(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		code int
+	}{
+		{[]string{"simulate", "pixel", "--hits", "200000", "-q", "-o", filepath.Join(dir, "g.tpx3")}, exitOK},
+		{[]string{"cluster", "-q", "-o", filepath.Join(dir, "c.csv"), filepath.Join(dir, "missing.tpx3")}, exitRuntime},
+	} {
+		cpu, mem := filepath.Join(dir, tc.args[0]+".cpu"), filepath.Join(dir, tc.args[0]+".mem")
+		code, _, stderr := hitflow(t, append(tc.args, "--cpuprofile", cpu, "--memprofile", mem)...)
+		if code != tc.code {
+			t.Fatalf("%v: exit %d, want %d: %s", tc.args, code, tc.code, stderr)
+		}
+		for _, name := range []string{cpu, mem} {
+			b, err := os.ReadFile(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(b) < 100 || b[0] != 0x1f || b[1] != 0x8b {
+				t.Fatalf("%s: %d bytes, not a gzipped profile", name, len(b))
+			}
+		}
+	}
+	code, _, stderr := hitflow(t, "version", "--cpuprofile", filepath.Join(dir, "no", "such", "dir"))
+	if code != exitUsage || !strings.Contains(stderr, "--cpuprofile") {
+		t.Fatalf("unwritable profile: exit %d: %s", code, stderr)
+	}
+}
