@@ -445,8 +445,11 @@ func (l *Lanes) assemble(link *window, done chan<- struct{}) {
 				l.appendNumbered(out, &pend, pendAt, pendAt+1)
 				pendAt++
 			}
+			// The run ends at the next cluster dropped or due after a
+			// pending one; past the cut, where most of a window is, the
+			// roots are compared without the call.
 			j := i + 1
-			for j < src.Len() && keep(src, j) && (pendAt == pend.Len() || src.root[j] < pend.root[pendAt]) {
+			for j < src.Len() && (pendAt == pend.Len() || src.root[j] < pend.root[pendAt]) && (src.root[j] >= cut || keep(src, j)) {
 				j++
 			}
 			l.appendNumbered(out, src, i, j)
