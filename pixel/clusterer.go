@@ -64,6 +64,7 @@ type Clusterer struct {
 	seq   []int64   // arrival number of each buffered hit in the whole stream
 	e     []float32 // energies, parallel to nodes once calibrated
 	front int       // hits before front are all dead
+	roots int       // live clusters in the buffer: the most an emission writes
 	remap []int32   // compaction scratch
 	order []int32   // emission scratch
 
@@ -151,10 +152,12 @@ func (c *Clusterer) AddTo(out *Clusters, h *Hits) {
 		c.calibrated = true
 		c.e = append(c.e[:0], make([]float32, len(c.nodes))...)
 	}
-	// Every cluster has a hit buffered before or in h, so this is room
-	// enough; the columns are cut to what was written at the end.
+	// Every cluster is one buffered now or has its first hit in h, so
+	// this is room enough (the buffer's hits would not be: a cluster
+	// longer than the stream has seen for a while, a hot pixel, holds
+	// millions); the columns are cut to what was written at the end.
 	k := out.Len()
-	out.extend(k + len(c.nodes) - c.front + h.Len())
+	out.extend(k + c.roots + h.Len())
 	out.Calibrated = c.calibrated
 	for i := 0; i < h.Len(); {
 		if h.ToA[i]-c.cfg.DtMax > c.now && !c.matrixOnly {
@@ -233,6 +236,7 @@ func (c *Clusterer) addRange(h *Hits, from, to int) {
 	}
 	n := c.copyHits(h, from, to, n0)
 	c.nodes, c.seq = c.nodes[:n], c.seq[:n]
+	c.roots += n - n0
 	if c.calibrated {
 		c.e = c.e[:n]
 	}
@@ -284,6 +288,7 @@ func (c *Clusterer) join(i int) {
 	dt := c.cfg.DtMax
 	local, window := c.cfg.Definition == Local, c.cfg.Definition == Window
 	now := c.now
+	joined := 0 // roots that became members
 	for ; i < len(nodes); i++ {
 		hit := int32(i)
 		t := nodes[i].toa
@@ -332,9 +337,11 @@ func (c *Clusterer) join(i int) {
 				root = r
 			case r != root:
 				root = unionNodes(nodes, root, r)
+				joined++
 			}
 		}
 		if root >= 0 {
+			joined++
 			nr := &nodes[root]
 			nodes[nr.tail].next = hit
 			nr.tail = hit
@@ -355,6 +362,7 @@ func (c *Clusterer) join(i int) {
 		}
 	}
 	c.now = now
+	c.roots -= joined
 }
 
 // aroundPixels is the number of pixels around a pixel, itself included.
@@ -450,7 +458,7 @@ const (
 // them when flushing) and compacts the buffer when it pays off.
 func (c *Clusterer) emit(out *Clusters, mode emitMode) {
 	k := out.Len()
-	out.extend(k + len(c.nodes) - c.front) // at most one cluster per hit
+	out.extend(k + c.roots)
 	out.Calibrated = c.calibrated
 	out.truncate(c.emitAt(out, k, mode))
 	c.stats.Clusters = c.nextID
@@ -499,6 +507,7 @@ func (c *Clusterer) emitAt(out *Clusters, k int, mode emitMode) int {
 		k++
 		id++
 	}
+	c.roots -= int(id - c.nextID)
 	c.nextID = id
 	if mode == emitAllClosed {
 		return k
@@ -618,10 +627,35 @@ func (c *Clusterer) restart(first int64) {
 	}
 	c.nodes, c.seq = c.nodes[:0], c.seq[:0]
 	c.calibrated, c.e = false, c.e[:0]
-	c.front = 0
+	c.front, c.roots = 0, 0
 	c.position = startPosition
 	c.nextSeq = first
 	c.out.Reset()
+}
+
+// openBefore reports whether a cluster that later hits can still join (as
+// in openState) holds a hit with an arrival number below base, which its
+// open state would then list. The buffer is in arrival order, so only the
+// hits before base are looked at, and a long open cluster is found at the
+// front.
+func (c *Clusterer) openBefore(base int64) bool {
+	nodes := c.nodes
+	limit := c.now - c.cfg.DtMax
+	window := c.cfg.Definition == Window
+	for i := int32(c.front); i < int32(len(nodes)) && c.seq[i] < base; i++ {
+		if nodes[i].parent == dead {
+			continue
+		}
+		r := findNode(nodes, i)
+		open := nodes[nodes[r].latest].toa
+		if window {
+			open = nodes[r].toa
+		}
+		if open >= limit {
+			return true
+		}
+	}
+	return false
 }
 
 // openState appends to dst a description of the clusters that later hits

@@ -169,8 +169,10 @@ func runClusterer(t *testing.T, r *rand.Rand, tc testCase, def Definition) ([]in
 			i++
 		}
 		keep(c.Add(&batch))
+		checkRoots(t, c)
 	}
 	keep(c.Flush())
+	checkRoots(t, c)
 	label := make([]int, len(tc.hits))
 	for i := range label {
 		label[i] = -1
@@ -198,6 +200,22 @@ func runClusterer(t *testing.T, r *rand.Rand, tc testCase, def Definition) ([]in
 		t.Fatalf("stats %+v for %d hits, %d clusters", st, len(tc.hits), id)
 	}
 	return label, batches
+}
+
+// checkRoots checks the count of live clusters in the buffer, which sizes
+// the room for emitted clusters: fewer would write past it, more would
+// waste memory.
+func checkRoots(t *testing.T, c *Clusterer) {
+	t.Helper()
+	n := 0
+	for i := c.front; i < len(c.nodes); i++ {
+		if c.nodes[i].parent == int32(i) {
+			n++
+		}
+	}
+	if n != c.roots {
+		t.Fatalf("%d live clusters in the buffer, counted %d", n, c.roots)
+	}
 }
 
 // forEachCase runs check on random cases of every generator and cluster

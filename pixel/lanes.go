@@ -378,6 +378,13 @@ func (l *Lanes) extend(w *window, c *Clusterer) {
 			for j, at := range nx.checkpoints {
 				c.AddTo(&seg.out, nx.hits.view(from, at))
 				from = at
+				// nx's lane started at nx.base: a cluster open here since
+				// before cannot be in its snapshot. Not listing it spares
+				// a cluster longer than many windows a listing of all its
+				// hits at every checkpoint (quadratic time).
+				if c.openBefore(nx.base) {
+					continue
+				}
 				state = c.openState(state[:0])
 				if slices.Equal(state, nx.snaps[j]) {
 					c.emit(&seg.out, emitAllClosed)

@@ -155,6 +155,7 @@ func checkRestartRun(t *testing.T, r *rand.Rand, seed int, run restartRun) {
 	seq.KeepMembers(true)
 	seq.compactAt = r.IntN(50)
 	want := feed(r, seq, h)
+	checkRoots(t, seq)
 	if got := labels(t, want, len(run.hits)); !slices.Equal(got, run.want()) {
 		t.Fatalf("seed %d (%d hits, segments at %v, dt %d, restart gap %d): partitions differ\n got %v\nwant %v",
 			seed, len(run.hits), run.segments, run.cfg.DtMax, run.cfg.Restart, got, run.want())

@@ -102,7 +102,9 @@ func TestLateHits(t *testing.T) {
 		}
 	}
 	count(c.Add(out))
+	checkRoots(t, c)
 	count(c.Flush())
+	checkRoots(t, c)
 	st := c.Stats()
 	late := 0
 	maxT := Time(-1 << 62)
