@@ -470,7 +470,6 @@ func (c *Clusterer) emitAt(out *Clusters, k int, mode emitMode) int {
 	nodes := c.nodes
 	n := int32(len(nodes))
 	limit := c.now - c.cfg.DtMax
-	window := c.cfg.Definition == Window
 	id := c.nextID
 	var s hitSums
 	i := int32(c.front)
@@ -480,14 +479,8 @@ func (c *Clusterer) emitAt(out *Clusters, k int, mode emitMode) int {
 			continue
 		}
 		// Every root before i is emitted, so i is a root (except after an
-		// open cluster was skipped). Its cluster can still take hits while
-		// its first hit (window definition) or its latest hit (otherwise)
-		// is within dt of the present.
-		open := nodes[nd.latest].toa
-		if window {
-			open = nd.toa
-		}
-		if mode != emitAll && open >= limit || nd.parent != i {
+		// open cluster was skipped).
+		if mode != emitAll && c.openTime(i) >= limit || nd.parent != i {
 			if mode == emitAllClosed {
 				continue
 			}
@@ -633,6 +626,17 @@ func (c *Clusterer) restart(first int64) {
 	c.out.Reset()
 }
 
+// openTime is the time of the cluster rooted at r that decides whether it
+// can still take hits: it can while this is within dt of the present. It
+// is the cluster's first hit under the window definition, its latest
+// otherwise.
+func (c *Clusterer) openTime(r int32) Time {
+	if c.cfg.Definition == Window {
+		return c.nodes[r].toa
+	}
+	return c.nodes[c.nodes[r].latest].toa
+}
+
 // openBefore reports whether a cluster that later hits can still join (as
 // in openState) holds a hit with an arrival number below base, which its
 // open state would then list. The buffer is in arrival order, so only the
@@ -641,17 +645,8 @@ func (c *Clusterer) restart(first int64) {
 func (c *Clusterer) openBefore(base int64) bool {
 	nodes := c.nodes
 	limit := c.now - c.cfg.DtMax
-	window := c.cfg.Definition == Window
 	for i := int32(c.front); i < int32(len(nodes)) && c.seq[i] < base; i++ {
-		if nodes[i].parent == dead {
-			continue
-		}
-		r := findNode(nodes, i)
-		open := nodes[nodes[r].latest].toa
-		if window {
-			open = nodes[r].toa
-		}
-		if open >= limit {
+		if nodes[i].parent != dead && c.openTime(findNode(nodes, i)) >= limit {
 			return true
 		}
 	}
@@ -666,16 +661,8 @@ func (c *Clusterer) openBefore(base int64) bool {
 func (c *Clusterer) openState(dst []int64) []int64 {
 	nodes := c.nodes
 	limit := c.now - c.cfg.DtMax
-	window := c.cfg.Definition == Window
 	for i := int32(c.front); i < int32(len(nodes)); i++ {
-		if nodes[i].parent != i {
-			continue
-		}
-		open := nodes[nodes[i].latest].toa
-		if window {
-			open = nodes[i].toa
-		}
-		if open < limit {
+		if nodes[i].parent != i || c.openTime(i) < limit {
 			continue
 		}
 		at := len(dst)
