@@ -76,6 +76,17 @@ type ChunkedClusterer struct {
 	carry      Hits
 	carrySeq   []int64
 
+	// Folding (see foldCarried): the sums carried by the carried hits at
+	// the front of buf, and this buffer's new ones by root until they are
+	// carried. Carried hits of a folded cluster no longer reach each other
+	// in time, so they are joined by links.
+	foldMin   int
+	folds     []*foldedSums
+	nextFolds []*foldedSums
+	newFolds  map[int32]*foldedSums
+	links     []int32 // pairs of carried hits to join
+	carryAt   []int32 // where a carried hit goes in the next buffer
+
 	pending Clusters // closed clusters waiting for an earlier open one
 	small   Clusters // border clusters, then merged with the pending ones
 	merged  Clusters
@@ -100,7 +111,7 @@ func NewChunkedClusterer(cfg Config, workers, bufferHits int) (*ChunkedClusterer
 	if bufferHits < 1 {
 		bufferHits = DefaultBuffer
 	}
-	c := &ChunkedClusterer{cfg: cfg, workers: workers, size: bufferHits, chunk: chunkHits, stride: cfg.Width + 2, position: startPosition}
+	c := &ChunkedClusterer{cfg: cfg, workers: workers, size: bufferHits, chunk: chunkHits, foldMin: chunkHits, stride: cfg.Width + 2, position: startPosition}
 	c.offsets = neighbourOffsets(c.stride)
 	c.mats, c.occs, c.scratch = make([][]int32, workers), make([][]byte, workers), make([][]int32, workers)
 	for w := range c.mats {
@@ -207,10 +218,9 @@ func (c *ChunkedClusterer) process(final bool) {
 		}
 	})
 	for _, p := range c.pairs[:max(0, chunks-1)] {
-		for i := 0; i < len(p); i += 2 {
-			union(c.parent, p[i], p[i+1])
-		}
+		c.join(p)
 	}
+	c.join(c.links)
 	firstOpen := c.finishBorders(final, chunks)
 	c.emit(chunks, firstOpen)
 }
@@ -270,6 +280,8 @@ func (c *ChunkedClusterer) chunkTask(w, k, chunks int, final bool) {
 	// buffer's start is no border (the hits before it are carried in); its
 	// end is one until the stream ends: the next buffer may reach it.
 	dt := c.cfg.DtMax
+	// The carried hits' clusters are finished with the border ones: they
+	// may have folded hits, and links to join.
 	start, end := Time(-1<<62), Time(1<<62)
 	if k > 0 && !c.quiet(lo) {
 		start = toa[lo] + dt
@@ -277,10 +289,11 @@ func (c *ChunkedClusterer) chunkTask(w, k, chunks int, final bool) {
 	if k < chunks-1 && !c.quiet(hi) || k == chunks-1 && !final {
 		end = toa[hi-1] - dt
 	}
+	carried := int32(c.carried)
 	for i := int32(lo); i < int32(hi); i++ {
 		r := find(parent, i)
 		parent[i] = r
-		if toa[i] <= start || toa[i] >= end {
+		if toa[i] <= start || toa[i] >= end || i < carried {
 			border[r] = true
 		}
 	}
@@ -324,7 +337,7 @@ func (c *ChunkedClusterer) chunkTask(w, k, chunks int, final bool) {
 		if to == from {
 			continue
 		}
-		summariseMembers(out, m, c.seq[lo+j], b, members[from:to], c.calibrated)
+		summariseMembers(out, m, c.seq[lo+j], b, members[from:to], c.calibrated, nil)
 		if c.keep {
 			for _, h := range members[from:to] {
 				out.Members.AppendFrom(b, int(h))
@@ -333,6 +346,13 @@ func (c *ChunkedClusterer) chunkTask(w, k, chunks int, final bool) {
 		}
 		m++
 		from = to
+	}
+}
+
+// join joins the hits of each pair.
+func (c *ChunkedClusterer) join(pairs []int32) {
+	for i := 0; i < len(pairs); i += 2 {
+		union(c.parent, pairs[i], pairs[i+1])
 	}
 }
 
@@ -365,13 +385,16 @@ func (c *ChunkedClusterer) finishBorders(final bool, chunks int) int64 {
 		}
 		if open {
 			firstOpen = min(firstOpen, c.seq[r])
+			if !c.keep && len(members) >= c.foldMin {
+				members = c.foldCarried(members, limit)
+			}
 			c.carryIdx = append(c.carryIdx, members...)
 			continue
 		}
 		k := c.small.Len()
 		c.small.extend(k + 1)
 		c.small.Calibrated = c.calibrated
-		summariseMembers(&c.small, k, c.seq[r], b, members, c.calibrated)
+		summariseMembers(&c.small, k, c.seq[r], b, members, c.calibrated, c.folds)
 		if c.keep {
 			for _, h := range members {
 				c.small.Members.AppendFrom(b, int(h))
@@ -380,6 +403,65 @@ func (c *ChunkedClusterer) finishBorders(final bool, chunks int) int64 {
 		}
 	}
 	return firstOpen
+}
+
+// foldCarried keeps of the members of an open cluster (in arrival order,
+// the root first) only those a later hit can reach, and adds the others to
+// sums carried by the root, returning the kept ones. Without this a
+// cluster that does not end (a hot pixel firing faster than dt) would be
+// carried whole into every buffer: quadratic time, and memory without
+// bound. Kept are the root, which orders the output, the hits within dt of
+// the latest time, which the next hits can reach, and the last hit on each
+// pixel, which a late hit would find in the matrix. The sums are exact:
+// the features do not change.
+func (c *ChunkedClusterer) foldCarried(members []int32, limit Time) []int32 {
+	b, mat := &c.buf, c.mats[0]
+	pixel := func(i int32) int { return (int(b.Y[i])+1)*c.stride + int(b.X[i]) + 1 }
+	for _, i := range members { // the last hit on each pixel: ties go to the later
+		if p := pixel(i); mat[p] == 0 || b.ToA[mat[p]-1] <= b.ToA[i] {
+			mat[p] = i + 1
+		}
+	}
+	r := members[0]
+	f := c.carriedSums(r)
+	if f == nil {
+		f = &foldedSums{e: newEnergySums()}
+	}
+	kept := members[:0] // in place: behind the loop
+	for n, i := range members {
+		if g := c.carriedSums(i); g != nil && n > 0 {
+			f.merge(g)
+			c.folds[i] = nil
+		}
+		p := pixel(i)
+		last := mat[p] == i+1
+		if last { // each pixel's entry is cleared by its one last hit
+			mat[p] = 0
+		}
+		if n == 0 || last || b.ToA[i] >= limit {
+			kept = append(kept, i)
+			continue
+		}
+		var e float32
+		if c.calibrated {
+			e = b.E[i]
+		}
+		f.add(b.X[i], b.Y[i], b.ToA[i], b.ToT[i], e)
+	}
+	if c.newFolds == nil {
+		c.newFolds = make(map[int32]*foldedSums)
+	}
+	c.newFolds[r] = f
+	return kept
+}
+
+// carriedSums returns the folded sums carried by hit i of the buffer, or
+// nil.
+func (c *ChunkedClusterer) carriedSums(i int32) *foldedSums {
+	if int(i) < len(c.folds) {
+		return c.folds[i]
+	}
+	return nil
 }
 
 // groupByRoot orders the border hits by root, keeping arrival order within
@@ -444,6 +526,7 @@ func (c *ChunkedClusterer) emit(chunks int, firstOpen int64) {
 		c.carry.AppendFrom(b, int(i))
 		c.carrySeq = append(c.carrySeq, c.seq[i])
 	}
+	c.carryFolds()
 	calibrated := c.calibrated
 	b.Reset()
 	b.AppendRange(&c.carry, 0, c.carry.Len())
@@ -452,6 +535,29 @@ func (c *ChunkedClusterer) emit(chunks int, firstOpen int64) {
 	}
 	c.seq = append(c.seq[:0], c.carrySeq...)
 	c.carried = b.Len()
+}
+
+// carryFolds moves the folded sums of the carried hits to their places in
+// the next buffer and links each carried hit to its root: once a cluster
+// has folded hits, its carried ones need no longer reach each other in
+// time, and the links are cheaper than finding out which do.
+func (c *ChunkedClusterer) carryFolds() {
+	c.links = c.links[:0]
+	c.carryAt = growLen(c.carryAt, c.buf.Len())
+	next := c.nextFolds[:0]
+	for k, i := range c.carryIdx {
+		c.carryAt[i] = int32(k)
+		if r := find(c.parent, i); r != i { // the root is carried before
+			c.links = append(c.links, c.carryAt[r], int32(k))
+		}
+		f := c.carriedSums(i)
+		if nf := c.newFolds[i]; nf != nil {
+			f = nf
+		}
+		next = append(next, f)
+	}
+	clear(c.newFolds)
+	c.folds, c.nextFolds = next, c.folds
 }
 
 // put sends clusters [i, j) of src, in root order, up to firstOpen, with
@@ -570,7 +676,9 @@ func union(parent []int32, a, b int32) {
 
 // summariseMembers stores the features of the cluster of the given hits,
 // whose first hit has arrival number root, as cluster k of out.
-func summariseMembers(out *Clusters, k int, root int64, b *Hits, members []int32, calibrated bool) {
+// The members are in arrival order; folds[j], where not nil, are sums
+// folded out of the cluster carried by hit j.
+func summariseMembers(out *Clusters, k int, root int64, b *Hits, members []int32, calibrated bool, folds []*foldedSums) {
 	var s hitSums
 	r := members[0]
 	s.start(b.X[r], b.Y[r], b.ToA[r], b.ToT[r])
@@ -578,13 +686,24 @@ func summariseMembers(out *Clusters, k int, root int64, b *Hits, members []int32
 		s.countAt(b.ToA[j])
 		s.addPixel(b.X[j], b.Y[j], b.ToT[j])
 	}
+	e := newEnergySums()
+	if calibrated {
+		for _, j := range members {
+			e.add(b.X[j], b.Y[j], b.E[j])
+		}
+	}
+	for _, j := range members {
+		if int(j) >= len(folds) {
+			break
+		}
+		if f := folds[j]; f != nil {
+			s.merge(&f.s)
+			e.merge(&f.e)
+		}
+	}
 	if !calibrated {
 		out.store(k, root, &s, nil)
 		return
-	}
-	e := newEnergySums()
-	for _, j := range members {
-		e.add(b.X[j], b.Y[j], b.E[j])
 	}
 	out.store(k, root, &s, &e)
 }

@@ -43,6 +43,7 @@ type node struct {
 	x, y   uint16
 	tot    uint16
 	owner  bool // the last hit on its pixel: the matrix points to it
+	folded bool // carries the sums of hits folded out of the buffer (see fold)
 }
 
 // Clusterer is the sequential streaming clusterer (the paper's algorithm 1):
@@ -72,8 +73,11 @@ type Clusterer struct {
 
 	group groupScratch // see clusterGroup
 
-	compactAt  int  // compact once this many hits at the front are dead
-	matrixOnly bool // no isolated groups (see isolated.go): tests compare the two
+	compactAt  int                   // compact once this many hits at the front are dead
+	foldAt     int                   // fold once this many hits are buffered (see fold)
+	afterFold  int                   // hits left by the last fold
+	folds      map[int64]*foldedSums // by arrival number of the hit carrying them
+	matrixOnly bool                  // no isolated groups (see isolated.go): tests compare the two
 
 	out Clusters
 	position
@@ -116,7 +120,7 @@ func NewClusterer(cfg Config) (*Clusterer, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	c := &Clusterer{cfg: cfg, stride: cfg.Width + 2, position: startPosition, compactAt: 1 << 16}
+	c := &Clusterer{cfg: cfg, stride: cfg.Width + 2, position: startPosition, compactAt: 1 << 16, foldAt: foldMin}
 	c.ref = make([]int32, c.stride*(cfg.Height+2))
 	c.occ = make([]byte, len(c.ref)/8+16)
 	c.offsets = neighbourOffsets(c.stride)
@@ -262,7 +266,7 @@ func (c *Clusterer) copyHits(h *Hits, from, to, i int) int {
 		nd := &nodes[i]
 		nd.toa, nd.x, nd.y, nd.tot = ts[k], x, y, tots[k]
 		j := int32(i)
-		nd.parent, nd.next, nd.tail, nd.latest, nd.owner = j, -1, j, j, false
+		nd.parent, nd.next, nd.tail, nd.latest, nd.owner, nd.folded = j, -1, j, j, false, false
 		seq[i] = arrival
 		arrival++
 		if c.calibrated {
@@ -506,8 +510,16 @@ func (c *Clusterer) emitAt(out *Clusters, k int, mode emitMode) int {
 		return k
 	}
 	c.front = int(i)
-	if c.front == int(n) || c.front >= c.compactAt && 2*c.front >= int(n) {
+	switch live := int(n) - c.front; {
+	case c.front == int(n) || c.front >= c.compactAt && 2*c.front >= int(n):
 		c.compact()
+	case !c.keepMembers && live >= c.foldAt && live >= 2*c.afterFold:
+		c.fold()
+		c.compact()
+		// What could not be folded (small clusters waiting behind a long
+		// one) is not folded again until the buffer has doubled: the
+		// passes then cost a constant time per hit.
+		c.afterFold = len(c.nodes)
 	}
 	return k
 }
@@ -525,6 +537,11 @@ func (c *Clusterer) summarise(r int32, s *hitSums) {
 			s.countAt(nd.toa)
 			s.addPixel(nd.x, nd.y, nd.tot)
 		}
+		if nd.folded {
+			s.merge(&c.folds[c.seq[j]].s)
+			delete(c.folds, c.seq[j])
+			nd.folded = false
+		}
 		nd.parent = dead
 		if nd.owner {
 			p := (uint32(nd.y)+1)*stride + uint32(nd.x) + 1
@@ -540,6 +557,9 @@ func (c *Clusterer) energySums(r int32) energySums {
 	e := newEnergySums()
 	for j := r; j >= 0; j = nodes[j].next {
 		e.add(nodes[j].x, nodes[j].y, energies[j])
+		if nodes[j].folded {
+			e.merge(&c.folds[c.seq[j]].e)
+		}
 	}
 	return e
 }
@@ -620,7 +640,8 @@ func (c *Clusterer) restart(first int64) {
 	}
 	c.nodes, c.seq = c.nodes[:0], c.seq[:0]
 	c.calibrated, c.e = false, c.e[:0]
-	c.front, c.roots = 0, 0
+	c.front, c.roots, c.afterFold = 0, 0, 0
+	clear(c.folds)
 	c.position = startPosition
 	c.nextSeq = first
 	c.out.Reset()
@@ -657,8 +678,9 @@ func (c *Clusterer) openBefore(base int64) bool {
 // can still join: for each, in root order, its size and the arrival
 // numbers of its hits in list order. Two clusterers at the same point of a
 // time-ordered stream with equal open states cluster the rest of it
-// identically.
-func (c *Clusterer) openState(dst []int64) []int64 {
+// identically. An open cluster with folded hits has no such description
+// (the hits are gone), and ok is false.
+func (c *Clusterer) openState(dst []int64) (state []int64, ok bool) {
 	nodes := c.nodes
 	limit := c.now - c.cfg.DtMax
 	for i := int32(c.front); i < int32(len(nodes)); i++ {
@@ -668,9 +690,87 @@ func (c *Clusterer) openState(dst []int64) []int64 {
 		at := len(dst)
 		dst = append(dst, 0)
 		for j := i; j >= 0; j = nodes[j].next {
+			if nodes[j].folded {
+				return dst, false
+			}
 			dst = append(dst, c.seq[j])
 		}
 		dst[at] = int64(len(dst) - at - 1)
 	}
-	return dst
+	return dst, true
+}
+
+// foldMin is the fewest buffered hits that are folded (see fold): enough
+// that folding costs nothing on ordinary data, few enough that the buffer
+// stays small (40 bytes a hit).
+const foldMin = 1 << 18
+
+// foldCluster is the fewest hits a cluster must be able to shed to be
+// folded: its sums take the room of about four hits.
+const foldCluster = 4
+
+// fold bounds the memory of clusters that stay open for long (a hot pixel
+// firing faster than dt, a cluster of the global definition spreading over
+// a busy sensor). The buffer keeps every hit of a cluster until it is
+// emitted, but later hits only look at the hits the matrix points to (the
+// owners) and at the roots and their latest hits, and the emission needs
+// only the sums of the others. So a cluster with enough such hits has them
+// added to sums carried by its root, and they leave the buffer. The sums
+// are exact integers: the features do not change. The members would, so
+// nothing is folded when they are kept.
+func (c *Clusterer) fold() {
+	nodes := c.nodes
+	shed := func(j, latest int32) bool { return !nodes[j].owner && j != latest }
+	for r := int32(c.front); r < int32(len(nodes)); r++ {
+		root := &nodes[r]
+		if root.parent != r {
+			continue
+		}
+		n := 0
+		for j := root.next; j >= 0; j = nodes[j].next {
+			if shed(j, root.latest) {
+				n++
+			}
+		}
+		if n < foldCluster {
+			continue
+		}
+		f := c.foldsAt(r)
+		last := r
+		for j := root.next; j >= 0; {
+			nd := &nodes[j]
+			next := nd.next
+			if !shed(j, root.latest) {
+				nodes[last].next, nd.parent, last = j, r, j
+			} else {
+				var e float32
+				if c.calibrated {
+					e = c.e[j]
+				}
+				f.add(nd.x, nd.y, nd.toa, nd.tot, e)
+				if nd.folded {
+					f.merge(c.folds[c.seq[j]])
+					delete(c.folds, c.seq[j])
+				}
+				nd.parent = dead
+			}
+			j = next
+		}
+		nodes[last].next, root.tail = -1, last
+	}
+}
+
+// foldsAt returns the folded sums carried by the root r, new ones if it
+// carries none yet.
+func (c *Clusterer) foldsAt(r int32) *foldedSums {
+	if c.nodes[r].folded {
+		return c.folds[c.seq[r]]
+	}
+	if c.folds == nil {
+		c.folds = make(map[int64]*foldedSums)
+	}
+	f := &foldedSums{e: newEnergySums()}
+	c.folds[c.seq[r]] = f
+	c.nodes[r].folded = true
+	return f
 }

@@ -45,6 +45,45 @@ func (s *hitSums) addPixel(x, y uint16, tot uint16) {
 	s.peak = max(s.peak, tot)
 }
 
+// merge adds the sums of o.
+func (s *hitSums) merge(o *hitSums) {
+	switch {
+	case o.size == 0:
+		return
+	case s.size == 0:
+		*s = *o
+		return
+	}
+	s.size += o.size
+	s.first, s.last = min(s.first, o.first), max(s.last, o.last)
+	s.tot, s.tx, s.ty, s.sx, s.sy = s.tot+o.tot, s.tx+o.tx, s.ty+o.ty, s.sx+o.sx, s.sy+o.sy
+	s.xmin, s.xmax, s.ymin, s.ymax = min(s.xmin, o.xmin), max(s.xmax, o.xmax), min(s.ymin, o.ymin), max(s.ymax, o.ymax)
+	s.peak = max(s.peak, o.peak)
+}
+
+// foldedSums are the sums of hits that left a buffer before their cluster
+// was emitted (see Clusterer.fold); the energies are zero where the stream
+// was not calibrated yet, as in the buffer.
+type foldedSums struct {
+	s hitSums
+	e energySums
+}
+
+func (f *foldedSums) add(x, y uint16, t Time, tot uint16, e float32) {
+	if f.s.size == 0 {
+		f.s.start(x, y, t, tot)
+	} else {
+		f.s.countAt(t)
+		f.s.addPixel(x, y, tot)
+	}
+	f.e.add(x, y, e)
+}
+
+func (f *foldedSums) merge(o *foldedSums) {
+	f.s.merge(&o.s)
+	f.e.merge(&o.e)
+}
+
 // store writes the features of cluster k, whose first hit has arrival
 // number root: weighted by energy when e is not nil, else by ToT. A
 // cluster without positive weight gets its plain centroid.
@@ -84,6 +123,13 @@ func (s *energySums) add(x, y uint16, e float32) {
 	s.peak = max(s.peak, float64(e))
 }
 
+func (s *energySums) merge(o *energySums) {
+	s.e.add(o.e)
+	s.ex.add(o.ex)
+	s.ey.add(o.ey)
+	s.peak = max(s.peak, o.peak)
+}
+
 // wide is a signed 128-bit integer.
 type wide struct {
 	hi int64
@@ -105,6 +151,12 @@ func (w *wide) addMul(v int64, m uint64) {
 	var carry uint64
 	w.lo, carry = bits.Add64(w.lo, lo, 0)
 	w.hi += int64(hi) + int64(carry)
+}
+
+func (w *wide) add(v wide) {
+	var carry uint64
+	w.lo, carry = bits.Add64(w.lo, v.lo, 0)
+	w.hi += v.hi + int64(carry)
 }
 
 func (w wide) float() float64 { return float64(w.hi)*0x1p64 + float64(w.lo) }

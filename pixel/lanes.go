@@ -45,6 +45,7 @@ type Lanes struct {
 	cfg    Config
 	size   int // hits per window
 	check0 int // first checkpoint
+	foldAt int // the clusterers' (0: their default); tests fold small buffers
 	keep   bool
 	cpu    chan struct{} // a token per worker, held while clustering
 	slots  chan struct{} // a token per window in flight, for bounded memory
@@ -61,6 +62,7 @@ type Lanes struct {
 	// (a quarter of a megabyte of pixel matrix each) would be made again.
 	clusterers chan *Clusterer
 	storage    chan *windowData
+	segments   chan *segment
 	cur        *window // being filled
 	last       *window // last dispatched
 	position
@@ -142,6 +144,7 @@ func NewLanes(cfg Config, workers, windowHits int) (*Lanes, error) {
 	// Windows in flight, plus one lane each on its way out.
 	l.clusterers = make(chan *Clusterer, cap(l.slots)+workers)
 	l.storage = make(chan *windowData, cap(l.slots)+workers)
+	l.segments = make(chan *segment, cap(l.slots)+workers)
 	l.out.Reset()
 	return l, nil
 }
@@ -326,14 +329,23 @@ func (l *Lanes) run(w *window) {
 	}
 	c.KeepMembers(l.keep)
 	c.restart(w.base)
+	if l.foldAt > 0 {
+		c.foldAt = l.foldAt
+	}
 	from := 0
 	for k, at := range w.checkpoints {
 		c.AddTo(&w.fresh, w.hits.view(from, at))
+		from = at
 		if k == len(w.snaps) {
 			w.snaps = append(w.snaps, nil)
 		}
-		w.snaps[k] = c.openState(w.snaps[k][:0])
-		from = at
+		var ok bool
+		if w.snaps[k], ok = c.openState(w.snaps[k][:0]); !ok {
+			// Folded hits (in a window of millions): no snapshot from
+			// here on can be compared.
+			w.checkpoints = w.checkpoints[:k]
+			break
+		}
 	}
 	c.AddTo(&w.fresh, w.hits.view(from, w.hits.Len()))
 	close(w.freshDone)
@@ -349,7 +361,18 @@ func (l *Lanes) run(w *window) {
 // extend goes on from the end of w's lane into the following windows until
 // its open clusters equal a snapshot of the lane there, or the stream ends.
 func (l *Lanes) extend(w *window, c *Clusterer) {
-	defer close(w.ext)
+	defer func() {
+		select {
+		case <-w.abort: // nobody reads w.ext: take back what it holds
+			select {
+			case seg := <-w.ext:
+				l.recycle(seg)
+			default:
+			}
+		default:
+		}
+		close(w.ext)
+	}()
 	var state []int64
 	for cur := w; ; {
 		select {
@@ -358,8 +381,6 @@ func (l *Lanes) extend(w *window, c *Clusterer) {
 			return
 		}
 		nx := cur.next
-		seg := &segment{w: nx, cut: -1}
-		seg.out.Reset()
 		if nx != nil {
 			select {
 			case <-nx.freshDone:
@@ -370,6 +391,7 @@ func (l *Lanes) extend(w *window, c *Clusterer) {
 				return
 			}
 		}
+		seg := l.newSegment(nx)
 		l.cpu <- struct{}{}
 		if nx == nil {
 			c.FlushTo(&seg.out)
@@ -385,8 +407,8 @@ func (l *Lanes) extend(w *window, c *Clusterer) {
 				if c.openBefore(nx.base) {
 					continue
 				}
-				state = c.openState(state[:0])
-				if slices.Equal(state, nx.snaps[j]) {
+				var ok bool
+				if state, ok = c.openState(state[:0]); ok && slices.Equal(state, nx.snaps[j]) {
 					c.emit(&seg.out, emitAllClosed)
 					seg.cut, seg.open = nx.base+int64(at), roots(state)
 					break
@@ -398,15 +420,40 @@ func (l *Lanes) extend(w *window, c *Clusterer) {
 			l.release(nx)
 		}
 		<-l.cpu
+		last := nx == nil || seg.cut >= 0 // seg is the assembler's once sent
 		select {
 		case w.ext <- seg:
 		case <-w.abort:
+			l.recycle(seg)
 			return
 		}
-		if nx == nil || seg.cut >= 0 {
+		if last {
 			return
 		}
 		cur = nx
+	}
+}
+
+// newSegment returns an empty segment for window w. Segments are
+// recycled: a lane going on across many windows (a hot pixel) fills one
+// per window, with room for as many clusters as the window has hits.
+func (l *Lanes) newSegment(w *window) *segment {
+	var seg *segment
+	select {
+	case seg = <-l.segments:
+	default:
+		seg = &segment{}
+	}
+	seg.w, seg.cut, seg.open = w, -1, nil
+	seg.out.Reset()
+	return seg
+}
+
+// recycle keeps seg for reuse.
+func (l *Lanes) recycle(seg *segment) {
+	select {
+	case l.segments <- seg:
+	default:
 	}
 }
 
@@ -477,6 +524,7 @@ func (l *Lanes) assemble(link *window, done chan<- struct{}) {
 					l.release(seg.w)
 					<-l.slots
 				}
+				l.recycle(seg)
 				continue
 			}
 			// The lanes met in seg.w: what this lane emitted there joins the
@@ -498,6 +546,7 @@ func (l *Lanes) assemble(link *window, done chan<- struct{}) {
 			pend, merged, pendAt = merged, pend, 0
 			cut, open = seg.cut, seg.open
 			next = seg.w
+			l.recycle(seg)
 		}
 		link = next
 	}

@@ -1,0 +1,169 @@
+package pixel
+
+import (
+	"math/rand/v2"
+	"slices"
+	"sync/atomic"
+	"testing"
+)
+
+// TestFoldingMatchesSequential: clusterers that fold long clusters often
+// (the sequential one and the lanes', whose folded states cannot be
+// compared) give the clusters, features and counts of the sequential
+// clusterer keeping every hit. Fails if no case folded anything.
+func TestFoldingMatchesSequential(t *testing.T) {
+	var folded atomic.Int64
+	t.Cleanup(func() {
+		if n := folded.Load(); n&(1<<32-1) == 0 || n>>32 == 0 {
+			t.Errorf("folded clusters seen %d times sequentially, %d chunked: a path untested", n&(1<<32-1), n>>32)
+		}
+	})
+	againstSequential(t, 150, 17, func(t *testing.T, r *rand.Rand, seed int, cfg Config, h *Hits, seq *Clusterer, members *Clusters) {
+		want := *members
+		want.Members, want.Start = Hits{}, []int{0}
+		c, _ := NewClusterer(cfg)
+		c.foldAt = 1 + r.IntN(64)
+		got := feedWatching(r, c, h, func() {
+			if len(c.folds) > 0 {
+				folded.Add(1)
+			}
+			checkRoots(t, c)
+		})
+		if err := equalClusters(got, &want); err != nil {
+			t.Fatalf("seed %d (%d hits, dt %d, fold at %d): %v", seed, h.Len(), cfg.DtMax, c.foldAt, err)
+		}
+		if len(c.folds) != 0 {
+			t.Fatalf("seed %d: %d folded sums left after the flush", seed, len(c.folds))
+		}
+		if cs, ss := c.Stats(), seq.Stats(); cs != ss {
+			t.Fatalf("seed %d: stats %+v, sequential %+v", seed, cs, ss)
+		}
+		workers, size := 1+r.IntN(4), 1+r.IntN(1+h.Len()/2)
+		lanes, err := NewLanes(cfg, workers, size)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lanes.check0, lanes.foldAt = 1+r.IntN(64), 1+r.IntN(64)
+		if err := equalClusters(feed(r, lanes, h), &want); err != nil {
+			t.Fatalf("seed %d (%d hits, dt %d, %d workers, windows of %d, checkpoint %d, fold at %d): lanes: %v",
+				seed, h.Len(), cfg.DtMax, workers, size, lanes.check0, lanes.foldAt, err)
+		}
+		if ls, ss := lanes.Stats(), seq.Stats(); ls != ss {
+			t.Fatalf("seed %d: lanes stats %+v, sequential %+v", seed, ls, ss)
+		}
+		if cfg.Definition != Local {
+			return
+		}
+		chunked, err := NewChunkedClusterer(cfg, workers, 1+r.IntN(1+h.Len()/4))
+		if err != nil {
+			t.Fatal(err)
+		}
+		chunked.chunk, chunked.foldMin = 1+r.IntN(200), 1+r.IntN(64)
+		got = feedWatching(r, chunked, h, func() {
+			if slices.ContainsFunc(chunked.folds, func(f *foldedSums) bool { return f != nil }) {
+				folded.Add(1 << 32)
+			}
+		})
+		if err := equalClusters(got, &want); err != nil {
+			t.Fatalf("seed %d (%d hits, dt %d, %d workers, buffers of %d, chunks of %d, fold from %d): chunked: %v",
+				seed, h.Len(), cfg.DtMax, workers, chunked.size, chunked.chunk, chunked.foldMin, err)
+		}
+		if cs, ss := chunked.Stats(), seq.Stats(); cs != ss {
+			t.Fatalf("seed %d: chunked stats %+v, sequential %+v", seed, cs, ss)
+		}
+	})
+}
+
+// TestFoldingBoundsMemory: a hot pixel firing faster than dt, next to a
+// pixel that fires now and then, is one cluster that never closes. The
+// buffers stay within a bound set by the fold threshold, whatever the
+// length, and the cluster's features are exact.
+func TestFoldingBoundsMemory(t *testing.T) {
+	const n = 300_000
+	var h Hits
+	var totSum int64
+	for i := range n {
+		x, tot := uint16(1), uint16(i%7+1)
+		if i%100 == 0 {
+			x, tot = 2, 50
+		}
+		h.Append(x, 2, Time(i)*400, tot)
+		totSum += int64(tot)
+	}
+	h.E = make([]float32, n)
+	var esum, ex float64
+	for i := range h.E {
+		h.E[i] = float32(i%3) * 0.25 // exact in binary: so are the sums
+		esum, ex = esum+float64(h.E[i]), ex+float64(h.E[i])*float64(h.X[i])
+	}
+	for _, def := range []Definition{Local, Global} {
+		cfg := Config{Definition: def, DtMax: 1000, Width: 4, Height: 4}
+		const foldAt, foldMin, buffer = 1000, 100, 1000
+		c, _ := NewClusterer(cfg)
+		c.foldAt = foldAt
+		type bounded struct {
+			Stream
+			buffered func() int
+			most     int
+		}
+		streams := []bounded{{c, func() int { return len(c.nodes) }, 2*foldAt + 2*emitEvery}}
+		if def == Local {
+			chunked, _ := NewChunkedClusterer(cfg, 2, buffer)
+			chunked.foldMin = foldMin
+			streams = append(streams, bounded{chunked, func() int { return chunked.buf.Len() }, buffer + foldMin})
+		}
+		for _, s := range streams {
+			most := 0
+			for i := 0; i < n; i += 1000 {
+				if out := s.Add(h.view(i, i+1000)); out.Len() != 0 {
+					t.Fatalf("%T, %v: %d clusters emitted while the hot pixel fires", s.Stream, def, out.Len())
+				}
+				most = max(most, s.buffered())
+			}
+			if most > s.most {
+				t.Fatalf("%T, %v: %d hits buffered, want at most %d", s.Stream, def, most, s.most)
+			}
+			out := s.Flush()
+			if out.Len() != 1 || out.Size[0] != n || out.FirstToA[0] != 0 || out.LastToA[0] != Time(n-1)*400 ||
+				out.ToTSum[0] != totSum || out.XMin[0] != 1 || out.XMax[0] != 2 || out.YMin[0] != 2 || out.YMax[0] != 2 ||
+				out.ESum[0] != esum || out.X[0] != ex/esum || out.Y[0] != 2 || out.Max[0] != 0.5 {
+				t.Fatalf("%T, %v: got %d clusters, the first %+v", s.Stream, def, out.Len(), out)
+			}
+		}
+	}
+}
+
+// TestFoldingKeepsWhatLateHitsFind: a late hit joins the hits the matrix
+// shows, the last on each pixel, however old; both clusterers that fold
+// keep them, and cluster the late hit as without folding.
+func TestFoldingKeepsWhatLateHitsFind(t *testing.T) {
+	cfg := Config{Definition: Local, DtMax: 1000, Width: 8, Height: 8}
+	var h Hits
+	for i := range 5000 {
+		h.Append(4, 4, Time(i)*400, 2)
+		switch i {
+		case 0: // next to the hot pixel, once
+			h.Append(3, 3, 200, 1)
+		case 3000: // late, next to that hit only
+			h.Append(2, 2, 500, 3)
+		}
+	}
+	seq, _ := NewClusterer(cfg)
+	want := feed(rand.New(rand.NewPCG(1, 2)), seq, &h)
+	if want.Len() != 1 || want.Size[0] != 5002 || seq.Stats().Late != 1 {
+		t.Fatalf("sequential: %d clusters, the first of %d hits, stats %+v", want.Len(), want.Size[0], seq.Stats())
+	}
+	folding, _ := NewClusterer(cfg)
+	folding.foldAt = 16
+	if err := equalClusters(feed(rand.New(rand.NewPCG(1, 2)), folding, &h), want); err != nil {
+		t.Fatalf("sequential, folding: %v", err)
+	}
+	chunked, _ := NewChunkedClusterer(cfg, 2, 1000)
+	chunked.chunk, chunked.foldMin = 1<<20, 16
+	if err := equalClusters(feed(rand.New(rand.NewPCG(1, 2)), chunked, &h), want); err != nil {
+		t.Fatal(err)
+	}
+	if cs, ss := chunked.Stats(), seq.Stats(); cs != ss {
+		t.Fatalf("stats %+v, sequential %+v", cs, ss)
+	}
+}
