@@ -1,7 +1,9 @@
 package pixel
 
 import (
+	"cmp"
 	"fmt"
+	"math"
 	"math/bits"
 	"runtime"
 	"slices"
@@ -43,7 +45,7 @@ const chunkHits = 4096
 //  4. The clusters that reached past their chunk are grouped by their
 //     final roots; closed ones are summarised, and the hits of those the
 //     next buffer can still reach are carried into it. All clusters are
-//     sent in root order (by first ToA).
+//     sent in order of first ToA (see [LongSpan]).
 //
 // It implements the local definition, whose clusters are connected
 // components; [NewStream] serves the incremental definitions in chunked
@@ -221,8 +223,7 @@ func (c *ChunkedClusterer) process(final bool) {
 		c.join(p)
 	}
 	c.join(c.links)
-	firstOpen := c.finishBorders(final, chunks)
-	c.emit(chunks, firstOpen)
+	c.emit(chunks, c.finishBorders(final, chunks))
 }
 
 // cut chooses the chunk borders, about c.chunk hits apart: each at the
@@ -267,7 +268,8 @@ func (c *ChunkedClusterer) quiet(b int) bool {
 }
 
 // chunkTask clusters chunk k of chunks, marks the clusters that may reach
-// past it and summarises the others, in root order.
+// past it, or span more than LongSpan hits, and summarises the others, in
+// root order.
 func (c *ChunkedClusterer) chunkTask(w, k, chunks int, final bool) {
 	lo, hi := c.bounds[k], c.bounds[k+1]
 	parent, border, toa := c.parent, c.border, c.buf.ToA
@@ -333,11 +335,17 @@ func (c *ChunkedClusterer) chunkTask(w, k, chunks int, final bool) {
 	out.extend(roots)
 	b := &c.buf
 	m, from := 0, int32(0)
-	for j, to := range count[:hi-lo] {
+	span := c.cfg.span()
+	for _, to := range count[:hi-lo] {
 		if to == from {
 			continue
 		}
-		summariseMembers(out, m, c.seq[lo+j], b, members[from:to], c.calibrated, nil)
+		if c.seq[members[to-1]]-c.seq[members[from]] > span { // out of root order: with the border ones
+			cw.border = append(cw.border, members[from:to]...)
+			from = to
+			continue
+		}
+		c.summariseMembers(out, m, members[from:to], nil)
 		if c.keep {
 			for _, h := range members[from:to] {
 				out.Members.AppendFrom(b, int(h))
@@ -347,6 +355,7 @@ func (c *ChunkedClusterer) chunkTask(w, k, chunks int, final bool) {
 		m++
 		from = to
 	}
+	out.truncate(m)
 }
 
 // join joins the hits of each pair.
@@ -359,7 +368,8 @@ func (c *ChunkedClusterer) join(pairs []int32) {
 // finishBorders groups the hits of the clusters that reached past their
 // chunk by their final roots, summarises the closed ones into c.small and
 // carries the open ones (a hit at most dt before the latest time) into the
-// next buffer. It returns the arrival number of the first open cluster.
+// next buffer. It returns the lowest key (see outputKey) an open cluster
+// may get: its root's arrival number, or its last hit's once it is long.
 func (c *ChunkedClusterer) finishBorders(final bool, chunks int) int64 {
 	c.edge = c.edge[:0]
 	for k := range chunks {
@@ -370,7 +380,8 @@ func (c *ChunkedClusterer) finishBorders(final bool, chunks int) int64 {
 	c.groupByRoot()
 	b := &c.buf
 	limit := c.now - c.cfg.DtMax
-	firstOpen := int64(1<<63 - 1)
+	bound := int64(math.MaxInt64)
+	span := c.cfg.span()
 	c.small.Reset()
 	c.carryIdx = c.carryIdx[:0]
 	var members []int32
@@ -384,7 +395,7 @@ func (c *ChunkedClusterer) finishBorders(final bool, chunks int) int64 {
 			open = open || !final && b.ToA[i] >= limit
 		}
 		if open {
-			firstOpen = min(firstOpen, c.seq[r])
+			bound = min(bound, outputKey(c.seq[r], c.lastArrival(members, c.folds), span))
 			if !c.keep && len(members) >= c.foldMin {
 				members = c.foldCarried(members, limit)
 			}
@@ -394,7 +405,7 @@ func (c *ChunkedClusterer) finishBorders(final bool, chunks int) int64 {
 		k := c.small.Len()
 		c.small.extend(k + 1)
 		c.small.Calibrated = c.calibrated
-		summariseMembers(&c.small, k, c.seq[r], b, members, c.calibrated, c.folds)
+		c.summariseMembers(&c.small, k, members, c.folds)
 		if c.keep {
 			for _, h := range members {
 				c.small.Members.AppendFrom(b, int(h))
@@ -402,7 +413,35 @@ func (c *ChunkedClusterer) finishBorders(final bool, chunks int) int64 {
 			c.small.Start = append(c.small.Start, c.small.Members.Len())
 		}
 	}
-	return firstOpen
+	// In root order so far; a long cluster goes by its last hit.
+	if !slices.IsSorted(c.small.key) {
+		order := make([]int, c.small.Len())
+		for i := range order {
+			order[i] = i
+		}
+		slices.SortFunc(order, func(i, j int) int { return cmp.Compare(c.small.key[i], c.small.key[j]) })
+		c.merged.Reset()
+		for _, i := range order {
+			c.merged.appendFrom(&c.small, i)
+		}
+		c.small, c.merged = c.merged, c.small
+	}
+	return bound
+}
+
+// lastArrival returns the latest arrival number of a cluster's hits, given
+// its hits in the buffer in arrival order and the sums they carry.
+func (c *ChunkedClusterer) lastArrival(members []int32, folds []*foldedSums) int64 {
+	last := c.seq[members[len(members)-1]]
+	for _, j := range members {
+		if int(j) >= len(folds) {
+			break
+		}
+		if f := folds[j]; f != nil {
+			last = max(last, f.last)
+		}
+	}
+	return last
 }
 
 // foldCarried keeps of the members of an open cluster (in arrival order,
@@ -446,7 +485,7 @@ func (c *ChunkedClusterer) foldCarried(members []int32, limit Time) []int32 {
 		if c.calibrated {
 			e = b.E[i]
 		}
-		f.add(b.X[i], b.Y[i], b.ToA[i], b.ToT[i], e)
+		f.add(b.X[i], b.Y[i], b.ToA[i], b.ToT[i], e, c.seq[i])
 	}
 	if c.newFolds == nil {
 		c.newFolds = make(map[int32]*foldedSums)
@@ -486,36 +525,37 @@ func (c *ChunkedClusterer) groupByRoot() {
 	c.edge, c.sorted = c.sorted, c.edge
 }
 
-// emit sends the clusters finished in this buffer, merged in root order
-// with the pending ones, up to the first open cluster, keeps the rest
-// pending, and starts the next buffer with the carried hits.
-func (c *ChunkedClusterer) emit(chunks int, firstOpen int64) {
+// emit sends the clusters finished in this buffer, merged in key order
+// (see outputKey) with the pending ones, up to the bound an open cluster
+// sets, keeps the rest pending, and starts the next buffer with the
+// carried hits.
+func (c *ChunkedClusterer) emit(chunks int, bound int64) {
 	// The border clusters and the pending ones are few; merge them first.
 	small := &c.small
 	if c.pending.Len() > 0 {
 		c.merged.Reset()
-		mergeByRoot(&c.merged, &c.pending, &c.small)
+		mergeByKey(&c.merged, &c.pending, &c.small)
 		small = &c.merged
 	}
 	c.pending.Reset()
-	// The chunks' clusters are in root order, chunk after chunk.
+	// The chunks' clusters are in key order, chunk after chunk.
 	at := 0
 	for k := range chunks {
 		src := &c.chunks[k].out
 		for i := 0; i < src.Len(); {
-			for at < small.Len() && small.root[at] < src.root[i] {
-				c.put(small, at, at+1, firstOpen)
+			for at < small.Len() && small.key[at] < src.key[i] {
+				c.put(small, at, at+1, bound)
 				at++
 			}
 			j := i + 1
-			for j < src.Len() && (at == small.Len() || src.root[j] < small.root[at]) {
+			for j < src.Len() && (at == small.Len() || src.key[j] < small.key[at]) {
 				j++
 			}
-			c.put(src, i, j, firstOpen)
+			c.put(src, i, j, bound)
 			i = j
 		}
 	}
-	c.put(small, at, small.Len(), firstOpen)
+	c.put(small, at, small.Len(), bound)
 	c.stats.Clusters = c.nextID
 	// The hits of open clusters, in arrival order, start the next buffer.
 	slices.Sort(c.carryIdx)
@@ -560,11 +600,11 @@ func (c *ChunkedClusterer) carryFolds() {
 	c.folds, c.nextFolds = next, c.folds
 }
 
-// put sends clusters [i, j) of src, in root order, up to firstOpen, with
-// their ids, and keeps the others pending.
-func (c *ChunkedClusterer) put(src *Clusters, i, j int, firstOpen int64) {
+// put sends clusters [i, j) of src, in key order, up to bound, with their
+// ids, and keeps the others pending.
+func (c *ChunkedClusterer) put(src *Clusters, i, j int, bound int64) {
 	k := i
-	for k < j && src.root[k] < firstOpen {
+	for k < j && src.key[k] < bound {
 		k++
 	}
 	c.appendNumbered(c.dst, src, i, k)
@@ -674,11 +714,11 @@ func union(parent []int32, a, b int32) {
 	}
 }
 
-// summariseMembers stores the features of the cluster of the given hits,
-// whose first hit has arrival number root, as cluster k of out.
-// The members are in arrival order; folds[j], where not nil, are sums
-// folded out of the cluster carried by hit j.
-func summariseMembers(out *Clusters, k int, root int64, b *Hits, members []int32, calibrated bool, folds []*foldedSums) {
+// summariseMembers stores the features of the cluster of the given hits of
+// the buffer, in arrival order, as cluster k of out; folds[j], where not
+// nil, are sums folded out of the cluster carried by hit j.
+func (c *ChunkedClusterer) summariseMembers(out *Clusters, k int, members []int32, folds []*foldedSums) {
+	b, calibrated := &c.buf, c.calibrated
 	var s hitSums
 	r := members[0]
 	s.start(b.X[r], b.Y[r], b.ToA[r], b.ToT[r])
@@ -701,28 +741,30 @@ func summariseMembers(out *Clusters, k int, root int64, b *Hits, members []int32
 			e.merge(&f.e)
 		}
 	}
+	root := c.seq[r]
+	key := outputKey(root, c.lastArrival(members, folds), c.cfg.span())
 	if !calibrated {
-		out.store(k, root, &s, nil)
+		out.store(k, root, key, &s, nil)
 		return
 	}
-	out.store(k, root, &s, &e)
+	out.store(k, root, key, &s, &e)
 }
 
-// mergeByRoot appends the clusters of a and b, each in root order, to dst
-// in root order.
-func mergeByRoot(dst, a, b *Clusters) {
+// mergeByKey appends the clusters of a and b, each in key order, to dst in
+// key order.
+func mergeByKey(dst, a, b *Clusters) {
 	i, j := 0, 0
 	for i < a.Len() && j < b.Len() {
-		if a.root[i] < b.root[j] {
+		if a.key[i] < b.key[j] {
 			k := i
-			for k < a.Len() && a.root[k] < b.root[j] {
+			for k < a.Len() && a.key[k] < b.key[j] {
 				k++
 			}
 			dst.appendRange(a, i, k)
 			i = k
 		} else {
 			k := j
-			for k < b.Len() && b.root[k] < a.root[i] {
+			for k < b.Len() && b.key[k] < a.key[i] {
 				k++
 			}
 			dst.appendRange(b, j, k)

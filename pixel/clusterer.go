@@ -2,6 +2,7 @@ package pixel
 
 import (
 	"cmp"
+	"math"
 	"math/bits"
 	"slices"
 )
@@ -65,9 +66,12 @@ type Clusterer struct {
 	seq   []int64   // arrival number of each buffered hit in the whole stream
 	e     []float32 // energies, parallel to nodes once calibrated
 	front int       // hits before front are all dead
-	roots int       // live clusters in the buffer: the most an emission writes
-	remap []int32   // compaction scratch
-	order []int32   // emission scratch
+	scan  int       // where emission goes on: the roots before are emitted or skipped
+	dead  int       // hits emitted and not yet compacted away
+	// Long clusters the emission has passed, in root order (see emitAt).
+	skipped []skippedCluster
+	remap   []int32 // compaction scratch
+	order   []int32 // emission scratch
 
 	energies energySums // the energy sums of the cluster being emitted
 
@@ -156,12 +160,11 @@ func (c *Clusterer) AddTo(out *Clusters, h *Hits) {
 		c.calibrated = true
 		c.e = append(c.e[:0], make([]float32, len(c.nodes))...)
 	}
-	// Every cluster is one buffered now or has its first hit in h, so
-	// this is room enough (the buffer's hits would not be: a cluster
-	// longer than the stream has seen for a while, a hot pixel, holds
-	// millions); the columns are cut to what was written at the end.
+	// Room for a cluster per hit of h, which the isolated groups rely on;
+	// the emission of buffered clusters makes its own (see emitCluster).
+	// The columns are cut to what was written at the end.
 	k := out.Len()
-	out.extend(k + c.roots + h.Len())
+	out.extend(k + h.Len())
 	out.Calibrated = c.calibrated
 	for i := 0; i < h.Len(); {
 		if h.ToA[i]-c.cfg.DtMax > c.now && !c.matrixOnly {
@@ -240,7 +243,6 @@ func (c *Clusterer) addRange(h *Hits, from, to int) {
 	}
 	n := c.copyHits(h, from, to, n0)
 	c.nodes, c.seq = c.nodes[:n], c.seq[:n]
-	c.roots += n - n0
 	if c.calibrated {
 		c.e = c.e[:n]
 	}
@@ -292,7 +294,6 @@ func (c *Clusterer) join(i int) {
 	dt := c.cfg.DtMax
 	local, window := c.cfg.Definition == Local, c.cfg.Definition == Window
 	now := c.now
-	joined := 0 // roots that became members
 	for ; i < len(nodes); i++ {
 		hit := int32(i)
 		t := nodes[i].toa
@@ -341,11 +342,9 @@ func (c *Clusterer) join(i int) {
 				root = r
 			case r != root:
 				root = unionNodes(nodes, root, r)
-				joined++
 			}
 		}
 		if root >= 0 {
-			joined++
 			nr := &nodes[root]
 			nodes[nr.tail].next = hit
 			nr.tail = hit
@@ -366,7 +365,6 @@ func (c *Clusterer) join(i int) {
 		}
 	}
 	c.now = now
-	c.roots -= joined
 }
 
 // aroundPixels is the number of pixels around a pixel, itself included.
@@ -458,11 +456,10 @@ const (
 	emitAllClosed                 // every closed cluster; the clusterer is reset after
 )
 
-// emit writes out clusters in root order while they are closed (all of
+// emit writes out clusters in output order while they are closed (all of
 // them when flushing) and compacts the buffer when it pays off.
 func (c *Clusterer) emit(out *Clusters, mode emitMode) {
 	k := out.Len()
-	out.extend(k + c.roots)
 	out.Calibrated = c.calibrated
 	out.truncate(c.emitAt(out, k, mode))
 	c.stats.Clusters = c.nextID
@@ -470,48 +467,80 @@ func (c *Clusterer) emit(out *Clusters, mode emitMode) {
 
 // emitAt is emit writing the clusters from index k of out's columns, which
 // have room for them, and returning the index after the last one.
+//
+// Clusters go out in the order of their keys (see outputKey): the roots in
+// buffer order, with the long clusters set aside when the scan passes them
+// (c.skipped) and merged in by their last hits once they are closed. An
+// open cluster holds back every key above the lowest it may still get.
 func (c *Clusterer) emitAt(out *Clusters, k int, mode emitMode) int {
 	nodes := c.nodes
 	n := int32(len(nodes))
 	limit := c.now - c.cfg.DtMax
-	id := c.nextID
+	span := c.cfg.span()
+	old := c.nextSeq - 1 - span // a root before this may span more than span hits
 	var s hitSums
-	i := int32(c.front)
+	bound := int64(math.MaxInt64) // the lowest key a skipped open cluster may get
+	if len(c.skipped) > 0 {
+		bound = c.refreshSkipped(mode, limit, span)
+	}
+	i := int32(c.scan)
 	for ; i < n; i++ {
 		nd := &nodes[i]
-		if nd.parent == dead {
+		if nd.parent != i { // emitted, or a member of an earlier cluster
 			continue
 		}
-		// Every root before i is emitted, so i is a root (except after an
-		// open cluster was skipped).
-		if mode != emitAll && c.openTime(i) >= limit || nd.parent != i {
+		open := mode != emitAll && c.openTime(i) >= limit
+		key := c.seq[i]
+		if key < old {
+			if open {
+				if last := c.seq[nd.latest]; last-key > span { // long already
+					c.skipped = append(c.skipped, skippedCluster{i, -1})
+					bound = min(bound, last)
+					continue
+				}
+			} else if key = c.keyOf(i, span); key != c.seq[i] {
+				c.skipped = append(c.skipped, skippedCluster{i, key})
+				continue
+			}
+		}
+		if open {
 			if mode == emitAllClosed {
 				continue
 			}
 			break
 		}
-		if c.keepMembers {
-			c.appendMembers(out, i)
+		if len(c.skipped) > 0 {
+			below := key
+			if mode != emitAllClosed {
+				below = min(key, bound)
+			}
+			if k = c.emitSkipped(out, k, below, &s); key > bound && mode != emitAllClosed {
+				break
+			}
 		}
-		out.ID[k] = id
-		var e *energySums
-		if c.calibrated {
-			sums := c.energySums(i)
-			e = &sums
-		}
-		c.summarise(i, &s)
-		out.store(k, c.seq[i], &s, e)
+		c.emitCluster(out, k, i, key, &s)
 		k++
-		id++
 	}
-	c.roots -= int(id - c.nextID)
-	c.nextID = id
+	if len(c.skipped) > 0 {
+		below := int64(math.MaxInt64)
+		switch {
+		case mode == emitAllClosed:
+		case i < n:
+			below = min(c.seq[i], bound)
+		default:
+			below = bound
+		}
+		k = c.emitSkipped(out, k, below, &s)
+	}
 	if mode == emitAllClosed {
 		return k
 	}
-	c.front = int(i)
-	switch live := int(n) - c.front; {
-	case c.front == int(n) || c.front >= c.compactAt && 2*c.front >= int(n):
+	c.scan, c.front = int(i), int(i)
+	if len(c.skipped) > 0 {
+		c.front = int(c.skipped[0].root)
+	}
+	switch live := int(n) - c.dead; {
+	case c.dead == int(n) || c.dead >= c.compactAt && 2*c.dead >= int(n):
 		c.compact()
 	case !c.keepMembers && live >= c.foldAt && live >= 2*c.afterFold:
 		c.fold()
@@ -524,6 +553,93 @@ func (c *Clusterer) emitAt(out *Clusters, k int, mode emitMode) int {
 	return k
 }
 
+// emitCluster writes the cluster rooted at r, with the given key, as
+// cluster k of out, making room when the columns are full. Room for
+// every buffered cluster at once would be too much when they are many
+// (those held back by a long cluster) and the batches are kept (the
+// lanes' segments).
+func (c *Clusterer) emitCluster(out *Clusters, k int, r int32, key int64, s *hitSums) {
+	if k == len(out.ID) {
+		out.extend(2*k + 16)
+	}
+	if c.keepMembers {
+		c.appendMembers(out, r)
+	}
+	out.ID[k] = c.nextID
+	var e *energySums
+	if c.calibrated {
+		sums := c.energySums(r)
+		e = &sums
+	}
+	c.summarise(r, s)
+	out.store(k, c.seq[r], key, s, e)
+	c.nextID++
+}
+
+// skippedCluster is a long cluster the emission has passed: its key is its
+// last hit's arrival number, known once it is closed (-1 before).
+type skippedCluster struct {
+	root int32
+	key  int64
+}
+
+// refreshSkipped drops the skipped clusters merged into earlier ones and
+// sets the keys of those now closed. It returns the lowest key the open
+// ones may still get: each its latest hit's arrival number, or more.
+func (c *Clusterer) refreshSkipped(mode emitMode, limit Time, span int64) int64 {
+	bound := int64(math.MaxInt64)
+	kept := c.skipped[:0]
+	for _, sk := range c.skipped {
+		r := sk.root
+		if c.nodes[r].parent != r {
+			continue
+		}
+		if sk.key < 0 {
+			if mode != emitAll && c.openTime(r) >= limit {
+				bound = min(bound, c.seq[c.nodes[r].latest])
+			} else {
+				sk.key = c.keyOf(r, span)
+			}
+		}
+		kept = append(kept, sk)
+	}
+	c.skipped = kept
+	return bound
+}
+
+// emitSkipped writes the closed skipped clusters with keys below the given
+// one, in key order, from cluster k of out on, and returns the index after
+// the last.
+func (c *Clusterer) emitSkipped(out *Clusters, k int, below int64, s *hitSums) int {
+	for {
+		next := -1
+		for j, sk := range c.skipped {
+			if sk.key >= 0 && sk.key < below && (next < 0 || sk.key < c.skipped[next].key) {
+				next = j
+			}
+		}
+		if next < 0 {
+			return k
+		}
+		c.emitCluster(out, k, c.skipped[next].root, c.skipped[next].key, s)
+		k++
+		c.skipped = slices.Delete(c.skipped, next, next+1)
+	}
+}
+
+// keyOf returns the output key of the closed cluster rooted at r.
+func (c *Clusterer) keyOf(r int32, span int64) int64 {
+	nodes := c.nodes
+	last := c.seq[r]
+	for j := r; j >= 0; j = nodes[j].next {
+		last = max(last, c.seq[j])
+		if nodes[j].folded {
+			last = max(last, c.folds[c.seq[j]].last)
+		}
+	}
+	return outputKey(c.seq[r], last, span)
+}
+
 // summarise sets s to the sums of the cluster rooted at r and marks its
 // hits dead, clearing the occupancy of the pixels they own. The matrix
 // itself is not touched: it is read only where a pixel is occupied.
@@ -531,6 +647,7 @@ func (c *Clusterer) summarise(r int32, s *hitSums) {
 	nodes, occ, stride := c.nodes, c.occ, uint32(c.stride)
 	nr := &nodes[r]
 	s.start(nr.x, nr.y, nr.toa, nr.tot)
+	killed := 0
 	for j := r; j >= 0; {
 		nd := &nodes[j]
 		if j != r {
@@ -548,7 +665,9 @@ func (c *Clusterer) summarise(r int32, s *hitSums) {
 			occ[p>>3] &^= 1 << (p & 7)
 		}
 		j = nd.next
+		killed++
 	}
+	c.dead += killed
 }
 
 // energySums returns the energy sums of the cluster rooted at r.
@@ -623,11 +742,20 @@ func (c *Clusterer) compact() {
 			nd.next = at(nd.next)
 		}
 	}
+	for j := range c.skipped {
+		c.skipped[j].root = at(c.skipped[j].root)
+	}
+	// The scan stands at a live root or at the end.
+	if c.scan < n {
+		c.scan = int(at(int32(c.scan)))
+	} else {
+		c.scan = int(k)
+	}
 	c.nodes, c.seq = nodes[:k], c.seq[:k]
 	if c.calibrated {
 		c.e = c.e[:k]
 	}
-	c.front = 0
+	c.front, c.dead = 0, 0
 }
 
 // restart empties the clusterer for a new stream whose first hit has
@@ -640,7 +768,8 @@ func (c *Clusterer) restart(first int64) {
 	}
 	c.nodes, c.seq = c.nodes[:0], c.seq[:0]
 	c.calibrated, c.e = false, c.e[:0]
-	c.front, c.roots, c.afterFold = 0, 0, 0
+	c.front, c.scan, c.dead, c.afterFold = 0, 0, 0, 0
+	c.skipped = c.skipped[:0]
 	clear(c.folds)
 	c.position = startPosition
 	c.nextSeq = first
@@ -747,7 +876,7 @@ func (c *Clusterer) fold() {
 				if c.calibrated {
 					e = c.e[j]
 				}
-				f.add(nd.x, nd.y, nd.toa, nd.tot, e)
+				f.add(nd.x, nd.y, nd.toa, nd.tot, e, c.seq[j])
 				if nd.folded {
 					f.merge(c.folds[c.seq[j]])
 					delete(c.folds, c.seq[j])

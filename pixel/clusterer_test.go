@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"sync/atomic"
 	"testing"
 )
 
@@ -135,9 +136,9 @@ func quantise(r *rand.Rand, t, dt Time) Time {
 // runClusterer feeds hits in time order (ties shuffled) in random batches
 // and returns the partition as labels (the smallest input index of each
 // cluster) and the emitted clusters.
-func runClusterer(t *testing.T, r *rand.Rand, tc testCase, def Definition) ([]int, []*Clusters) {
+func runClusterer(t *testing.T, r *rand.Rand, tc testCase, def Definition) ([]int, []*Clusters, fedOrder) {
 	t.Helper()
-	cfg := Config{Definition: def, DtMax: tc.dt, Width: tc.w, Height: tc.h}
+	cfg := Config{Definition: def, DtMax: tc.dt, Width: tc.w, Height: tc.h, longSpan: randSpan(r)}
 	c, err := NewClusterer(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -169,10 +170,10 @@ func runClusterer(t *testing.T, r *rand.Rand, tc testCase, def Definition) ([]in
 			i++
 		}
 		keep(c.Add(&batch))
-		checkRoots(t, c)
+		checkBuffer(t, c)
 	}
 	keep(c.Flush())
-	checkRoots(t, c)
+	checkBuffer(t, c)
 	label := make([]int, len(tc.hits))
 	for i := range label {
 		label[i] = -1
@@ -199,22 +200,49 @@ func runClusterer(t *testing.T, r *rand.Rand, tc testCase, def Definition) ([]in
 	if st := c.Stats(); st.Clusters != id || st.Hits != int64(len(tc.hits)) || st.Late != 0 || st.OutOfRange != 0 {
 		t.Fatalf("stats %+v for %d hits, %d clusters", st, len(tc.hits), id)
 	}
-	return label, batches
+	fed := fedOrder{pos: make([]int64, len(order)), span: cfg.span()}
+	for p, i := range order {
+		fed.pos[i] = int64(p)
+	}
+	return label, batches, fed
 }
 
-// checkRoots checks the count of live clusters in the buffer, which sizes
-// the room for emitted clusters: fewer would write past it, more would
-// waste memory.
-func checkRoots(t *testing.T, c *Clusterer) {
+// fedOrder is the arrival number of each input hit, and the clusterer's
+// LongSpan: what decides the output order.
+type fedOrder struct {
+	pos  []int64
+	span int64
+}
+
+// randSpan returns a Config.longSpan: the default half the time, else one
+// that long clusters of the tests exceed.
+func randSpan(r *rand.Rand) int64 {
+	if r.IntN(2) == 0 {
+		return 0
+	}
+	return 1 + r.Int64N(200)
+}
+
+// checkBuffer checks the bookkeeping of the buffer: the count of emitted
+// hits (which decides compaction), the front, and the long clusters set
+// aside (live roots in order before the scan).
+func checkBuffer(t *testing.T, c *Clusterer) {
 	t.Helper()
-	n := 0
-	for i := c.front; i < len(c.nodes); i++ {
-		if c.nodes[i].parent == int32(i) {
-			n++
+	dead := 0
+	for i, nd := range c.nodes {
+		if nd.parent == -1 {
+			dead++
+		} else if i < c.front {
+			t.Fatalf("hit %d before the front %d not emitted", i, c.front)
 		}
 	}
-	if n != c.roots {
-		t.Fatalf("%d live clusters in the buffer, counted %d", n, c.roots)
+	if dead != c.dead {
+		t.Fatalf("%d emitted hits in the buffer, counted %d", dead, c.dead)
+	}
+	for j, sk := range c.skipped {
+		if r := sk.root; c.nodes[r].parent != r || int(r) >= c.scan || j > 0 && r <= c.skipped[j-1].root {
+			t.Fatalf("skipped cluster %d at %d: not a live root in order before the scan at %d", j, r, c.scan)
+		}
 	}
 }
 
@@ -244,21 +272,28 @@ func forEachCase(t *testing.T, gens map[string]func(*rand.Rand) testCase, seeds 
 }
 
 func TestClustererMatchesReference(t *testing.T) {
+	var long atomic.Int64
+	t.Cleanup(func() {
+		if long.Load() == 0 {
+			t.Error("no cluster spanned more than LongSpan hits")
+		}
+	})
 	forEachCase(t, generators, 300, 0, func(t *testing.T, r *rand.Rand, seed int, tc testCase, def Definition) {
 		want := reference(tc.hits, tc.dt, def)
-		got, batches := runClusterer(t, r, tc, def)
+		got, batches, fed := runClusterer(t, r, tc, def)
 		if !slices.Equal(got, want) {
 			t.Fatalf("seed %d (%d hits, %dx%d, dt %d): partitions differ\n got %v\nwant %v", seed, len(tc.hits), tc.w, tc.h, tc.dt, got, want)
 		}
-		checkFeatures(t, tc, batches)
+		long.Add(checkFeatures(t, tc, batches, fed))
 	})
 }
 
 // checkFeatures recomputes every feature from the members and checks the
-// output order (by first ToA, then by first member).
-func checkFeatures(t *testing.T, tc testCase, batches []*Clusters) {
+// output order: by the arrival of the first hit, or of the last for a
+// cluster spanning more than LongSpan hits. It returns how many did.
+func checkFeatures(t *testing.T, tc testCase, batches []*Clusters, fed fedOrder) (long int64) {
 	t.Helper()
-	prev := Time(math.MinInt64)
+	prev := int64(math.MinInt64)
 	for _, cl := range batches {
 		for k := range cl.Len() {
 			m := cl.Members.ToT[cl.Start[k]:cl.Start[k+1]]
@@ -287,12 +322,22 @@ func checkFeatures(t *testing.T, tc testCase, batches []*Clusters) {
 				cl.Max[k] != mx || math.Abs(cl.X[k]-cx) > 1e-9 || math.Abs(cl.Y[k]-cy) > 1e-9 {
 				t.Fatalf("cluster %d features wrong", cl.ID[k])
 			}
-			if first < prev {
-				t.Fatalf("cluster %d first ToA %d before the previous cluster's %d", cl.ID[k], first, prev)
+			firstPos, lastPos := int64(math.MaxInt64), int64(-1)
+			for _, idx := range m {
+				firstPos, lastPos = min(firstPos, fed.pos[idx]), max(lastPos, fed.pos[idx])
 			}
-			prev = first
+			key := firstPos
+			if lastPos-firstPos > fed.span {
+				key = lastPos
+				long++
+			}
+			if key <= prev {
+				t.Fatalf("cluster %d (hits %d to %d) out of order: key %d, the previous cluster's %d", cl.ID[k], firstPos, lastPos, key, prev)
+			}
+			prev = key
 		}
 	}
+	return long
 }
 
 // TestAppendForeignClusters appends clusters that were not made by a

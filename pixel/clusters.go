@@ -1,11 +1,33 @@
 package pixel
 
+// LongSpan is the most hits of the stream a cluster may span, from its
+// first hit to its last, and keep its first hit's place in the output.
+// Clusters come in the order of their first hits (by first ToA, in a
+// time-ordered stream), except one spanning more (a hot pixel firing
+// faster than dt, which never ends): that one comes in the place of its
+// last hit. Otherwise every cluster starting while it is open would wait
+// for it, and memory would grow with the stream; this way the clusters
+// held back span at most LongSpan hits.
+const LongSpan = 1 << 20
+
+// outputKey is the place in the output of a cluster whose first and last
+// hits have the given arrival numbers (see [LongSpan]). No two clusters
+// share a key: it is the arrival number of one of their hits.
+func outputKey(first, last, span int64) int64 {
+	if last-first > span {
+		return last
+	}
+	return first
+}
+
 // Clusters is a batch of finished clusters as structure of arrays, in the
-// order they were emitted (by first ToA). Weighted quantities use the
-// energy when the hits were calibrated and the ToT otherwise.
+// order they were emitted (by first ToA, see [LongSpan]). Weighted
+// quantities use the energy when the hits were calibrated and the ToT
+// otherwise.
 type Clusters struct {
 	ID         []int64   // running number from 0 in emission order
-	root       []int64   // arrival number of the first hit: the output order
+	root       []int64   // arrival number of the first hit
+	key        []int64   // the output order (see outputKey)
 	Size       []int32   // hits
 	FirstToA   []Time    // earliest hit
 	LastToA    []Time    // latest hit; the span is LastToA - FirstToA
@@ -36,7 +58,7 @@ func (c *Clusters) Reset() {
 
 // extend grows every feature column to length n.
 func (c *Clusters) extend(n int) {
-	c.ID, c.root, c.Size, c.FirstToA, c.LastToA = growLen(c.ID, n), growLen(c.root, n), growLen(c.Size, n), growLen(c.FirstToA, n), growLen(c.LastToA, n)
+	c.ID, c.root, c.key, c.Size, c.FirstToA, c.LastToA = growLen(c.ID, n), growLen(c.root, n), growLen(c.key, n), growLen(c.Size, n), growLen(c.FirstToA, n), growLen(c.LastToA, n)
 	c.ToTSum, c.ESum, c.X, c.Y = growLen(c.ToTSum, n), growLen(c.ESum, n), growLen(c.X, n), growLen(c.Y, n)
 	c.XMin, c.XMax, c.YMin, c.YMax = growLen(c.XMin, n), growLen(c.XMax, n), growLen(c.YMin, n), growLen(c.YMax, n)
 	c.Max = growLen(c.Max, n)
@@ -44,7 +66,7 @@ func (c *Clusters) extend(n int) {
 
 // truncate cuts every feature column to length n.
 func (c *Clusters) truncate(n int) {
-	c.ID, c.root, c.Size, c.FirstToA, c.LastToA = c.ID[:n], c.root[:n], c.Size[:n], c.FirstToA[:n], c.LastToA[:n]
+	c.ID, c.root, c.key, c.Size, c.FirstToA, c.LastToA = c.ID[:n], c.root[:n], c.key[:n], c.Size[:n], c.FirstToA[:n], c.LastToA[:n]
 	c.ToTSum, c.ESum, c.X, c.Y = c.ToTSum[:n], c.ESum[:n], c.X[:n], c.Y[:n]
 	c.XMin, c.XMax, c.YMin, c.YMax = c.XMin[:n], c.XMax[:n], c.YMin[:n], c.YMax[:n]
 	c.Max = c.Max[:n]
@@ -57,10 +79,10 @@ func (c *Clusters) appendFrom(src *Clusters, i int) { c.appendRange(src, i, i+1)
 // has them.
 func (c *Clusters) appendRange(src *Clusters, i, j int) {
 	if len(src.root) >= j {
-		c.root = append(c.root, src.root[i:j]...)
+		c.root, c.key = append(c.root, src.root[i:j]...), append(c.key, src.key[i:j]...)
 	} else { // clusters built outside a clusterer, e.g. read from a file
 		for range j - i {
-			c.root = append(c.root, -1)
+			c.root, c.key = append(c.root, -1), append(c.key, -1)
 		}
 	}
 	c.ID, c.Size = append(c.ID, src.ID[i:j]...), append(c.Size, src.Size[i:j]...)

@@ -44,6 +44,17 @@ type Config struct {
 	// Restart is how much earlier than the latest hit a hit must be to
 	// start the stream afresh (0 means DefaultRestart); see [Stats.Restarts].
 	Restart Time
+
+	longSpan int64 // LongSpan unless set (tests)
+}
+
+// span is the most hits a cluster may span and keep its first hit's place
+// in the output (see [LongSpan]).
+func (c Config) span() int64 {
+	if c.longSpan == 0 {
+		return LongSpan
+	}
+	return c.longSpan
 }
 
 // DefaultRestart is the default Config.Restart: far beyond any reorder

@@ -40,8 +40,13 @@
 // Given time-sorted hits, checking only the last hit of each of the nine
 // pixels is exact for all three definitions: an older hit on the same pixel
 // that could still connect is already in the same cluster as the last one.
-// A cluster is emitted as soon as no later hit can join it, in the order of
-// first ToA, so memory is bounded by the longest-lived open cluster.
+// A cluster is emitted as soon as no later hit can join it and the ones
+// before it are out, in the order of first ToA; one that spans more than
+// [LongSpan] hits (a hot pixel firing faster than dt never ends) comes at
+// its last hit instead, so that it holds back no more than that. Of such
+// a cluster the buffer keeps only the hits later ones can reach, and the
+// sums of the others (exact: the features do not change). Memory is
+// therefore bounded whatever the stream, unless the members are kept.
 //
 // A hit more than dt after every earlier hit starts afresh: under every
 // definition nothing before it can be joined any more. A run of hits

@@ -65,11 +65,13 @@ func (s *hitSums) merge(o *hitSums) {
 // was emitted (see Clusterer.fold); the energies are zero where the stream
 // was not calibrated yet, as in the buffer.
 type foldedSums struct {
-	s hitSums
-	e energySums
+	s    hitSums
+	e    energySums
+	last int64 // the latest arrival number of the hits
 }
 
-func (f *foldedSums) add(x, y uint16, t Time, tot uint16, e float32) {
+func (f *foldedSums) add(x, y uint16, t Time, tot uint16, e float32, seq int64) {
+	f.last = max(f.last, seq)
 	if f.s.size == 0 {
 		f.s.start(x, y, t, tot)
 	} else {
@@ -80,15 +82,17 @@ func (f *foldedSums) add(x, y uint16, t Time, tot uint16, e float32) {
 }
 
 func (f *foldedSums) merge(o *foldedSums) {
+	f.last = max(f.last, o.last)
 	f.s.merge(&o.s)
 	f.e.merge(&o.e)
 }
 
 // store writes the features of cluster k, whose first hit has arrival
-// number root: weighted by energy when e is not nil, else by ToT. A
-// cluster without positive weight gets its plain centroid.
-func (c *Clusters) store(k int, root int64, s *hitSums, e *energySums) {
-	c.root[k], c.Size[k], c.FirstToA[k], c.LastToA[k], c.ToTSum[k] = root, s.size, s.first, s.last, s.tot
+// number root and whose output order is key (see outputKey): weighted by
+// energy when e is not nil, else by ToT. A cluster without positive weight
+// gets its plain centroid.
+func (c *Clusters) store(k int, root, key int64, s *hitSums, e *energySums) {
+	c.root[k], c.key[k], c.Size[k], c.FirstToA[k], c.LastToA[k], c.ToTSum[k] = root, key, s.size, s.first, s.last, s.tot
 	c.XMin[k], c.XMax[k], c.YMin[k], c.YMax[k] = s.xmin, s.xmax, s.ymin, s.ymax
 	w, wx, wy, sum, peak := float64(s.tot), float64(s.tx), float64(s.ty), 0.0, float64(s.peak)
 	if e != nil {

@@ -27,7 +27,7 @@ func TestFoldingMatchesSequential(t *testing.T) {
 			if len(c.folds) > 0 {
 				folded.Add(1)
 			}
-			checkRoots(t, c)
+			checkBuffer(t, c)
 		})
 		if err := equalClusters(got, &want); err != nil {
 			t.Fatalf("seed %d (%d hits, dt %d, fold at %d): %v", seed, h.Len(), cfg.DtMax, c.foldAt, err)
@@ -165,5 +165,70 @@ func TestFoldingKeepsWhatLateHitsFind(t *testing.T) {
 	}
 	if cs, ss := chunked.Stats(), seq.Stats(); cs != ss {
 		t.Fatalf("stats %+v, sequential %+v", cs, ss)
+	}
+}
+
+// TestLongClusterHoldsBackLittle: clusters starting while a hot pixel
+// fires go out while it goes on, once it spans more than LongSpan hits,
+// and it comes in the place of its last hit; the buffers stay within a
+// bound set by LongSpan.
+func TestLongClusterHoldsBackLittle(t *testing.T) {
+	const n, span, foldAt, foldMin, buffer = 200_000, 5000, 1000, 100, 1000
+	var h Hits
+	hotLast, background, place := 0, 0, 0
+	for i := range n + 500 {
+		if i < n { // the hot pixel, then quiet
+			hotLast = h.Len()
+			h.Append(1, 2, Time(i)*400, 1)
+		}
+		if i%7 == 3 { // a one-hit cluster away from it
+			h.Append(3, 0, Time(i)*400+1, 2)
+			background++
+			if i < n { // before the hot cluster's last hit: before it
+				place++
+			}
+		}
+	}
+	for _, def := range []Definition{Local, Global} {
+		cfg := Config{Definition: def, DtMax: 1000, Width: 4, Height: 4, longSpan: span}
+		c, _ := NewClusterer(cfg)
+		c.foldAt = foldAt
+		type bounded struct {
+			Stream
+			buffered func() int
+			most     int
+		}
+		streams := []bounded{{c, func() int { return len(c.nodes) }, span + 2*foldAt + 2*emitEvery}}
+		if def == Local {
+			chunked, _ := NewChunkedClusterer(cfg, 2, buffer)
+			chunked.foldMin = foldMin
+			streams = append(streams, bounded{chunked, func() int { return chunked.buf.Len() + chunked.pending.Len() }, span + buffer + foldMin})
+		}
+		for _, s := range streams {
+			var all Clusters
+			all.Reset()
+			most := 0
+			for i := 0; i < h.Len(); i += 1000 {
+				s.AddTo(&all, h.view(i, min(h.Len(), i+1000)))
+				most = max(most, s.buffered())
+				if i > 4*span && all.Len() == 0 {
+					t.Fatalf("%T, %v: no cluster out after %d hits", s.Stream, def, i)
+				}
+			}
+			if most > s.most {
+				t.Fatalf("%T, %v: %d hits buffered, want at most %d", s.Stream, def, most, s.most)
+			}
+			s.FlushTo(&all)
+			if all.Len() != background+1 {
+				t.Fatalf("%T, %v: %d clusters, want %d", s.Stream, def, all.Len(), background+1)
+			}
+			for k := range all.Len() {
+				hot := all.Size[k] != 1
+				if hot != (k == place) || hot && (all.Size[k] != n || all.root[k] != 0 || all.key[k] != int64(hotLast)) {
+					t.Fatalf("%T, %v: cluster %d of %d hits (root %d, key %d); the hot one is %d, of %d hits, last hit %d",
+						s.Stream, def, k, all.Size[k], all.root[k], all.key[k], place, n, hotLast)
+				}
+			}
+		}
 	}
 }

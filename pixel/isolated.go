@@ -122,10 +122,16 @@ func (c *Clusterer) clusterIsolated(out *Clusters, k int, h *Hits, i int) (int, 
 	ys, ts, tots = ys[:len(xs)], ts[:len(xs)], tots[:len(xs)]
 	dt, def := c.cfg.DtMax, c.cfg.Definition
 	width, height := uint16(c.cfg.Width-1), uint16(c.cfg.Height-1)
+	if need := k + len(xs) - i; len(out.ID) < need { // buffered clusters took the room
+		out.extend(need)
+	}
+	// A group's clusters go out in root order: none may span more than
+	// LongSpan hits (a limit only tests lower that far).
+	most := int(min(groupMax, c.cfg.span()+1))
 	var g isolatedGroup
 	var s hitSums
 	for i < len(xs) && ts[i]-dt > c.now {
-		j := groupEnd(xs, ys, ts, i, width, height, dt)
+		j := groupEnd(xs, ys, ts, i, width, height, dt, most)
 		if j < 0 {
 			break
 		}
@@ -167,12 +173,12 @@ func (c *Clusterer) clusterIsolated(out *Clusters, k int, h *Hits, i int) (int, 
 
 // groupEnd returns j such that hits [i, j) are an isolated group: in the
 // sensor, in time order, hit j in the sensor and more than dt after hit
-// j-1; or -1 when they are not, or the group is larger than groupMax.
-func groupEnd(xs, ys []uint16, ts []Time, i int, width, height uint16, dt Time) int {
+// j-1; or -1 when they are not, or the group has more than most hits.
+func groupEnd(xs, ys []uint16, ts []Time, i int, width, height uint16, dt Time, most int) int {
 	if xs[i] > width || ys[i] > height {
 		return -1
 	}
-	for j := i + 1; j < len(xs) && j <= i+groupMax; j++ {
+	for j := i + 1; j < len(xs) && j <= i+most; j++ {
 		if xs[j] > width || ys[j] > height {
 			return -1
 		}
@@ -309,7 +315,7 @@ func (c *Clusterer) clusterGroup(out *Clusters, k int, h *Hits, i, j int) int {
 			e = c.extras(out, h, i, g.members[g.start[s]:g.start[s+1]])
 		}
 		out.ID[k] = c.nextID
-		out.store(k, c.nextSeq+int64(q), &g.sums[s], e)
+		out.store(k, c.nextSeq+int64(q), c.nextSeq+int64(q), &g.sums[s], e)
 		c.nextID++
 		k++
 	}
@@ -411,7 +417,7 @@ func (c *Clusterer) storeIsolated(out *Clusters, k int, h *Hits, from, r int, s 
 		e = c.extras(out, h, from, m)
 	}
 	out.ID[k] = c.nextID
-	out.store(k, c.nextSeq+int64(r-from), s, e)
+	out.store(k, c.nextSeq+int64(r-from), c.nextSeq+int64(r-from), s, e)
 	c.nextID++
 	return k + 1
 }

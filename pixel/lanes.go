@@ -467,12 +467,12 @@ func roots(state []int64) []int64 {
 }
 
 // assemble follows the chain of lanes whose clusters are exact, from the
-// first window, and appends their clusters to l.assembled in root order
+// first window, and appends their clusters to l.assembled in key order
 // (the sequential output order) with their final ids; it closes done at
 // the end of the chain.
 func (l *Lanes) assemble(link *window, done chan<- struct{}) {
 	defer close(done)
-	var pend, merged Clusters // earlier lanes' clusters not yet sent, by root
+	var pend, merged Clusters // earlier lanes' clusters not yet sent, by key
 	pend.Reset()
 	pendAt := 0
 	cut, open := int64(-1), []int64(nil)
@@ -495,7 +495,7 @@ func (l *Lanes) assemble(link *window, done chan<- struct{}) {
 				i++
 				continue
 			}
-			for pendAt < pend.Len() && pend.root[pendAt] < src.root[i] {
+			for pendAt < pend.Len() && pend.key[pendAt] < src.key[i] {
 				l.appendNumbered(out, &pend, pendAt, pendAt+1)
 				pendAt++
 			}
@@ -503,7 +503,7 @@ func (l *Lanes) assemble(link *window, done chan<- struct{}) {
 			// pending one; past the cut, where most of a window is, the
 			// roots are compared without the call.
 			j := i + 1
-			for j < src.Len() && (pendAt == pend.Len() || src.root[j] < pend.root[pendAt]) && (src.root[j] >= cut || keep(src, j)) {
+			for j < src.Len() && (pendAt == pend.Len() || src.key[j] < pend.key[pendAt]) && (src.root[j] >= cut || keep(src, j)) {
 				j++
 			}
 			l.appendNumbered(out, src, i, j)
@@ -534,7 +534,7 @@ func (l *Lanes) assemble(link *window, done chan<- struct{}) {
 				if !keep(&seg.out, i) {
 					continue
 				}
-				for pendAt < pend.Len() && pend.root[pendAt] < seg.out.root[i] {
+				for pendAt < pend.Len() && pend.key[pendAt] < seg.out.key[i] {
 					merged.appendFrom(&pend, pendAt)
 					pendAt++
 				}

@@ -124,7 +124,7 @@ func againstSequential(t *testing.T, seeds int, salt uint64,
 	maps.Copy(gens, generators)
 	forEachCase(t, gens, seeds, salt, func(t *testing.T, r *rand.Rand, seed int, tc testCase, def Definition) {
 		h := sortedHits(r, tc, r.IntN(2) == 0)
-		cfg := Config{Definition: def, DtMax: tc.dt, Width: tc.w, Height: tc.h}
+		cfg := Config{Definition: def, DtMax: tc.dt, Width: tc.w, Height: tc.h, longSpan: randSpan(r)}
 		seq, _ := NewClusterer(cfg)
 		seq.KeepMembers(true)
 		check(t, r, seed, cfg, h, seq, feed(r, seq, h))
@@ -191,7 +191,7 @@ func TestIsolatedMatchesMatrix(t *testing.T) {
 			with.AppendRange(h, i, h.Len())
 			h = with
 		}
-		cfg := Config{Definition: def, DtMax: tc.dt, Width: tc.w, Height: tc.h}
+		cfg := Config{Definition: def, DtMax: tc.dt, Width: tc.w, Height: tc.h, longSpan: randSpan(r)}
 		var outs [2]*Clusters
 		var stats [2]Stats
 		for k, matrix := range []bool{false, true} {

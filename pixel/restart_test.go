@@ -25,7 +25,7 @@ type restartRun struct {
 func newRestartRun(r *rand.Rand, gen func(*rand.Rand) testCase, def Definition) restartRun {
 	first := gen(r)
 	gap := first.dt + 1 + Time(r.Int64N(int64(10*first.dt)+2))
-	run := restartRun{cfg: Config{Definition: def, DtMax: first.dt, Width: first.w, Height: first.h, Restart: gap}}
+	run := restartRun{cfg: Config{Definition: def, DtMax: first.dt, Width: first.w, Height: first.h, Restart: gap, longSpan: randSpan(r)}}
 	latest := Time(1 << 50)
 	for k := range 2 + r.IntN(4) {
 		var seg []refHit
@@ -155,7 +155,7 @@ func checkRestartRun(t *testing.T, r *rand.Rand, seed int, run restartRun) {
 	seq.KeepMembers(true)
 	seq.compactAt = r.IntN(50)
 	want := feed(r, seq, h)
-	checkRoots(t, seq)
+	checkBuffer(t, seq)
 	if got := labels(t, want, len(run.hits)); !slices.Equal(got, run.want()) {
 		t.Fatalf("seed %d (%d hits, segments at %v, dt %d, restart gap %d): partitions differ\n got %v\nwant %v",
 			seed, len(run.hits), run.segments, run.cfg.DtMax, run.cfg.Restart, got, run.want())

@@ -102,9 +102,9 @@ func TestLateHits(t *testing.T) {
 		}
 	}
 	count(c.Add(out))
-	checkRoots(t, c)
+	checkBuffer(t, c)
 	count(c.Flush())
-	checkRoots(t, c)
+	checkBuffer(t, c)
 	st := c.Stats()
 	late := 0
 	maxT := Time(-1 << 62)
