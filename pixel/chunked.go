@@ -282,8 +282,6 @@ func (c *ChunkedClusterer) chunkTask(w, k, chunks int, final bool) {
 	// buffer's start is no border (the hits before it are carried in); its
 	// end is one until the stream ends: the next buffer may reach it.
 	dt := c.cfg.DtMax
-	// The carried hits' clusters are finished with the border ones: they
-	// may have folded hits, and links to join.
 	start, end := Time(-1<<62), Time(1<<62)
 	if k > 0 && !c.quiet(lo) {
 		start = toa[lo] + dt
@@ -291,6 +289,8 @@ func (c *ChunkedClusterer) chunkTask(w, k, chunks int, final bool) {
 	if k < chunks-1 && !c.quiet(hi) || k == chunks-1 && !final {
 		end = toa[hi-1] - dt
 	}
+	// The carried hits' clusters are finished with the border ones: they
+	// may carry folded sums, and links to join.
 	carried := int32(c.carried)
 	for i := int32(lo); i < int32(hi); i++ {
 		r := find(parent, i)

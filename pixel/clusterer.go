@@ -77,7 +77,7 @@ type Clusterer struct {
 
 	group groupScratch // see clusterGroup
 
-	compactAt  int                   // compact once this many hits at the front are dead
+	compactAt  int                   // compact once this many emitted hits are in the buffer
 	foldAt     int                   // fold once this many hits are buffered (see fold)
 	afterFold  int                   // hits left by the last fold
 	folds      map[int64]*foldedSums // by arrival number of the hit carrying them
