@@ -86,9 +86,10 @@ func (s Summary) String() string {
 // out a slow write, few enough to bound memory.
 const queueDepth = 4
 
-// Run executes the job as three concurrent stages joined by bounded queues:
-// reading (decode and calibrate), clustering (sort and cluster) and
-// writing. A slow stage slows the others; batches are recycled. On a
+// Run executes the job as concurrent stages joined by bounded queues:
+// reading (decode and calibrate), sorting (when the input is unsorted),
+// clustering and writing. A slow stage slows the others; batches are
+// recycled. On a
 // decoding error or cancellation it still clusters and writes everything
 // read before, then returns the error with the summary of what was done.
 func Run(ctx context.Context, job Job) (Summary, error) {
@@ -121,6 +122,19 @@ func Run(ctx context.Context, job Job) (Summary, error) {
 		defer close(fullHits)
 		readDone <- read(ctx, job, &sum, freeHits, fullHits)
 	}()
+	// Sorting has its own stage: with the clustering it took most of the
+	// time of the stage, which bounded the rate of a run.
+	freeSorted, fullSorted := freeHits, fullHits
+	if sorter != nil {
+		freeSorted, fullSorted = make(chan *pixel.Hits, queueDepth), make(chan *pixel.Hits, queueDepth)
+		for range queueDepth {
+			freeSorted <- &pixel.Hits{}
+		}
+		go func() {
+			defer close(fullSorted)
+			sortHits(sorter, fullHits, freeHits, freeSorted, fullSorted)
+		}()
+	}
 	writeDone := make(chan error, 1)
 	go func() {
 		var err error
@@ -145,18 +159,11 @@ func Run(ctx context.Context, job Job) (Summary, error) {
 			batch.Reset()
 		}
 	}
-	for h := range fullHits {
-		if sorter != nil {
-			c.AddTo(batch, sorter.Push(h))
-		} else {
-			c.AddTo(batch, h)
-		}
+	// Whatever happens, what was read is clustered and written.
+	for h := range fullSorted {
+		c.AddTo(batch, h)
 		pass()
-		freeHits <- h
-	}
-	// Whatever happened, what was read is clustered and written.
-	if sorter != nil {
-		c.AddTo(batch, sorter.Flush())
+		freeSorted <- h
 	}
 	c.FlushTo(batch)
 	pass()
@@ -177,6 +184,27 @@ func Run(ctx context.Context, job Job) (Summary, error) {
 	}
 	sum.Elapsed = time.Since(start)
 	return sum, runErr
+}
+
+// sortHits is the sorting stage: it puts the batches from in through the
+// sorter, returns them on inFree, and sends the hits released, copied into
+// batches taken from free, on out; at the end of in, it sends everything
+// the sorter still holds.
+func sortHits(s *pixel.Sorter, in <-chan *pixel.Hits, inFree chan<- *pixel.Hits, free <-chan *pixel.Hits, out chan<- *pixel.Hits) {
+	send := func(h *pixel.Hits) {
+		if h.Len() == 0 {
+			return
+		}
+		b := <-free
+		b.Reset()
+		b.AppendRange(h, 0, h.Len())
+		out <- b
+	}
+	for h := range in {
+		send(s.Push(h))
+		inFree <- h
+	}
+	send(s.Flush())
 }
 
 // write hands a batch of clusters, and their hits, to the sinks.

@@ -161,28 +161,76 @@ func TestSplitSources(t *testing.T) {
 }
 
 // TestErrorKeepsWork: a truncated file gives an error naming the file and
-// offset, and every hit decoded before it is clustered and written.
+// offset, and every hit decoded before it is clustered and written, with
+// the sorting stage or without.
 func TestErrorKeepsWork(t *testing.T) {
 	data := simulateTPX3(t, "gamma", 50000, 0)
-	r := run(t, context.Background(), 0, pixel.Local, data[:len(data)-5])
-	if r.err == nil || !strings.Contains(r.err.Error(), "a.tpx3: byte ") || !strings.Contains(r.err.Error(), "truncated") {
-		t.Fatalf("error %v", r.err)
-	}
-	hits := strings.Count(r.hits, "\n") - 1
-	if int64(hits) != r.sum.Hits || hits < 40000 || r.sum.Clusters == 0 {
-		t.Fatalf("%d hits written, summary %+v", hits, r.sum)
+	for _, unsorted := range []pixel.Time{0, 100 * pixel.Microsecond} {
+		r := run(t, context.Background(), unsorted, pixel.Local, data[:len(data)-5])
+		if r.err == nil || !strings.Contains(r.err.Error(), "a.tpx3: byte ") || !strings.Contains(r.err.Error(), "truncated") {
+			t.Fatalf("error %v", r.err)
+		}
+		hits := strings.Count(r.hits, "\n") - 1
+		if int64(hits) != r.sum.Hits || hits < 40000 || r.sum.Clusters == 0 {
+			t.Fatalf("unsorted %v: %d hits written, summary %+v", unsorted, hits, r.sum)
+		}
 	}
 }
 
 func TestCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	r := run(t, ctx, 0, pixel.Local, simulateTPX3(t, "gamma", 1000, 0))
-	if !errors.Is(r.err, context.Canceled) {
-		t.Fatalf("error %v", r.err)
+	for _, unsorted := range []pixel.Time{0, 100 * pixel.Microsecond} {
+		r := run(t, ctx, unsorted, pixel.Local, simulateTPX3(t, "gamma", 1000, 0))
+		if !errors.Is(r.err, context.Canceled) {
+			t.Fatalf("error %v", r.err)
+		}
+		if !strings.HasPrefix(r.clusters, output.ClusterCSVHeader) {
+			t.Fatal("writers not flushed on cancel")
+		}
 	}
-	if !strings.HasPrefix(r.clusters, output.ClusterCSVHeader) {
-		t.Fatal("writers not flushed on cancel")
+}
+
+// cancellingWriter cancels the run at its first batch and goes on writing,
+// slowly: the queues fill up behind it.
+type cancellingWriter struct {
+	ClusterSink
+	cancel func()
+	writes int
+}
+
+func (c *cancellingWriter) Write(cl *pixel.Clusters) error {
+	if c.writes++; c.writes == 1 {
+		c.cancel()
+	}
+	time.Sleep(time.Millisecond)
+	return c.ClusterSink.Write(cl)
+}
+
+// TestCancelMidRun: cancelled while every stage is busy, a run stops early
+// and still writes the clusters of every hit it read, in every mode.
+func TestCancelMidRun(t *testing.T) {
+	// More batches than the queues and the lanes' windows hold.
+	data := simulateTPX3(t, "gamma", 3000000, 50*pixel.Microsecond)
+	layout, _ := tpx3.LayoutByName("single")
+	for _, mode := range []pixel.Mode{pixel.Sequential, pixel.LanesMode, pixel.Chunked} {
+		ctx, cancel := context.WithCancel(context.Background())
+		var cbuf, hbuf bytes.Buffer
+		cw, _ := output.NewClusterCSV(&cbuf)
+		hw, _ := tpx3.NewCSVWriter(&hbuf, true)
+		job := Job{Reader: tpx3.Options{Layout: layout}, Unsorted: 100 * pixel.Microsecond, Cluster: pixel.DefaultConfig(),
+			Mode: mode, Workers: 2, Clusters: &cancellingWriter{ClusterSink: cw, cancel: cancel}, Hits: hw,
+			Sources: []Source{{Name: "a.tpx3", R: bytes.NewReader(data)}}}
+		sum, err := Run(ctx, job)
+		cw.Close()
+		hw.Close()
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("%v: error %v", mode, err)
+		}
+		hits, clusters := strings.Count(hbuf.String(), "\n")-1, strings.Count(cbuf.String(), "\n")-1
+		if int64(hits) != sum.Hits || sum.Hits >= 3000000 || int64(clusters) != sum.Clusters || sum.Clusters == 0 {
+			t.Fatalf("%v: %d hits and %d clusters written, summary %+v", mode, hits, clusters, sum)
+		}
 	}
 }
 
@@ -241,7 +289,8 @@ func (s *slowWriter) Write(c *pixel.Clusters) error {
 	return s.ClusterSink.Write(c)
 }
 
-// TestSlowWriter checks that a slow writer loses nothing.
+// TestSlowWriter checks that a slow writer, which every other stage waits
+// for, loses nothing.
 func TestSlowWriter(t *testing.T) {
 	data := simulateTPX3(t, "gamma", 600000, 0)
 	want := run(t, context.Background(), 0, pixel.Local, data)
@@ -250,7 +299,7 @@ func TestSlowWriter(t *testing.T) {
 	sw := &slowWriter{ClusterSink: cw}
 	layout, _ := tpx3.LayoutByName("single")
 	job := Job{Reader: tpx3.Options{Layout: layout}, Cluster: pixel.DefaultConfig(), Clusters: sw,
-		Sources: []Source{{Name: "a.tpx3", R: bytes.NewReader(data)}}}
+		Sources: []Source{{Name: "a.tpx3", R: bytes.NewReader(data)}}, Unsorted: 100 * pixel.Microsecond}
 	sum, err := Run(context.Background(), job)
 	cw.Close()
 	if err != nil || cbuf.String() != want.clusters || sum.Clusters != want.sum.Clusters || sw.writes < 2 {
