@@ -279,3 +279,56 @@ func randomAuto(t *testing.T, r *rand.Rand, cfg Config, n int) *autoStream {
 	a.KeepMembers(true)
 	return a
 }
+
+// TestLanesMeetAfterLongCluster builds, hit by hit, the case where the
+// order of the lanes' output rests on the clusters' keys rather than their
+// first hits: a long cluster S (a hot pixel) starts in window 1 before a
+// one-hit cluster P, and ends in window 2. Lane 0 goes on into window 1,
+// meets lane 1 there once the cluster C across the border has closed, and
+// emits C and P; lane 1 has no cluster of its own to send before them (its
+// C and P are wrong, S is still open), so they wait until lane 1 meets
+// lane 2 and emits S, which must come after P: it spans more than
+// LongSpan hits and goes out in the place of its last hit.
+func TestLanesMeetAfterLongCluster(t *testing.T) {
+	var h Hits
+	for i := range 14 { // window 0: single hits 100 ns apart
+		h.Append(uint16(18*i), 50, Time(100*i), 1)
+	}
+	h.Append(10, 10, 2000, 2) // C, across the border of windows 0 and 1
+	h.Append(10, 11, 2001, 3)
+	h.Append(10, 12, 2002, 4)   // window 1 from here
+	h.Append(100, 100, 2002, 5) // S
+	h.Append(200, 200, 2002, 6) // P
+	h.Append(100, 100, 2011, 7)
+	t0 := Time(2019)
+	for i := range 14 { // S to the second hit of window 2
+		h.Append(100, 100, t0+Time(8*i), 8)
+	}
+	for i := range 14 { // the rest of window 2: single hits again
+		h.Append(uint16(18*i), 150, t0+Time(8*13+100*(i+1)), 9)
+	}
+	if h.Len() != 48 {
+		t.Fatalf("%d hits", h.Len())
+	}
+	cfg := Config{Definition: Local, DtMax: 10, Width: 256, Height: 256, longSpan: 4}
+	seq, _ := NewClusterer(cfg)
+	want := &Clusters{}
+	want.Reset()
+	seq.AddTo(want, &h)
+	seq.FlushTo(want)
+	// C, P and S, in that order, S keyed by its last hit (33).
+	if want.Len() != 14+3+14 || want.root[14] != 14 || want.root[15] != 18 || want.root[16] != 17 || want.key[16] != 33 {
+		t.Fatalf("sequential: %d clusters, roots %v, keys %v", want.Len(), want.root, want.key)
+	}
+	for range 20 {
+		lanes, _ := NewLanes(cfg, 2, 16)
+		lanes.check0 = 1
+		var all Clusters
+		all.Reset()
+		lanes.AddTo(&all, &h)
+		lanes.FlushTo(&all)
+		if err := equalClusters(&all, want); err != nil {
+			t.Fatalf("lanes: %v; roots %v, want %v", err, all.root, want.root)
+		}
+	}
+}
