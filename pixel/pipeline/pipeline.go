@@ -89,9 +89,9 @@ const queueDepth = 4
 // Run executes the job as concurrent stages joined by bounded queues:
 // reading (decode and calibrate), sorting (when the input is unsorted),
 // clustering and writing. A slow stage slows the others; batches are
-// recycled. On a
-// decoding error or cancellation it still clusters and writes everything
-// read before, then returns the error with the summary of what was done.
+// recycled. On a decoding error or cancellation it still clusters and
+// writes everything read before, then returns the error with the summary
+// of what was done.
 func Run(ctx context.Context, job Job) (Summary, error) {
 	start := time.Now()
 	var sum Summary
@@ -122,8 +122,8 @@ func Run(ctx context.Context, job Job) (Summary, error) {
 		defer close(fullHits)
 		readDone <- read(ctx, job, &sum, freeHits, fullHits)
 	}()
-	// Sorting has its own stage: with the clustering it took most of the
-	// time of the stage, which bounded the rate of a run.
+	// Sorting has a stage of its own: sharing one with the clustering, it
+	// made that stage the bound of a run.
 	freeSorted, fullSorted := freeHits, fullHits
 	if sorter != nil {
 		freeSorted, fullSorted = make(chan *pixel.Hits, queueDepth), make(chan *pixel.Hits, queueDepth)
