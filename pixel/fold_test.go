@@ -74,6 +74,32 @@ func TestFoldingMatchesSequential(t *testing.T) {
 	})
 }
 
+// boundedStream is a clusterer that folds, with the hits it holds and the
+// most it may hold.
+type boundedStream struct {
+	Stream
+	buffered func() int
+	most     int
+}
+
+// foldingStreams returns the clusterers that fold, sequential and (local
+// definition) chunked, set to fold early, with the bound on the hits they
+// hold for a stream where no cluster but one spans more than
+// cfg.longSpan hits (any when it is 0).
+func foldingStreams(cfg Config) []boundedStream {
+	const foldAt, foldMin, buffer = 1000, 100, 1000
+	span := int(cfg.longSpan)
+	c, _ := NewClusterer(cfg)
+	c.foldAt = foldAt
+	streams := []boundedStream{{c, func() int { return len(c.nodes) }, span + 2*foldAt + 2*emitEvery}}
+	if cfg.Definition == Local {
+		chunked, _ := NewChunkedClusterer(cfg, 2, buffer)
+		chunked.foldMin = foldMin
+		streams = append(streams, boundedStream{chunked, func() int { return chunked.buf.Len() + chunked.pending.Len() }, span + buffer + foldMin})
+	}
+	return streams
+}
+
 // TestFoldingBoundsMemory: a hot pixel firing faster than dt, next to a
 // pixel that fires now and then, is one cluster that never closes. The
 // buffers stay within a bound set by the fold threshold, whatever the
@@ -97,22 +123,7 @@ func TestFoldingBoundsMemory(t *testing.T) {
 		esum, ex = esum+float64(h.E[i]), ex+float64(h.E[i])*float64(h.X[i])
 	}
 	for _, def := range []Definition{Local, Global} {
-		cfg := Config{Definition: def, DtMax: 1000, Width: 4, Height: 4}
-		const foldAt, foldMin, buffer = 1000, 100, 1000
-		c, _ := NewClusterer(cfg)
-		c.foldAt = foldAt
-		type bounded struct {
-			Stream
-			buffered func() int
-			most     int
-		}
-		streams := []bounded{{c, func() int { return len(c.nodes) }, 2*foldAt + 2*emitEvery}}
-		if def == Local {
-			chunked, _ := NewChunkedClusterer(cfg, 2, buffer)
-			chunked.foldMin = foldMin
-			streams = append(streams, bounded{chunked, func() int { return chunked.buf.Len() }, buffer + foldMin})
-		}
-		for _, s := range streams {
+		for _, s := range foldingStreams(Config{Definition: def, DtMax: 1000, Width: 4, Height: 4}) {
 			most := 0
 			for i := 0; i < n; i += 1000 {
 				if out := s.Add(h.view(i, i+1000)); out.Len() != 0 {
@@ -173,7 +184,7 @@ func TestFoldingKeepsWhatLateHitsFind(t *testing.T) {
 // and it comes in the place of its last hit; the buffers stay within a
 // bound set by LongSpan.
 func TestLongClusterHoldsBackLittle(t *testing.T) {
-	const n, span, foldAt, foldMin, buffer = 200_000, 5000, 1000, 100, 1000
+	const n, span = 200_000, 5000
 	var h Hits
 	hotLast, background, place := 0, 0, 0
 	for i := range n + 500 {
@@ -190,21 +201,7 @@ func TestLongClusterHoldsBackLittle(t *testing.T) {
 		}
 	}
 	for _, def := range []Definition{Local, Global} {
-		cfg := Config{Definition: def, DtMax: 1000, Width: 4, Height: 4, longSpan: span}
-		c, _ := NewClusterer(cfg)
-		c.foldAt = foldAt
-		type bounded struct {
-			Stream
-			buffered func() int
-			most     int
-		}
-		streams := []bounded{{c, func() int { return len(c.nodes) }, span + 2*foldAt + 2*emitEvery}}
-		if def == Local {
-			chunked, _ := NewChunkedClusterer(cfg, 2, buffer)
-			chunked.foldMin = foldMin
-			streams = append(streams, bounded{chunked, func() int { return chunked.buf.Len() + chunked.pending.Len() }, span + buffer + foldMin})
-		}
-		for _, s := range streams {
+		for _, s := range foldingStreams(Config{Definition: def, DtMax: 1000, Width: 4, Height: 4, longSpan: span}) {
 			var all Clusters
 			all.Reset()
 			most := 0
