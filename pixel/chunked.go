@@ -165,7 +165,7 @@ func (c *ChunkedClusterer) AddTo(dst *Clusters, h *Hits) {
 			i++
 			continue
 		}
-		j, restart := inSensorRun(h, i, min(h.Len(), i+c.size+c.carried-c.buf.Len()), &c.cfg, &c.position)
+		j, restart := inSensorRun(h, i, min(h.Len(), i+c.fresh()+c.carried-c.buf.Len()), &c.cfg, &c.position)
 		for range j - i {
 			c.seq = append(c.seq, c.nextSeq)
 			c.nextSeq++
@@ -176,12 +176,19 @@ func (c *ChunkedClusterer) AddTo(dst *Clusters, h *Hits) {
 		case restart: // as at the end of a stream, then afresh
 			c.process(true)
 			c.restartClock()
-		case c.buf.Len()-c.carried == c.size:
+		case c.buf.Len()-c.carried == c.fresh():
 			c.process(false)
 		}
 	}
 	c.stats.Clustered = c.stats.Hits - c.stats.OutOfRange
 }
+
+// fresh is the number of new hits a buffer takes: the set size, or as many
+// as were carried into it if more. The carried hits are clustered again
+// with every buffer, so when dt spans more hits than a buffer takes, their
+// work would be repeated buffer after buffer (quadratic in the hits within
+// dt); a buffer taking at least as many new ones at most doubles it.
+func (c *ChunkedClusterer) fresh() int { return max(c.size, c.carried) }
 
 // Flush clusters the rest and returns every remaining cluster.
 func (c *ChunkedClusterer) Flush() *Clusters {
@@ -230,6 +237,12 @@ func (c *ChunkedClusterer) process(final bool) {
 // widest time gap among the hits around its place. A gap wider than dt is a
 // quiet border that no cluster crosses, so its neighbourhood needs no
 // joining; it is common, since clusters arrive as bursts of hits.
+//
+// A border more than dt after the one before is dropped, its chunk joined to
+// the next: a border's hits within dt then lie in the chunks on either side
+// of it. With a dt spanning many chunks, every border would look at the
+// hits of all of them, and the work and the pairs found would grow with
+// the square of the hits within dt.
 func (c *ChunkedClusterer) cut(n int) int {
 	toa := c.buf.ToA
 	c.bounds = append(c.bounds[:0], 0)
@@ -252,6 +265,9 @@ func (c *ChunkedClusterer) cut(n int) int {
 			if g := toa[j] - toa[j-1]; g > c.cfg.DtMax {
 				best, gap = j, g
 			}
+		}
+		if prev := c.bounds[len(c.bounds)-1]; prev > 0 && toa[best]-toa[prev-1] <= c.cfg.DtMax {
+			continue // within dt of the border before: no border here
 		}
 		c.bounds = append(c.bounds, best)
 		b = max(b, best) // the next border is a chunk after this one

@@ -332,3 +332,46 @@ func TestLanesMeetAfterLongCluster(t *testing.T) {
 		}
 	}
 }
+
+// TestChunkedWideDt: with a dt spanning many more hits than a chunk, and
+// than a buffer takes, the chunked clusterer still gives the sequential
+// clusters, each border looks only at the chunks on either side of it
+// (the pairs it finds are at most nine per hit of the chunk after it),
+// and a buffer takes about as many new hits as it carries, not the few
+// it was set to: else the carried hits are clustered again and again.
+func TestChunkedWideDt(t *testing.T) {
+	const n = 20000
+	r := rand.New(rand.NewPCG(3, 4))
+	var h Hits
+	for i := range n { // 20 hits per dt on a tiny sensor: clusters never end
+		h.Append(uint16(r.IntN(4)), uint16(r.IntN(4)), Time(i)*50+Time(r.IntN(50)), uint16(1+r.IntN(9)))
+	}
+	cfg := Config{Definition: Local, DtMax: 1000, Width: 4, Height: 4}
+	seq, _ := NewClusterer(cfg)
+	want := feed(rand.New(rand.NewPCG(1, 2)), seq, &h)
+	c, _ := NewChunkedClusterer(cfg, 2, 8)
+	c.chunk = 4
+	var got Clusters
+	got.Reset()
+	buffers := 0
+	for i := range n {
+		before, carried := c.buf.Len(), c.carried
+		c.AddTo(&got, h.view(i, i+1))
+		if c.buf.Len() == before+1 && c.carried == carried {
+			continue // no buffer clustered
+		}
+		buffers++
+		for k := 0; k+2 < len(c.bounds); k++ {
+			if pairs, most := len(c.pairs[k])/2, 9*(c.bounds[k+2]-c.bounds[k+1]); pairs > most {
+				t.Fatalf("border %d: %d pairs, want at most %d", k, pairs, most)
+			}
+		}
+	}
+	c.FlushTo(&got)
+	if err := equalClusters(&got, want); err != nil {
+		t.Fatal(err)
+	}
+	if buffers > n/16 { // at least 16 new hits a buffer
+		t.Fatalf("%d buffers for %d hits", buffers, n)
+	}
+}
