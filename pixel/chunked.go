@@ -238,9 +238,9 @@ func (c *ChunkedClusterer) process(final bool) {
 // quiet border that no cluster crosses, so its neighbourhood needs no
 // joining; it is common, since clusters arrive as bursts of hits.
 //
-// A border more than dt after the one before is dropped, its chunk joined to
-// the next: a border's hits within dt then lie in the chunks on either side
-// of it. With a dt spanning many chunks, every border would look at the
+// A border whose first hit is within dt of the last hit before the border
+// before it is dropped, its chunk joined to the next: a border's hits
+// within dt then lie in the chunks on either side of it. With a dt spanning many chunks, every border would look at the
 // hits of all of them, and the work and the pairs found would grow with
 // the square of the hits within dt.
 func (c *ChunkedClusterer) cut(n int) int {
