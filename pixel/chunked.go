@@ -413,7 +413,7 @@ func (c *ChunkedClusterer) finishBorders(final bool, chunks int) int64 {
 		if open {
 			bound = min(bound, outputKey(c.seq[r], c.lastArrival(members, c.folds), span))
 			if !c.keep && len(members) >= c.foldMin {
-				members = c.foldCarried(members, limit)
+				members = c.foldCarried(members)
 			}
 			c.carryIdx = append(c.carryIdx, members...)
 			continue
@@ -465,11 +465,12 @@ func (c *ChunkedClusterer) lastArrival(members []int32, folds []*foldedSums) int
 // sums carried by the root, returning the kept ones. Without this a
 // cluster that does not end (a hot pixel firing faster than dt) would be
 // carried whole into every buffer: quadratic time, and memory without
-// bound. Kept are the root, which orders the output, the hits within dt of
-// the latest time, which the next hits can reach, and the last hit on each
-// pixel, which a late hit would find in the matrix. The sums are exact:
-// the features do not change.
-func (c *ChunkedClusterer) foldCarried(members []int32, limit Time) []int32 {
+// bound. Kept are the root, which orders the output, and the last hit on
+// each pixel, which the matrix shows to the next hits: one that reaches an
+// earlier hit on a pixel reaches the last one too, as it is no earlier.
+// So at most a hit per pixel is carried, however many hits dt spans. The
+// sums are exact: the features do not change.
+func (c *ChunkedClusterer) foldCarried(members []int32) []int32 {
 	b, mat := &c.buf, c.mats[0]
 	pixel := func(i int32) int { return (int(b.Y[i])+1)*c.stride + int(b.X[i]) + 1 }
 	for _, i := range members { // the last hit on each pixel: ties go to the later
@@ -493,7 +494,7 @@ func (c *ChunkedClusterer) foldCarried(members []int32, limit Time) []int32 {
 		if last { // each pixel's entry is cleared by its one last hit
 			mat[p] = 0
 		}
-		if n == 0 || last || b.ToA[i] >= limit {
+		if n == 0 || last {
 			kept = append(kept, i)
 			continue
 		}

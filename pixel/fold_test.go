@@ -229,3 +229,36 @@ func TestLongClusterHoldsBackLittle(t *testing.T) {
 		}
 	}
 }
+
+// TestFoldingWideDt: with a dt longer than the stream every hit can reach
+// the next ones, but only through the last hit on its pixel; the chunked
+// clusterer carries no more than those and the root, and clusters as the
+// sequential one does.
+func TestFoldingWideDt(t *testing.T) {
+	const n = 100_000
+	r := rand.New(rand.NewPCG(5, 6))
+	var h Hits
+	for i := range n {
+		h.Append(uint16(r.IntN(4)), uint16(r.IntN(4)), Time(i)*10, uint16(1+r.IntN(9)))
+	}
+	cfg := Config{Definition: Local, DtMax: 1 << 40, Width: 4, Height: 4}
+	seq, _ := NewClusterer(cfg)
+	want := feed(rand.New(rand.NewPCG(1, 2)), seq, &h)
+	if want.Len() != 1 || want.Size[0] != n {
+		t.Fatalf("sequential: %d clusters", want.Len())
+	}
+	c, _ := NewChunkedClusterer(cfg, 2, 1000)
+	c.foldMin = 100
+	var got Clusters
+	got.Reset()
+	for i := 0; i < n; i += 500 {
+		c.AddTo(&got, h.view(i, i+500))
+		if c.carried > 1+4*4 {
+			t.Fatalf("after %d hits: %d carried", i+500, c.carried)
+		}
+	}
+	c.FlushTo(&got)
+	if err := equalClusters(&got, want); err != nil {
+		t.Fatal(err)
+	}
+}
