@@ -291,7 +291,7 @@ func randomAuto(t *testing.T, r *rand.Rand, cfg Config, n int) *autoStream {
 // LongSpan hits and goes out in the place of its last hit.
 func TestLanesMeetAfterLongCluster(t *testing.T) {
 	var h Hits
-	for i := range 14 { // window 0: single hits 100 ns apart
+	for i := range 14 { // window 0: single hits, far apart in time (dt is 10)
 		h.Append(uint16(18*i), 50, Time(100*i), 1)
 	}
 	h.Append(10, 10, 2000, 2) // C, across the border of windows 0 and 1
