@@ -240,9 +240,10 @@ func (c *ChunkedClusterer) process(final bool) {
 //
 // A border whose first hit is within dt of the last hit before the border
 // before it is dropped, its chunk joined to the next: a border's hits
-// within dt then lie in the chunks on either side of it. With a dt spanning many chunks, every border would look at the
-// hits of all of them, and the work and the pairs found would grow with
-// the square of the hits within dt.
+// within dt then lie in the chunks on either side of it. With a dt
+// spanning many chunks, every border would look at the hits of all of
+// them, and the work and the pairs found would grow with the square of
+// the hits within dt.
 func (c *ChunkedClusterer) cut(n int) int {
 	toa := c.buf.ToA
 	c.bounds = append(c.bounds[:0], 0)
