@@ -83,6 +83,13 @@ func (a *autoStream) KeepMembers(keep bool) {
 
 func (a *autoStream) Stats() Stats { return a.cur.Stats() }
 
+func (a *autoStream) Err() error {
+	if err := a.seq.Err(); err != nil {
+		return err
+	}
+	return a.lanes.Err()
+}
+
 func (a *autoStream) Add(h *Hits) *Clusters {
 	a.out.Reset()
 	a.AddTo(&a.out, h)

@@ -89,6 +89,7 @@ type ChunkedClusterer struct {
 	links     []int32 // pairs of carried hits to join
 	carryAt   []int32 // where a carried hit goes in the next buffer
 
+	err     error    // see Err
 	pending Clusters // closed clusters waiting for an earlier open one
 	small   Clusters // border clusters, then merged with the pending ones
 	merged  Clusters
@@ -593,6 +594,27 @@ func (c *ChunkedClusterer) emit(chunks int, bound int64) {
 	}
 	c.seq = append(c.seq[:0], c.carrySeq...)
 	c.carried = b.Len()
+	// What the clusters hold: the hits carried and held back, and the new
+	// ones the next buffer takes beyond its size because of the carried.
+	held := c.carried + c.fresh() - c.size + c.pending.Members.Len()
+	if c.keep && c.err == nil && held > c.cfg.memberLimit() {
+		c.err = c.memberLimitError()
+	}
+}
+
+// Err returns a [MemberLimitError] once the clusterer, keeping members,
+// has held more hits than its Config.MemberLimit, and nil before.
+func (c *ChunkedClusterer) Err() error { return c.err }
+
+// memberLimitError describes the hits held: carried and held back.
+func (c *ChunkedClusterer) memberLimitError() error {
+	counts := pixelCounts{}
+	for _, h := range []*Hits{c.buf.view(0, c.carried), &c.pending.Members} {
+		for i, x := range h.X {
+			counts.add(x, h.Y[i])
+		}
+	}
+	return counts.memberLimitError(c.cfg.memberLimit())
 }
 
 // carryFolds moves the folded sums of the carried hits to their places in

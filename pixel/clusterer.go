@@ -82,6 +82,7 @@ type Clusterer struct {
 	afterFold  int                   // hits left by the last fold
 	folds      map[int64]*foldedSums // by arrival number of the hit carrying them
 	matrixOnly bool                  // no isolated groups (see isolated.go): tests compare the two
+	err        error                 // see Err
 
 	out Clusters
 	position
@@ -134,6 +135,21 @@ func NewClusterer(cfg Config) (*Clusterer, error) {
 
 // KeepMembers makes the emitted [Clusters] carry the hits of each cluster.
 func (c *Clusterer) KeepMembers(keep bool) { c.keepMembers = keep }
+
+// Err returns a [MemberLimitError] once the clusterer, keeping members,
+// has held more hits than its Config.MemberLimit, and nil before.
+func (c *Clusterer) Err() error { return c.err }
+
+// memberLimitError describes the hits held.
+func (c *Clusterer) memberLimitError() error {
+	counts := pixelCounts{}
+	for _, nd := range c.nodes[c.front:] {
+		if nd.parent != dead {
+			counts.add(nd.x, nd.y)
+		}
+	}
+	return counts.memberLimitError(c.cfg.memberLimit())
+}
 
 // Add clusters a batch of hits, which should be in time order (and follow
 // the previous batch in time), and returns the clusters that are finished.
@@ -539,7 +555,11 @@ func (c *Clusterer) emitAt(out *Clusters, k int, mode emitMode) int {
 	if len(c.skipped) > 0 {
 		c.front = int(c.skipped[0].root)
 	}
-	switch live := int(n) - c.dead; {
+	live := int(n) - c.dead
+	if c.keepMembers && c.err == nil && live > c.cfg.memberLimit() {
+		c.err = c.memberLimitError()
+	}
+	switch {
 	case c.dead == int(n) || c.dead >= c.compactAt && 2*c.dead >= int(n):
 		c.compact()
 	case !c.keepMembers && live >= c.foldAt && live >= 2*c.afterFold:
@@ -770,6 +790,7 @@ func (c *Clusterer) restart(first int64) {
 	c.calibrated, c.e = false, c.e[:0]
 	c.front, c.scan, c.dead, c.afterFold = 0, 0, 0, 0
 	c.skipped = c.skipped[:0]
+	c.err = nil
 	clear(c.folds)
 	c.position = startPosition
 	c.nextSeq = first

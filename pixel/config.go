@@ -44,8 +44,27 @@ type Config struct {
 	// Restart is how much earlier than the latest hit a hit must be to
 	// start the stream afresh (0 means DefaultRestart); see [Stats.Restarts].
 	Restart Time
+	// MemberLimit bounds memory when the clusters carry their hits (see
+	// [Clusterer.KeepMembers]): a stream holding more hits than this in
+	// clusters not yet emitted reports a [MemberLimitError] (0 means
+	// DefaultMemberLimit).
+	MemberLimit int
 
 	longSpan int64 // LongSpan unless set (tests)
+}
+
+// DefaultMemberLimit is the default Config.MemberLimit: a run stopped by
+// it peaks at 0.5 to 0.9 GB with the hits kept (BENCHMARKS.md). Only a
+// cluster that never ends (a pixel firing within dt of itself) or a dt
+// spanning seconds of data comes near it.
+const DefaultMemberLimit = 1 << 21
+
+// memberLimit is the effective Config.MemberLimit.
+func (c Config) memberLimit() int {
+	if c.MemberLimit == 0 {
+		return DefaultMemberLimit
+	}
+	return c.MemberLimit
 }
 
 // span is the most hits a cluster may span and keep its first hit's place
@@ -84,6 +103,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("pixel: negative dt %v ns", c.DtMax.Ns())
 	case c.Restart < 0:
 		return fmt.Errorf("pixel: negative restart gap %v ns", c.Restart.Ns())
+	case c.MemberLimit < 0:
+		return fmt.Errorf("pixel: negative member limit %d", c.MemberLimit)
 	case c.Width < 1 || c.Height < 1 || c.Width > 1<<16 || c.Height > 1<<16:
 		return fmt.Errorf("pixel: sensor size %dx%d out of range 1..65536", c.Width, c.Height)
 	case (c.Width+2)*(c.Height+2) > 1<<28:

@@ -46,7 +46,10 @@
 // its last hit instead, so that it holds back no more than that. Of such
 // a cluster the buffer keeps only the hits later ones can reach, and the
 // sums of the others (exact: the features do not change). Memory is
-// therefore bounded whatever the stream, unless the members are kept.
+// therefore bounded whatever the stream. When the members are kept, all
+// hits of such a cluster are, and the streams report a [MemberLimitError]
+// once they hold more than Config.MemberLimit hits: the caller stops
+// there.
 //
 // A hit more than dt after every earlier hit starts afresh: under every
 // definition nothing before it can be joined any more. A run of hits

@@ -1,6 +1,7 @@
 package pixel
 
 import (
+	"errors"
 	"math/rand/v2"
 	"slices"
 	"sync/atomic"
@@ -260,5 +261,100 @@ func TestFoldingWideDt(t *testing.T) {
 	c.FlushTo(&got)
 	if err := equalClusters(&got, want); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestMemberLimit: keeping members, every mode reports a cluster that
+// never ends once the hits held pass the limit, naming its pixel, without
+// holding much more before, and goes on clustering exactly; without
+// members, or on a stream whose clusters end, none reports.
+func TestMemberLimit(t *testing.T) {
+	const n, limit, dt = 20_000, 3000, 1000
+	// A few hits far apart in time, then a hot pixel firing faster than dt and now and then a hit far
+	// from it: one-hit clusters held back behind the endless one.
+	var hot, calm Hits
+	for i := range 150 {
+		hot.Append(uint16(i), 100, Time(2*dt*i), 2)
+	}
+	for i := range n {
+		hot.Append(5, 6, Time(1_000_000+400*i), 3)
+		if i%10 == 0 {
+			hot.Append(uint16(100+i%50), 200, Time(1_000_100+400*i), 4)
+		}
+		calm.Append(uint16(i%200), uint16(i%7*30), Time(1000+2000*i), 3)
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	// Under the window definition every cluster ends within dt.
+	for _, def := range []Definition{Local, Global} {
+		cfg := Config{Definition: def, DtMax: dt, Width: 256, Height: 256, MemberLimit: limit}
+		ref, _ := NewClusterer(Config{Definition: def, DtMax: dt, Width: 256, Height: 256})
+		ref.KeepMembers(true)
+		want := feed(r, ref, &hot)
+		if ref.Err() != nil || want.Len() != 150+1+n/10 || want.Size[150] != n {
+			t.Fatalf("%v: reference: error %v, %d clusters, the endless one of %d hits", def, ref.Err(), want.Len(), want.Size[150])
+		}
+		// The streams, with what each holds for its clusters and the most
+		// it may hold unreported (the lanes report asynchronously).
+		type bounded struct {
+			Stream
+			held func() (n, most int)
+		}
+		streams := func() []bounded {
+			seq, _ := NewClusterer(cfg)
+			// Windows so short that no lane but the one holding the cluster
+			// from its start reaches the limit: a lane runs at most the
+			// windows in flight ahead.
+			lanes, _ := NewLanes(cfg, 2, limit/8)
+			// And one window longer than the stream, clustered at the flush.
+			long, _ := NewLanes(cfg, 2, 0)
+			// Auto mode settled on lanes, which must report through it
+			// (the sequential clusterer reports the same way).
+			auto, _ := newAutoStream(cfg, 2)
+			auto.lanes.size, auto.cur, auto.phase, auto.recheck = limit/8, auto.lanes, decided, 1<<62
+			none := func() (int, int) { return 0, 0 }
+			s := []bounded{
+				{seq, func() (int, int) { return len(seq.nodes) - seq.dead, limit + emitEvery }},
+				{lanes, none}, {long, none}, {auto, none}}
+			if def == Local {
+				chunked, _ := NewChunkedClusterer(cfg, 2, 600)
+				s = append(s, bounded{chunked, func() (int, int) {
+					return chunked.buf.Len() + chunked.pending.Members.Len(), limit + chunked.size
+				}})
+			}
+			return s
+		}
+		for _, s := range streams() {
+			s.KeepMembers(true)
+			got := feedWatching(r, s, &hot, func() {
+				if n, most := s.held(); s.Err() == nil && n > most {
+					t.Fatalf("%v, %T: %d hits held unreported", def, s.Stream, n)
+				}
+			})
+			var e *MemberLimitError
+			if !errors.As(s.Err(), &e) {
+				t.Fatalf("%v, %T: error %v, want a MemberLimitError", def, s.Stream, s.Err())
+			}
+			if e.Limit != limit || e.X != 5 || e.Y != 6 || 2*e.PixelHits <= limit || e.PixelHits > n {
+				t.Fatalf("%v, %T: %+v", def, s.Stream, e)
+			}
+			if a, ok := s.Stream.(*autoStream); ok && a.cur != Stream(a.lanes) {
+				t.Fatalf("%v: auto mode on %T, not lanes", def, a.cur)
+			}
+			if err := equalClusters(got, want); err != nil {
+				t.Fatalf("%v, %T: %v", def, s.Stream, err)
+			}
+		}
+		for _, s := range streams() {
+			feed(r, s, &hot)
+			if s.Err() != nil {
+				t.Fatalf("%v, %T: members not kept: %v", def, s.Stream, s.Err())
+			}
+		}
+		for _, s := range streams() {
+			s.KeepMembers(true)
+			if feed(r, s, &calm); s.Err() != nil {
+				t.Fatalf("%v, %T: clusters that end: %v", def, s.Stream, s.Err())
+			}
+		}
 	}
 }

@@ -68,6 +68,9 @@ type Lanes struct {
 	position
 	out Clusters  // Add's batch
 	dst *Clusters // where the clusters go in the current call
+	// The first error of a lane's clusterer (see Err).
+	errMu sync.Mutex
+	err   error
 }
 
 // window is a run of hits and what its lane found.
@@ -192,6 +195,25 @@ func (l *Lanes) AddTo(dst *Clusters, h *Hits) {
 	}
 	l.take()
 	l.stats.Clustered = l.stats.Hits - l.stats.OutOfRange
+}
+
+// Err returns the first error of a lane (see [Stream]): a
+// [MemberLimitError] from the one holding the longest cluster.
+func (l *Lanes) Err() error {
+	l.errMu.Lock()
+	defer l.errMu.Unlock()
+	return l.err
+}
+
+// noteErr keeps the first error of a lane's clusterer.
+func (l *Lanes) noteErr(c *Clusterer) {
+	if err := c.Err(); err != nil {
+		l.errMu.Lock()
+		if l.err == nil {
+			l.err = err
+		}
+		l.errMu.Unlock()
+	}
 }
 
 // Flush ends the stream and returns every remaining cluster.
@@ -348,6 +370,7 @@ func (l *Lanes) run(w *window) {
 		}
 	}
 	c.AddTo(&w.fresh, w.hits.view(from, w.hits.Len()))
+	l.noteErr(c)
 	close(w.freshDone)
 	l.release(w)
 	<-l.cpu
@@ -417,6 +440,7 @@ func (l *Lanes) extend(w *window, c *Clusterer) {
 			if seg.cut < 0 {
 				c.AddTo(&seg.out, nx.hits.view(from, nx.hits.Len()))
 			}
+			l.noteErr(c)
 			l.release(nx)
 		}
 		<-l.cpu

@@ -40,7 +40,10 @@ func ParseMode(s string) (Mode, error) {
 // [ChunkedClusterer]. Add takes time-ordered hits and returns the clusters
 // finished so far (valid until the next call); Flush ends the stream.
 // AddTo and FlushTo append the clusters to a batch of the caller's
-// instead, which spares a copy when the caller keeps them.
+// instead, which spares a copy when the caller keeps them. Err reports a
+// [MemberLimitError] once the stream, keeping members, holds more hits
+// than Config.MemberLimit: it goes on clustering, but the caller should
+// stop adding hits and flush, or memory grows with the stream.
 type Stream interface {
 	Add(h *Hits) *Clusters
 	Flush() *Clusters
@@ -48,6 +51,7 @@ type Stream interface {
 	FlushTo(dst *Clusters)
 	KeepMembers(keep bool)
 	Stats() Stats
+	Err() error
 }
 
 // chunkedWindow is the lane window standing in for chunks in chunked mode
@@ -94,4 +98,40 @@ func Chosen(s Stream) Mode {
 		return LanesMode
 	}
 	return Sequential
+}
+
+// MemberLimitError is what a stream keeping the hits of its clusters
+// reports once the clusters it has not yet emitted hold more hits than
+// its Config.MemberLimit. Such a cluster's hits stay in memory until it
+// ends, and one that never ends (a pixel firing within dt of itself)
+// would hold the whole stream. The pixel with the most of the hits held
+// names the likely culprit.
+type MemberLimitError struct {
+	Limit     int // Config.MemberLimit in effect
+	X, Y      int // the pixel with the most hits held
+	PixelHits int // how many
+}
+
+func (e *MemberLimitError) Error() string {
+	return fmt.Sprintf("pixel: clusters not yet finished hold more than %d hits, %d of them on pixel (%d, %d): "+
+		"with the hits of each cluster kept they stay in memory until their cluster ends, and a pixel firing within dt of itself makes one that never ends",
+		e.Limit, e.PixelHits, e.X, e.Y)
+}
+
+// pixelCounts counts hits by pixel, to name the busiest in a
+// MemberLimitError.
+type pixelCounts map[uint32]int
+
+func (p pixelCounts) add(x, y uint16) { p[uint32(x)<<16|uint32(y)]++ }
+
+// memberLimitError names the pixel with the most hits counted (the lowest
+// x, then y, of those with as many).
+func (p pixelCounts) memberLimitError(limit int) *MemberLimitError {
+	best, most := uint32(0), 0
+	for k, n := range p {
+		if n > most || n == most && k < best {
+			best, most = k, n
+		}
+	}
+	return &MemberLimitError{Limit: limit, X: int(best >> 16), Y: int(best & 0xffff), PixelHits: most}
 }

@@ -192,6 +192,9 @@ func runCluster(ctx context.Context, o clusterOptions, files []string, stdout, s
 	if errors.Is(runErr, context.Canceled) {
 		return fmt.Errorf("interrupted; clusters of the hits read so far were written")
 	}
+	if _, ok := errors.AsType[*pixel.MemberLimitError](runErr); ok {
+		return fmt.Errorf("%w; the clusters of the hits read so far were written. Use a smaller --dt, or write the cluster features only (.csv, .parquet or .arrow, without --hits)", runErr)
+	}
 	return runErr
 }
 

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -91,7 +92,9 @@ const queueDepth = 4
 // clustering and writing. A slow stage slows the others; batches are
 // recycled. On a decoding error or cancellation it still clusters and
 // writes everything read before, then returns the error with the summary
-// of what was done.
+// of what was done; so it does when the clusters held for the writers
+// that take their hits pass the member limit (see
+// [pixel.MemberLimitError]), after stopping the reading.
 func Run(ctx context.Context, job Job) (Summary, error) {
 	start := time.Now()
 	var sum Summary
@@ -160,19 +163,23 @@ func Run(ctx context.Context, job Job) (Summary, error) {
 		}
 	}
 	// Whatever happens, what was read is clustered and written.
+	var clusterErr error
 	for h := range fullSorted {
 		c.AddTo(batch, h)
 		pass()
 		freeSorted <- h
+		// Past the member limit the reading stops; the few batches
+		// already read are clustered as the rest.
+		if err := c.Err(); err != nil && clusterErr == nil {
+			clusterErr = fmt.Errorf("clustering stopped after %d hits: %w", c.Stats().Hits, err)
+			cancel(clusterErr)
+		}
 	}
 	c.FlushTo(batch)
 	pass()
 	close(fullClusters)
 	writeErr, readErr := <-writeDone, <-readDone
-	runErr := writeErr
-	if runErr == nil {
-		runErr = readErr
-	}
+	runErr := cmp.Or(writeErr, clusterErr, readErr)
 	st := c.Stats()
 	sum.OutOfRange += st.OutOfRange
 	sum.Late = st.Late

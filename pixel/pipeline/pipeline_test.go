@@ -306,3 +306,50 @@ func TestSlowWriter(t *testing.T) {
 		t.Fatalf("error %v, %d clusters, want %d, %d writes", err, sum.Clusters, want.sum.Clusters, sw.writes)
 	}
 }
+
+// TestMemberLimitStopsRun: with the hits of each cluster written, a pixel
+// firing faster than dt makes a cluster that never ends; past the member
+// limit the run stops reading, in every mode, names the pixel, and writes
+// the clusters and hits of everything it read.
+func TestMemberLimitStopsRun(t *testing.T) {
+	const n = 600_000 // several times the batches in the queues
+	var h pixel.Hits
+	for i := range n {
+		x, y := uint16(5), uint16(6)
+		if i%10 == 0 {
+			x, y = uint16(100+i%50), 200 // one-hit clusters held back behind it
+		}
+		h.Append(x, y, pixel.Time(i)*200*pixel.Nanosecond, 3)
+	}
+	var raw bytes.Buffer
+	w, _ := tpx3.NewHitWriter(&raw, tpx3.TPX3)
+	if err := w.Write(&h); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	layout, _ := tpx3.LayoutByName("single")
+	for _, mode := range []pixel.Mode{pixel.Sequential, pixel.LanesMode, pixel.Chunked} {
+		var cbuf, hbuf bytes.Buffer
+		cw, _ := output.NewClusterCSV(&cbuf)
+		hw, _ := tpx3.NewCSVWriter(&hbuf, true)
+		cfg := pixel.DefaultConfig()
+		cfg.DtMax, cfg.MemberLimit = pixel.Microsecond, 1000
+		job := Job{Reader: tpx3.Options{Layout: layout}, Cluster: cfg, Mode: mode, Workers: 2, Clusters: cw, Hits: hw,
+			Sources: []Source{{Name: "hot.tpx3", R: bytes.NewReader(raw.Bytes())}}}
+		sum, err := Run(context.Background(), job)
+		cw.Close()
+		hw.Close()
+		var e *pixel.MemberLimitError
+		if !errors.As(err, &e) || !strings.HasPrefix(err.Error(), "clustering stopped after ") || e.X != 5 || e.Y != 6 {
+			t.Fatalf("%v: error %v", mode, err)
+		}
+		hits, clusters := strings.Count(hbuf.String(), "\n")-1, strings.Count(cbuf.String(), "\n")-1
+		// The lanes report once the lane holding the cluster has gone on
+		// into the next window: after the windows in flight, which hold
+		// this whole file.
+		early := sum.Hits < n || mode == pixel.LanesMode
+		if int64(hits) != sum.Hits || !early || int64(clusters) != sum.Clusters || sum.Clusters == 0 {
+			t.Fatalf("%v: %d hits and %d clusters written, summary %+v", mode, hits, clusters, sum)
+		}
+	}
+}
