@@ -82,11 +82,14 @@ func closeBoth(first, second func() error) error {
 	return err
 }
 
-// HitWriter writes hits with their cluster ids.
+// HitWriter writes the hits of clusters with their cluster ids.
 type HitWriter interface {
-	WriteLabelled(h *pixel.Hits, from, to int, label int64) error
+	WriteMembers(c *pixel.Clusters) error
 	Close() error
 }
+
+// errNoMembers is the error of a writer of hits given clusters without.
+var errNoMembers = errors.New("output: the clusters do not carry their hits")
 
 // CreateHits creates a per-hit label file: .csv (x,y,toa_ns,tot,cluster),
 // .parquet or .arrow (with energy_kev); "-" writes CSV to stdout. Close
@@ -243,7 +246,7 @@ func (c *CLog) NeedsMembers() bool { return true }
 
 func (c *CLog) Write(cl *pixel.Clusters) error {
 	if len(cl.Start) != cl.Len()+1 {
-		return fmt.Errorf("output: clog needs the hits of each cluster")
+		return errNoMembers
 	}
 	m := &cl.Members
 	for i := range cl.Len() {

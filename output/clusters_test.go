@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"math"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -79,13 +80,25 @@ func TestCLog(t *testing.T) {
 	if buf.String() != want {
 		t.Errorf("got\n%q\nwant\n%q", buf.String(), want)
 	}
-	// Without members the writer refuses rather than writing empty frames.
+	// Without members the writers refuse rather than writing empty frames
+	// or no hits.
 	c, _ := pixel.NewClusterer(pixel.DefaultConfig())
 	var h pixel.Hits
 	h.Append(1, 1, 0, 1)
 	c.Add(&h)
-	if err := w.Write(c.Flush()); err == nil || !strings.Contains(err.Error(), "needs the hits") {
-		t.Fatalf("error %v", err)
+	bare := c.Flush()
+	if err := w.Write(bare); !errors.Is(err, errNoMembers) {
+		t.Fatalf("clog: error %v", err)
+	}
+	for _, ext := range []string{".csv", ".parquet", ".arrow"} {
+		hw, err := CreateHits(filepath.Join(t.TempDir(), "hits"+ext), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := hw.WriteMembers(bare); err == nil || !strings.Contains(err.Error(), "do not carry their hits") {
+			t.Fatalf("%s: error %v", ext, err)
+		}
+		hw.Close()
 	}
 }
 

@@ -48,10 +48,8 @@ func FuzzReadFiles(f *testing.F) {
 				if err != nil {
 					return err
 				}
-				for i := range c.Len() {
-					if err := w.WriteLabelled(&c.Members, c.Start[i], c.Start[i+1], c.ID[i]); err != nil {
-						return err
-					}
+				if err := w.WriteMembers(c); err != nil {
+					return err
 				}
 				return w.Close()
 			})

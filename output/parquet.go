@@ -203,7 +203,9 @@ var HitParquetFields = []arrow.Field{
 // HitTable writes every hit with its cluster id into a Parquet or Arrow
 // file.
 type HitTable struct {
-	t *table
+	t   *table
+	toa []float64 // a batch's times in ns
+	ids []int64   // a batch's cluster ids, one per hit
 }
 
 // NewHitArrow returns a streaming Arrow IPC writer of labelled hits, with
@@ -219,26 +221,37 @@ func NewHitParquet(w io.Writer) (*HitTable, error) {
 	return &HitTable{t: t}, err
 }
 
-// WriteLabelled writes hits [from, to) of h with the cluster id label.
-func (p *HitTable) WriteLabelled(h *pixel.Hits, from, to int, label int64) error {
+// WriteMembers writes the hits of every cluster of c, each with its id.
+// A batch of clusters goes to the columns at once: a call per cluster,
+// a few hits each, cost more than the copying.
+func (p *HitTable) WriteMembers(c *pixel.Clusters) error {
+	if len(c.Start) != c.Len()+1 {
+		return errNoMembers
+	}
+	h := &c.Members
+	n := h.Len()
 	f := p.t.rb.Fields()
-	f[0].(*array.Uint16Builder).AppendValues(h.X[from:to], nil)
-	f[1].(*array.Uint16Builder).AppendValues(h.Y[from:to], nil)
-	toa := f[2].(*array.Float64Builder)
-	for _, t := range h.ToA[from:to] {
-		toa.Append(t.Ns())
+	f[0].(*array.Uint16Builder).AppendValues(h.X, nil)
+	f[1].(*array.Uint16Builder).AppendValues(h.Y, nil)
+	p.toa = p.toa[:0]
+	for _, t := range h.ToA {
+		p.toa = append(p.toa, t.Ns())
 	}
-	f[3].(*array.Uint16Builder).AppendValues(h.ToT[from:to], nil)
+	f[2].(*array.Float64Builder).AppendValues(p.toa, nil)
+	f[3].(*array.Uint16Builder).AppendValues(h.ToT, nil)
 	if h.Calibrated() {
-		f[4].(*array.Float32Builder).AppendValues(h.E[from:to], nil)
+		f[4].(*array.Float32Builder).AppendValues(h.E, nil)
 	} else {
-		f[4].AppendNulls(to - from)
+		f[4].AppendNulls(n)
 	}
-	ids := f[5].(*array.Int64Builder)
-	for range to - from {
-		ids.Append(label)
+	p.ids = p.ids[:0]
+	for i, id := range c.ID {
+		for range c.Start[i+1] - c.Start[i] {
+			p.ids = append(p.ids, id)
+		}
 	}
-	return p.t.added(to - from)
+	f[5].(*array.Int64Builder).AppendValues(p.ids, nil)
+	return p.t.added(n)
 }
 
 func (p *HitTable) Close() error { return p.t.Close() }

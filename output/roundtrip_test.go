@@ -197,15 +197,16 @@ func TestROOTLayout(t *testing.T) {
 // reads them back, energies included for the last two.
 func TestHitsRoundTrip(t *testing.T) {
 	for _, calibrated := range []bool{false, true} {
-		want := concat(simulatedClusters(t, calibrated))
+		batches := simulatedClusters(t, calibrated)
+		want := concat(batches)
 		for _, ext := range []string{".csv", ".parquet", ".arrow"} {
 			name := filepath.Join(t.TempDir(), "hits"+ext)
 			w, err := CreateHits(name, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			for i := range want.Len() {
-				if err := w.WriteLabelled(&want.Members, want.Start[i], want.Start[i+1], want.ID[i]); err != nil {
+			for _, b := range batches {
+				if err := w.WriteMembers(b); err != nil {
 					t.Fatal(err)
 				}
 			}

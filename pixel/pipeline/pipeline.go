@@ -27,7 +27,7 @@ type ClusterSink interface {
 
 // HitSink receives the hits of each cluster with the cluster's id.
 type HitSink interface {
-	WriteLabelled(h *pixel.Hits, from, to int, label int64) error
+	WriteMembers(c *pixel.Clusters) error
 }
 
 // Job describes one run. The sources are one stream, in order.
@@ -220,10 +220,8 @@ func write(job Job, cl *pixel.Clusters) error {
 		return fmt.Errorf("writing clusters: %w", err)
 	}
 	if job.Hits != nil {
-		for i := range cl.Len() {
-			if err := job.Hits.WriteLabelled(&cl.Members, cl.Start[i], cl.Start[i+1], cl.ID[i]); err != nil {
-				return fmt.Errorf("writing hits: %w", err)
-			}
+		if err := job.Hits.WriteMembers(cl); err != nil {
+			return fmt.Errorf("writing hits: %w", err)
 		}
 	}
 	return nil

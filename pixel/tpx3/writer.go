@@ -176,5 +176,18 @@ func (c *CSVWriter) WriteLabelled(h *pixel.Hits, from, to int, label int64) erro
 	return nil
 }
 
+// WriteMembers writes the hits of every cluster of c, each with its id.
+func (c *CSVWriter) WriteMembers(cl *pixel.Clusters) error {
+	if len(cl.Start) != cl.Len()+1 {
+		return fmt.Errorf("tpx3: the clusters do not carry their hits")
+	}
+	for i, id := range cl.ID {
+		if err := c.WriteLabelled(&cl.Members, cl.Start[i], cl.Start[i+1], id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Close flushes.
 func (c *CSVWriter) Close() error { return c.w.Flush() }
