@@ -36,7 +36,7 @@ func newClusterCmd(stdout, stderr io.Writer) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "cluster [flags] [FILE...]",
 		Short: "Cluster pixel hits into particle events",
-		Long: `Cluster Timepix3 hits (.tpx3, .t3pa, Katherine text or CSV) into clusters:
+		Long: fmt.Sprintf(`Cluster Timepix3 hits (.tpx3, .t3pa, Katherine text or CSV) into clusters:
 hits connected through 8-neighbouring pixels within a time distance dt.
 The files are one stream, in the order given; a hit more than --restart
 earlier than the latest (a clock reset, as between runs) finishes every
@@ -53,8 +53,12 @@ The clusters file format follows the extension: .csv (default, stdout with
 -o -), .clog (ADVACAM cluster log), .parquet (one row per cluster, compact),
 .arrow (Arrow IPC/Feather, the Parquet columns uncompressed: the fastest to
 write) or .root (a TTree "clusters" with the features and the hits of each
-cluster as std::vector branches). --hits writes .csv, .parquet or .arrow. A one-line
-summary goes to stderr.`,
+cluster as std::vector branches). --hits writes .csv, .parquet or .arrow.
+The outputs with hits (.clog, .root, --hits) hold each cluster's hits
+until it ends: once the clusters not yet written hold more than %d
+hits (a pixel firing within dt of itself never ends), the run stops with
+an error naming that pixel, after writing the clusters of what it read.
+A one-line summary goes to stderr.`, pixel.DefaultMemberLimit),
 		Example: `  hitflow cluster -o clusters.csv run.tpx3
   hitflow cluster --definition global --dt 600ns --calib calib/ -o clusters.clog run.t3pa
   hitflow cluster --hits labels.csv --unsorted 1ms -o clusters.csv part1.tpx3 part2.tpx3
