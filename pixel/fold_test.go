@@ -270,8 +270,9 @@ func TestFoldingWideDt(t *testing.T) {
 // members, or on a stream whose clusters end, none reports.
 func TestMemberLimit(t *testing.T) {
 	const n, limit, dt = 20_000, 3000, 1000
-	// A few hits far apart in time, then a hot pixel firing faster than dt and now and then a hit far
-	// from it: one-hit clusters held back behind the endless one.
+	// A few hits far apart in time, then a hot pixel firing faster than
+	// dt and now and then a hit far from it: one-hit clusters held back
+	// behind the endless one.
 	var hot, calm Hits
 	for i := range 150 {
 		hot.Append(uint16(i), 100, Time(2*dt*i), 2)

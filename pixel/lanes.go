@@ -198,7 +198,7 @@ func (l *Lanes) AddTo(dst *Clusters, h *Hits) {
 }
 
 // Err returns the first error of a lane (see [Stream]): a
-// [MemberLimitError] from the one holding the longest cluster.
+// [MemberLimitError] from a lane whose clusters held too many hits.
 func (l *Lanes) Err() error {
 	l.errMu.Lock()
 	defer l.errMu.Unlock()
