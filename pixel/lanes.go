@@ -57,6 +57,16 @@ type Lanes struct {
 	assembledMu   sync.Mutex
 	assembled     Clusters
 	assemblerDone chan struct{} // closed when the chain's assembler has finished
+	// The assembler holds at most about a window's hits in clusters (a
+	// window of one-hit clusters) before it waits for the caller to take
+	// them: otherwise, while the writer holds up the caller, the windows
+	// in flight pile up in one batch, and every batch the caller passes
+	// around grows to that (end to end on gamma, 55 K page faults more
+	// than sequentially; the trial of auto mode cost a third of a run).
+	// The assembler waits on taken, after a token on wake, which the
+	// caller looks at wherever it blocks.
+	taken *sync.Cond
+	wake  chan struct{}
 	// Free clusterers and window storage, kept for reuse: a sync.Pool
 	// would drop them at every garbage collection, and their buffers
 	// (a quarter of a megabyte of pixel matrix each) would be made again.
@@ -144,6 +154,7 @@ func NewLanes(cfg Config, workers, windowHits int) (*Lanes, error) {
 		position: startPosition,
 	}
 	l.assembled.Reset()
+	l.taken, l.wake = sync.NewCond(&l.assembledMu), make(chan struct{}, 1)
 	// Windows in flight, plus one lane each on its way out.
 	l.clusterers = make(chan *Clusterer, cap(l.slots)+workers)
 	l.storage = make(chan *windowData, cap(l.slots)+workers)
@@ -238,7 +249,7 @@ func (l *Lanes) endChain() {
 	}
 	if l.last != nil {
 		close(l.last.nextReady)
-		<-l.assemblerDone
+		l.waitTaking(l.assemblerDone)
 		l.wg.Wait()
 		l.last = nil
 		l.take()
@@ -318,8 +329,30 @@ func inSensorRun(h *Hits, i, end int, cfg *Config, p *position) (j int, restart 
 }
 
 // acquireSlot waits for room for one more window, which the assembler
-// frees.
-func (l *Lanes) acquireSlot() { l.slots <- struct{}{} }
+// frees, taking its clusters when it waits for that.
+func (l *Lanes) acquireSlot() {
+	for {
+		select {
+		case l.slots <- struct{}{}:
+			return
+		case <-l.wake:
+			l.take()
+		}
+	}
+}
+
+// waitTaking waits for done to be closed, taking the assembler's
+// clusters when it waits for that.
+func (l *Lanes) waitTaking(done <-chan struct{}) {
+	for {
+		select {
+		case <-done:
+			return
+		case <-l.wake:
+			l.take()
+		}
+	}
+}
 
 // take moves the assembled clusters to the output.
 func (l *Lanes) take() {
@@ -329,6 +362,7 @@ func (l *Lanes) take() {
 	if a.Len() == 0 {
 		return
 	}
+	defer l.taken.Broadcast()
 	l.stats.Clusters += int64(a.Len())
 	if l.dst.Len() == 0 {
 		*l.dst, *a = *a, *l.dst
@@ -514,6 +548,13 @@ func (l *Lanes) assemble(link *window, done chan<- struct{}) {
 	push := func(src *Clusters) {
 		l.assembledMu.Lock()
 		defer l.assembledMu.Unlock()
+		for out.Len() >= l.size {
+			select {
+			case l.wake <- struct{}{}:
+			default:
+			}
+			l.taken.Wait()
+		}
 		for i := 0; i < src.Len(); {
 			if !keep(src, i) {
 				i++

@@ -375,3 +375,53 @@ func TestChunkedWideDt(t *testing.T) {
 		t.Fatalf("%d buffers for %d hits", buffers, n)
 	}
 }
+
+// TestLanesBoundTheirOutput: a caller feeding many windows at once (or
+// held up by its writer) finds at most a few windows of clusters waiting
+// in the lanes' output, not every window in flight: the assembler waits
+// for the caller to take them. A goroutine watches the output's length
+// during the calls; with one-hit clusters a window is that many clusters.
+func TestLanesBoundTheirOutput(t *testing.T) {
+	const size, windows = 1000, 60
+	var h Hits
+	for i := range windows * size {
+		h.Append(uint16(i%256), uint16(i/256%256), Time(i)*Microsecond, 1)
+	}
+	l, _ := NewLanes(DefaultConfig(), 2, size)
+	var most atomic.Int64
+	stop := make(chan struct{})
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			l.assembledMu.Lock()
+			n := int64(l.assembled.Len())
+			l.assembledMu.Unlock()
+			if n > most.Load() {
+				most.Store(n)
+			}
+			time.Sleep(20 * time.Microsecond)
+		}
+	}()
+	var all Clusters
+	all.Reset()
+	for i := 0; i < h.Len(); i += 20 * size {
+		l.AddTo(&all, h.view(i, i+20*size))
+	}
+	l.FlushTo(&all)
+	close(stop)
+	<-watched
+	if all.Len() != h.Len() || all.ID[all.Len()-1] != int64(h.Len()-1) {
+		t.Fatalf("%d clusters, want %d", all.Len(), h.Len())
+	}
+	// A push after the assembler's last look adds a window's clusters and
+	// those pending from the lane before (a window at most).
+	if n := most.Load(); n > 3*size {
+		t.Fatalf("%d clusters waited in the output, more than 3 windows", n)
+	}
+}
