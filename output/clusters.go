@@ -88,9 +88,6 @@ type HitWriter interface {
 	Close() error
 }
 
-// errNoMembers is the error of a writer of hits given clusters without.
-var errNoMembers = errors.New("output: the clusters do not carry their hits")
-
 // CreateHits creates a per-hit label file: .csv (x,y,toa_ns,tot,cluster),
 // .parquet or .arrow (with energy_kev); "-" writes CSV to stdout. Close
 // flushes and closes the file.
@@ -246,7 +243,7 @@ func (c *CLog) NeedsMembers() bool { return true }
 
 func (c *CLog) Write(cl *pixel.Clusters) error {
 	if len(cl.Start) != cl.Len()+1 {
-		return errNoMembers
+		return fmt.Errorf("output: clog: %w", pixel.ErrNoMembers)
 	}
 	m := &cl.Members
 	for i := range cl.Len() {

@@ -226,7 +226,7 @@ func NewHitParquet(w io.Writer) (*HitTable, error) {
 // a few hits each, cost more than the copying.
 func (p *HitTable) WriteMembers(c *pixel.Clusters) error {
 	if len(c.Start) != c.Len()+1 {
-		return errNoMembers
+		return fmt.Errorf("output: %s: %w", p.t.format, pixel.ErrNoMembers)
 	}
 	h := &c.Members
 	n := h.Len()

@@ -1,5 +1,7 @@
 package pixel
 
+import "errors"
+
 // LongSpan is the most hits of the stream a cluster may span, from its
 // first hit to its last, and keep its first hit's place in the output.
 // Clusters come in the order of their first hits (by first ToA, in a
@@ -19,6 +21,10 @@ func outputKey(first, last, span int64) int64 {
 	}
 	return first
 }
+
+// ErrNoMembers is the error of a writer of cluster hits given clusters
+// that do not carry them (see [Clusterer.KeepMembers]).
+var ErrNoMembers = errors.New("pixel: the clusters do not carry their hits")
 
 // Clusters is a batch of finished clusters as structure of arrays, in the
 // order they were emitted (by first ToA, see [LongSpan]). Weighted

@@ -179,7 +179,7 @@ func (c *CSVWriter) WriteLabelled(h *pixel.Hits, from, to int, label int64) erro
 // WriteMembers writes the hits of every cluster of c, each with its id.
 func (c *CSVWriter) WriteMembers(cl *pixel.Clusters) error {
 	if len(cl.Start) != cl.Len()+1 {
-		return fmt.Errorf("tpx3: the clusters do not carry their hits")
+		return fmt.Errorf("tpx3: %w", pixel.ErrNoMembers)
 	}
 	for i, id := range cl.ID {
 		if err := c.WriteLabelled(&cl.Members, cl.Start[i], cl.Start[i+1], id); err != nil {
