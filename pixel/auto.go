@@ -1,6 +1,9 @@
 package pixel
 
-import "time"
+import (
+	"runtime"
+	"time"
+)
 
 // autoStream is the Auto mode on more than one worker. Whether lanes beat
 // the sequential clusterer depends on the data and on what else runs: on
@@ -17,6 +20,14 @@ import "time"
 // held to the first choice, nor to one that the noise of a busy machine
 // made.
 //
+// Lanes spread the clustering over idle cores and add work of their own
+// (copies, the repair at the borders, merging). When the sequential trial
+// leaves no core idle (the process used at least busyShare of every core,
+// as on two cores end to end, where decoding, sorting and writing take the
+// second one), lanes cannot be faster, and their trial is skipped: it
+// cost a fifth of a 20 M-hit run on gamma rays, most of it in memory the
+// lanes take and the batches grown after them (BENCHMARKS.md).
+//
 // The clusterers change hands at a gap: a hit more than dt after every
 // earlier one, before which every cluster is finished under any
 // definition. The one in use is flushed there, and the other goes on from
@@ -32,12 +43,15 @@ type autoStream struct {
 
 	warm, trial, recheck int64
 	clock                func() time.Time
+	cpu                  func() time.Duration // the process's CPU time so far, or -1 (processCPU)
+	procs                int                  // the cores the process may use
 	phase                autoPhase
-	timed                int64      // hits given in this phase
-	since                time.Time  // when the timing began, after the warm-up; zero before
-	first                Stream     // the mode timed first in this trial
-	rates                [2]float64 // of the first and the second mode timed
-	next                 Stream     // the clusterer to change to at the next gap, or nil
+	timed                int64         // hits given in this phase
+	since                time.Time     // when the timing began, after the warm-up; zero before
+	cpuSince             time.Duration // the process's CPU time then
+	first                Stream        // the mode timed first in this trial
+	rates                [2]float64    // of the first and the second mode timed
+	next                 Stream        // the clusterer to change to at the next gap, or nil
 
 	out Clusters
 }
@@ -60,6 +74,16 @@ const (
 	autoRecheckHits = 1 << 28
 )
 
+// busyShare is the share of every core the process must use in the
+// sequential trial for the lanes' trial to be skipped. With every core
+// busy a share u of the time, the same work spread perfectly would be at
+// most 1/u faster. Lanes add a third to the work of clustering (on one
+// worker they cluster small clusters at three quarters of the sequential
+// rate), which is half the process's work end to end: at most
+// 1/(1.17 u) faster, short of the 1.1 times they need to be kept from
+// u = 0.78. On two cores end to end the sequential trials used 0.83-0.99.
+const busyShare = 0.75
+
 func newAutoStream(cfg Config, workers int) (*autoStream, error) {
 	seq, err := NewClusterer(cfg)
 	if err != nil {
@@ -69,7 +93,7 @@ func newAutoStream(cfg Config, workers int) (*autoStream, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &autoStream{seq: seq, lanes: lanes, clock: time.Now,
+	a := &autoStream{seq: seq, lanes: lanes, clock: time.Now, cpu: processCPU, procs: runtime.GOMAXPROCS(0),
 		warm: autoWarmHits, trial: autoTrialHits, recheck: autoRecheckHits}
 	a.cur, a.first = seq, seq
 	a.out.Reset()
@@ -151,7 +175,7 @@ func (a *autoStream) time(n int64) {
 	}
 	if a.since.IsZero() { // warming up
 		if a.timed >= a.warm {
-			a.since = a.clock()
+			a.since, a.cpuSince = a.clock(), a.cpu()
 			a.timed = a.warm // the hits of this call were before the clock
 		}
 		return
@@ -159,9 +183,15 @@ func (a *autoStream) time(n int64) {
 	if a.timed < a.warm+a.trial {
 		return
 	}
-	a.rates[a.phase] = float64(a.timed-a.warm) / a.clock().Sub(a.since).Seconds()
+	wall := a.clock().Sub(a.since)
+	a.rates[a.phase] = float64(a.timed-a.warm) / wall.Seconds()
+	busy := a.busy(wall)
 	a.since = time.Time{}
 	if a.phase == timingFirst {
+		if a.first == Stream(a.seq) && busy {
+			a.phase, a.timed = decided, 0
+			return
+		}
 		a.phase, a.next = timingSecond, a.other(a.first)
 		return
 	}
@@ -177,6 +207,15 @@ func (a *autoStream) time(n int64) {
 	if keep != a.cur {
 		a.next = keep
 	}
+}
+
+// busy reports whether the process used at least busyShare of every core
+// since the timing began, wall ago.
+func (a *autoStream) busy(wall time.Duration) bool {
+	if a.cpuSince < 0 { // not known
+		return false
+	}
+	return (a.cpu() - a.cpuSince).Seconds() >= busyShare*float64(a.procs)*wall.Seconds()
 }
 
 // other is the clusterer that is not s.

@@ -276,8 +276,60 @@ func randomAuto(t *testing.T, r *rand.Rand, cfg Config, n int) *autoStream {
 		now = now.Add(time.Duration(1+r.IntN(5)) * time.Millisecond)
 		return now
 	}
+	// The cores look busy in some sequential trials, which then skip
+	// the lanes' trial, and idle in others; or the time is not known.
+	a.cpu = func() time.Duration {
+		if r.IntN(8) == 0 {
+			return -1
+		}
+		return time.Duration(r.Float64() * 1.5 * float64(a.procs) * float64(now.Sub(time.Time{})))
+	}
 	a.KeepMembers(true)
 	return a
+}
+
+// TestAutoSkipsLanesOnBusyCores: when the process kept every core busy in
+// the sequential trial, auto mode keeps the sequential clusterer without
+// trying lanes; with a core idle, or the CPU time unknown, it tries them.
+func TestAutoSkipsLanesOnBusyCores(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	tc := streamCase(r)
+	h := sortedHits(r, tc, false)
+	cfg := Config{DtMax: tc.dt, Width: tc.w, Height: tc.h}
+	seq, _ := NewClusterer(cfg)
+	want := feed(r, seq, h)
+	for _, tc := range []struct {
+		share     float64 // of every core the process uses
+		unknown   bool    // the CPU time is not known
+		skipLanes bool
+	}{{0.9, false, true}, {busyShare, false, true}, {0.7, false, false}, {0.9, true, false}} {
+		a, err := newAutoStream(cfg, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a.procs, a.warm, a.trial = 2, 100, 1000
+		// A clock that does not move (too coarse) must not make the
+		// cores look busy when their time is unknown.
+		var now, step time.Duration = 0, time.Second
+		if tc.unknown {
+			step = 0
+		}
+		a.clock = func() time.Time { now += step; return time.Unix(1e9, 0).Add(now) }
+		a.cpu = func() time.Duration {
+			if tc.unknown {
+				return -1
+			}
+			return time.Duration(tc.share * 2 * float64(now))
+		}
+		got := feed(r, a, h)
+		if err := equalClusters(got, want); err != nil {
+			t.Fatalf("%+v: %v", tc, err)
+		}
+		triedLanes := a.lanes.Stats().Hits > 0 || a.phase != decided
+		if triedLanes == tc.skipLanes || a.cur != Stream(a.seq) && tc.skipLanes {
+			t.Errorf("%+v: lanes clustered %d hits, phase %d", tc, a.lanes.Stats().Hits, a.phase)
+		}
+	}
 }
 
 // TestLanesMeetAfterLongCluster builds, hit by hit, the case where the

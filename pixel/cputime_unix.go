@@ -1,0 +1,18 @@
+//go:build linux || darwin || freebsd || netbsd || openbsd || dragonfly
+
+package pixel
+
+import (
+	"syscall"
+	"time"
+)
+
+// processCPU returns the CPU time the process has used (user and system),
+// or -1 when it cannot tell.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return -1
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
