@@ -141,3 +141,47 @@ func shift(h *pixel.Hits, by pixel.Time) {
 		h.ToA[i] += by
 	}
 }
+
+// BenchmarkManyOpenClusters measures every mode on clusters that do not
+// end: every other pixel of every other row fires in turn, 128 times,
+// within a dt of a second; 16 K clusters each spanning the whole stream
+// of 2 M hits.
+func BenchmarkManyOpenClusters(b *testing.B) {
+	var batches []*pixel.Hits
+	cur := &pixel.Hits{}
+	t := pixel.Time(0)
+	for range 128 {
+		for y := 0; y < 256; y += 2 {
+			for x := 0; x < 256; x += 2 {
+				cur.Append(uint16(x), uint16(y), t, 10)
+				t += 25 * pixel.Nanosecond
+				if cur.Len() == 1<<16 {
+					batches = append(batches, cur)
+					cur = &pixel.Hits{}
+				}
+			}
+		}
+	}
+	cfg := pixel.DefaultConfig()
+	cfg.DtMax = pixel.Second
+	for _, mode := range []pixel.Mode{pixel.Sequential, pixel.LanesMode, pixel.Chunked} {
+		b.Run(mode.String(), func(b *testing.B) {
+			hits := 0
+			b.ReportAllocs()
+			for b.Loop() {
+				c, err := pixel.NewStream(cfg, mode, 2)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for _, h := range batches {
+					c.Add(h)
+					hits += h.Len()
+				}
+				if n := c.Flush().Len(); n != 128*128 {
+					b.Fatalf("%d clusters", n)
+				}
+			}
+			b.ReportMetric(float64(hits)/b.Elapsed().Seconds()/1e6, "Mhit/s")
+		})
+	}
+}

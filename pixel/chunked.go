@@ -402,6 +402,14 @@ func (c *ChunkedClusterer) finishBorders(final bool, chunks int) int64 {
 	span := c.cfg.span()
 	c.small.Reset()
 	c.carryIdx = c.carryIdx[:0]
+	// Many open clusters too small to be folded each can still hold
+	// every hit of a long run (pixels firing within a dt of a second):
+	// once the hits carried pass a buffer, every open cluster is folded
+	// that can shrink (three hits on a pixel keep two).
+	foldMin := c.foldMin
+	if c.carried > c.size {
+		foldMin = min(foldMin, 3)
+	}
 	var members []int32
 	for g := 0; g < len(c.edge); {
 		r := c.edge[g].root
@@ -414,7 +422,7 @@ func (c *ChunkedClusterer) finishBorders(final bool, chunks int) int64 {
 		}
 		if open {
 			bound = min(bound, outputKey(c.seq[r], c.lastArrival(members, c.folds), span))
-			if !c.keep && len(members) >= c.foldMin {
+			if !c.keep && len(members) >= foldMin {
 				members = c.foldCarried(members)
 			}
 			c.carryIdx = append(c.carryIdx, members...)

@@ -68,10 +68,16 @@ type Clusterer struct {
 	front int       // hits before front are all dead
 	scan  int       // where emission goes on: the roots before are emitted or skipped
 	dead  int       // hits emitted and not yet compacted away
-	// Long clusters the emission has passed, in root order (see emitAt).
-	skipped []skippedCluster
-	remap   []int32 // compaction scratch
-	order   []int32 // emission scratch
+	// Long clusters the emission has passed, in root order (see emitAt);
+	// the lowest key they may get and the lowest of those closed, as of
+	// the arrival number skippedAt (see refreshSkipped).
+	skipped      []skippedCluster
+	skippedBound int64
+	skippedDue   int64
+	skippedAt    int64
+	due          []skippedCluster // emitSkipped's scratch
+	remap        []int32          // compaction scratch
+	order        []int32          // emission scratch
 
 	energies energySums // the energy sums of the cluster being emitted
 
@@ -125,7 +131,8 @@ func NewClusterer(cfg Config) (*Clusterer, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	c := &Clusterer{cfg: cfg, stride: cfg.Width + 2, position: startPosition, compactAt: 1 << 16, foldAt: foldMin}
+	c := &Clusterer{cfg: cfg, stride: cfg.Width + 2, position: startPosition, compactAt: 1 << 16, foldAt: foldMin,
+		skippedBound: math.MaxInt64, skippedDue: math.MaxInt64}
 	c.ref = make([]int32, c.stride*(cfg.Height+2))
 	c.occ = make([]byte, len(c.ref)/8+16)
 	c.offsets = neighbourOffsets(c.stride)
@@ -495,9 +502,19 @@ func (c *Clusterer) emitAt(out *Clusters, k int, mode emitMode) int {
 	span := c.cfg.span()
 	old := c.nextSeq - 1 - span // a root before this may span more than span hits
 	var s hitSums
-	bound := int64(math.MaxInt64) // the lowest key a skipped open cluster may get
+	// The lowest key a skipped open cluster may get. Refreshed at most
+	// once per skipped cluster's worth of hits while the stream goes on:
+	// many clusters that never end (pixels firing within a dt of a
+	// second) made every emission look at them all, every 256 hits.
+	// Meanwhile the bound can only be too low, holding clusters back a
+	// little longer.
+	bound, refreshed := int64(math.MaxInt64), false
 	if len(c.skipped) > 0 {
-		bound = c.refreshSkipped(mode, limit, span)
+		if mode != emitClosed || c.nextSeq-c.skippedAt >= int64(len(c.skipped)) {
+			c.refreshSkipped(mode, limit, span)
+			refreshed = true
+		}
+		bound = c.skippedBound
 	}
 	i := int32(c.scan)
 	for ; i < n; i++ {
@@ -516,6 +533,7 @@ func (c *Clusterer) emitAt(out *Clusters, k int, mode emitMode) int {
 				}
 			} else if key = c.keyOf(i, span); key != c.seq[i] {
 				c.skipped = append(c.skipped, skippedCluster{i, key})
+				c.skippedDue = min(c.skippedDue, key)
 				continue
 			}
 		}
@@ -548,6 +566,7 @@ func (c *Clusterer) emitAt(out *Clusters, k int, mode emitMode) int {
 		}
 		k = c.emitSkipped(out, k, below, &s)
 	}
+	c.skippedBound = bound
 	if mode == emitAllClosed {
 		return k
 	}
@@ -559,10 +578,17 @@ func (c *Clusterer) emitAt(out *Clusters, k int, mode emitMode) int {
 	if c.keepMembers && c.err == nil && live > c.cfg.memberLimit() {
 		c.err = c.memberLimitError()
 	}
+	compact := c.dead == int(n) || c.dead >= c.compactAt && 2*c.dead >= int(n)
+	fold := !compact && !c.keepMembers && live >= c.foldAt && live >= 2*c.afterFold
+	if (compact || fold) && !refreshed && len(c.skipped) > 0 {
+		// Compaction moves the skipped roots: none may be a hit that
+		// has joined another cluster since, and been emitted with it.
+		c.refreshSkipped(mode, limit, span)
+	}
 	switch {
-	case c.dead == int(n) || c.dead >= c.compactAt && 2*c.dead >= int(n):
+	case compact:
 		c.compact()
-	case !c.keepMembers && live >= c.foldAt && live >= 2*c.afterFold:
+	case fold:
 		c.fold()
 		c.compact()
 		// What could not be folded (small clusters waiting behind a long
@@ -604,10 +630,11 @@ type skippedCluster struct {
 }
 
 // refreshSkipped drops the skipped clusters merged into earlier ones and
-// sets the keys of those now closed. It returns the lowest key the open
-// ones may still get: each its latest hit's arrival number, or more.
-func (c *Clusterer) refreshSkipped(mode emitMode, limit Time, span int64) int64 {
-	bound := int64(math.MaxInt64)
+// sets the keys of those now closed. It sets c.skippedBound to the lowest
+// key the open ones may still get (each its latest hit's arrival number,
+// or more) and c.skippedDue to the lowest key of the closed ones.
+func (c *Clusterer) refreshSkipped(mode emitMode, limit Time, span int64) {
+	bound, due := int64(math.MaxInt64), int64(math.MaxInt64)
 	kept := c.skipped[:0]
 	for _, sk := range c.skipped {
 		r := sk.root
@@ -621,30 +648,44 @@ func (c *Clusterer) refreshSkipped(mode emitMode, limit Time, span int64) int64 
 				sk.key = c.keyOf(r, span)
 			}
 		}
+		if sk.key >= 0 {
+			due = min(due, sk.key)
+		}
 		kept = append(kept, sk)
 	}
 	c.skipped = kept
-	return bound
+	c.skippedBound, c.skippedDue, c.skippedAt = bound, due, c.nextSeq
 }
 
 // emitSkipped writes the closed skipped clusters with keys below the given
 // one, in key order, from cluster k of out on, and returns the index after
 // the last.
 func (c *Clusterer) emitSkipped(out *Clusters, k int, below int64, s *hitSums) int {
-	for {
-		next := -1
-		for j, sk := range c.skipped {
-			if sk.key >= 0 && sk.key < below && (next < 0 || sk.key < c.skipped[next].key) {
-				next = j
-			}
-		}
-		if next < 0 {
-			return k
-		}
-		c.emitCluster(out, k, c.skipped[next].root, c.skipped[next].key, s)
-		k++
-		c.skipped = slices.Delete(c.skipped, next, next+1)
+	if below <= c.skippedDue {
+		return k
 	}
+	due, kept := c.due[:0], c.skipped[:0]
+	c.skippedDue = math.MaxInt64
+	for _, sk := range c.skipped {
+		switch {
+		case c.nodes[sk.root].parent != sk.root: // joined another since the refresh
+		case sk.key >= 0 && sk.key < below:
+			due = append(due, sk)
+		default:
+			if sk.key >= 0 {
+				c.skippedDue = min(c.skippedDue, sk.key)
+			}
+			kept = append(kept, sk)
+		}
+	}
+	c.skipped = kept
+	slices.SortFunc(due, func(a, b skippedCluster) int { return cmp.Compare(a.key, b.key) })
+	for _, sk := range due {
+		c.emitCluster(out, k, sk.root, sk.key, s)
+		k++
+	}
+	c.due = due
+	return k
 }
 
 // keyOf returns the output key of the closed cluster rooted at r.
@@ -790,6 +831,7 @@ func (c *Clusterer) restart(first int64) {
 	c.calibrated, c.e = false, c.e[:0]
 	c.front, c.scan, c.dead, c.afterFold = 0, 0, 0, 0
 	c.skipped = c.skipped[:0]
+	c.skippedBound, c.skippedDue, c.skippedAt = math.MaxInt64, math.MaxInt64, 0
 	c.err = nil
 	clear(c.folds)
 	c.position = startPosition

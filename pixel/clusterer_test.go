@@ -225,7 +225,8 @@ func randSpan(r *rand.Rand) int64 {
 
 // checkBuffer checks the bookkeeping of the buffer: the count of emitted
 // hits (which decides compaction), the front, and the long clusters set
-// aside (live roots in order before the scan).
+// aside (live hits in order before the scan: roots, or hits that have
+// joined an earlier cluster since the last look at them).
 func checkBuffer(t *testing.T, c *Clusterer) {
 	t.Helper()
 	dead := 0
@@ -240,8 +241,8 @@ func checkBuffer(t *testing.T, c *Clusterer) {
 		t.Fatalf("%d emitted hits in the buffer, counted %d", dead, c.dead)
 	}
 	for j, sk := range c.skipped {
-		if r := sk.root; c.nodes[r].parent != r || int(r) >= c.scan || j > 0 && r <= c.skipped[j-1].root {
-			t.Fatalf("skipped cluster %d at %d: not a live root in order before the scan at %d", j, r, c.scan)
+		if r := sk.root; c.nodes[r].parent < 0 || int(r) >= c.scan || j > 0 && r <= c.skipped[j-1].root {
+			t.Fatalf("skipped cluster %d at %d: not a live hit in order before the scan at %d", j, r, c.scan)
 		}
 	}
 }
@@ -353,5 +354,46 @@ func TestAppendForeignClusters(t *testing.T) {
 	dst.Append(&src)
 	if dst.Len() != 1 || dst.ID[0] != 7 || dst.X[0] != 1.5 || len(dst.root) != 1 {
 		t.Fatalf("%+v", dst)
+	}
+}
+
+// TestLateHitJoinsSkippedCluster: a long cluster set aside closed, with
+// its key known, is joined to an earlier cluster by a late hit before the
+// clusterer looks at the set-aside clusters again. It must go out with
+// that cluster, not on its own (a stream found by a random search).
+func TestLateHitJoinsSkippedCluster(t *testing.T) {
+	stream := [][3]int{{2, 0, 103}, {2, 2, 109}, {1, 1, 111}, {1, 2, 117}, {3, 1, 114}, {0, 1, 122}, {3, 3, 123},
+		{0, 2, 122}, {0, 0, 124}, {3, 2, 124}, {2, 1, 126}, {0, 2, 134}, {0, 3, 140}, {3, 3, 143}, {1, 1, 140},
+		{2, 1, 148}, {3, 2, 154}, {1, 3, 159}, {3, 2, 161}, {1, 1, 160}, {1, 1, 161}, {3, 2, 164}, {2, 0, 162},
+		{1, 3, 168}, {2, 0, 167}, {3, 1, 172}, {2, 2, 177}}
+	var h Hits
+	for i, s := range stream {
+		h.Append(uint16(s[0]), uint16(s[1]), Time(s[2]), uint16(i))
+	}
+	c, _ := NewClusterer(Config{Definition: Window, DtMax: 19, Width: 4, Height: 4, longSpan: 1})
+	c.KeepMembers(true)
+	var all Clusters
+	all.Reset()
+	for i := range h.Len() {
+		c.AddTo(&all, h.view(i, i+1))
+	}
+	c.FlushTo(&all)
+	checkKeys(t, &all)
+	seen := make([]int, h.Len())
+	for k := range all.Len() {
+		m := all.Members.ToT[all.Start[k]:all.Start[k+1]]
+		sum := int64(0)
+		for _, i := range m {
+			seen[i]++
+			sum += int64(i)
+		}
+		if int(all.Size[k]) != len(m) || all.ToTSum[k] != sum {
+			t.Fatalf("cluster %d: size %d, ToT sum %d; members %v", k, all.Size[k], all.ToTSum[k], m)
+		}
+	}
+	for i, n := range seen {
+		if n != 1 {
+			t.Fatalf("hit %d in %d clusters", i, n)
+		}
 	}
 }

@@ -183,7 +183,8 @@ func TestFoldingKeepsWhatLateHitsFind(t *testing.T) {
 // TestLongClusterHoldsBackLittle: clusters starting while a hot pixel
 // fires go out while it goes on, once it spans more than LongSpan hits,
 // and it comes in the place of its last hit; the buffers stay within a
-// bound set by LongSpan.
+// bound set by LongSpan. So they do for a clusterer keeping the hits,
+// which holds all of the hot pixel's.
 func TestLongClusterHoldsBackLittle(t *testing.T) {
 	const n, span = 200_000, 5000
 	var h Hits
@@ -202,7 +203,11 @@ func TestLongClusterHoldsBackLittle(t *testing.T) {
 		}
 	}
 	for _, def := range []Definition{Local, Global} {
-		for _, s := range foldingStreams(Config{Definition: def, DtMax: 1000, Width: 4, Height: 4, longSpan: span}) {
+		cfg := Config{Definition: def, DtMax: 1000, Width: 4, Height: 4, longSpan: span}
+		keeping, _ := NewClusterer(cfg)
+		keeping.KeepMembers(true)
+		streams := append(foldingStreams(cfg), boundedStream{keeping, func() int { return len(keeping.nodes) - keeping.dead }, n + 2*span})
+		for _, s := range streams {
 			var all Clusters
 			all.Reset()
 			most := 0
@@ -257,6 +262,46 @@ func TestFoldingWideDt(t *testing.T) {
 		if c.carried > 1+4*4 {
 			t.Fatalf("after %d hits: %d carried", i+500, c.carried)
 		}
+	}
+	c.FlushTo(&got)
+	if err := equalClusters(&got, want); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestFoldingManyOpenClusters: pixels apart from each other each fire
+// within a dt longer than the stream, making many clusters that never end,
+// each smaller than the chunked clusterer's fold threshold. What it
+// carries stays within two buffers, and it clusters as the sequential
+// clusterer does.
+func TestFoldingManyOpenClusters(t *testing.T) {
+	const rounds = 3000
+	var h Hits
+	t0 := Time(0)
+	for range rounds {
+		for y := 0; y < 16; y += 2 {
+			for x := 0; x < 16; x += 2 {
+				h.Append(uint16(x), uint16(y), t0, uint16(1+x+y))
+				t0 += 7
+			}
+		}
+	}
+	cfg := Config{Definition: Local, DtMax: 1 << 40, Width: 16, Height: 16}
+	seq, _ := NewClusterer(cfg)
+	want := feed(rand.New(rand.NewPCG(1, 2)), seq, &h)
+	if want.Len() != 64 || want.Size[0] != rounds {
+		t.Fatalf("sequential: %d clusters", want.Len())
+	}
+	c, _ := NewChunkedClusterer(cfg, 2, 1000)
+	var got Clusters
+	got.Reset()
+	most := 0
+	for i := 0; i < h.Len(); i += 500 {
+		c.AddTo(&got, h.view(i, i+500))
+		most = max(most, c.carried)
+	}
+	if most > 2*c.size || c.carried > 2*64 {
+		t.Fatalf("%d hits carried at most, %d at the end; want at most %d and %d", most, c.carried, 2*c.size, 2*64)
 	}
 	c.FlushTo(&got)
 	if err := equalClusters(&got, want); err != nil {
