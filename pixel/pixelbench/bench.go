@@ -86,17 +86,20 @@ func Measure(ctx context.Context, s *Set, cfg pixel.Config, mode pixel.Mode, wor
 		start := time.Now()
 		for k := range repeat {
 			if err := ctx.Err(); err != nil {
+				s.shift(-pixel.Time(k) * s.Span)
 				return res, err
 			}
-			offset := pixel.Time(k) * s.Span
+			// Each batch moves on to its time in the next repetition once
+			// it is clustered: the one pass over its times the method
+			// needs, not a shift there and one back.
 			for _, h := range s.Batches {
-				shift(h, offset)
 				clusters += int64(c.Add(h).Len())
-				shift(h, -offset)
+				shift(h, s.Span)
 			}
 		}
 		clusters += int64(c.Flush().Len())
 		res.Runs = append(res.Runs, time.Since(start))
+		s.shift(-pixel.Time(repeat) * s.Span)
 		if res.Clusters != 0 && clusters != res.Clusters {
 			return res, fmt.Errorf("pixelbench: %v gave %d clusters, then %d", mode, res.Clusters, clusters)
 		}
@@ -104,6 +107,13 @@ func Measure(ctx context.Context, s *Set, cfg pixel.Config, mode pixel.Mode, wor
 	}
 	slices.Sort(res.Runs)
 	return res, nil
+}
+
+// shift moves every batch of the set by the given time.
+func (s *Set) shift(by pixel.Time) {
+	for _, h := range s.Batches {
+		shift(h, by)
+	}
 }
 
 func shift(h *pixel.Hits, by pixel.Time) {

@@ -2,6 +2,7 @@ package pixelbench
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/hitflow/hitflow/pixel"
@@ -35,6 +36,44 @@ func TestMeasureCountsEveryMode(t *testing.T) {
 		}
 	}
 	if s.Batches[0].ToA[0] != first {
+		t.Fatal("set left shifted")
+	}
+}
+
+// stopAfter is a context canceled once Err has been asked n times.
+type stopAfter struct {
+	context.Context
+	n int
+}
+
+func (c *stopAfter) Err() error {
+	if c.n--; c.n < 0 {
+		return context.Canceled
+	}
+	return nil
+}
+
+// TestMeasureStopsUnshifted: canceled in the middle of a run, Measure
+// returns the error and leaves the set as it found it.
+func TestMeasureStopsUnshifted(t *testing.T) {
+	d, _ := pixelsim.DatasetByName("gamma")
+	s, err := Load(d, 100000, 10, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var before []pixel.Time
+	for _, b := range s.Batches {
+		before = append(before, b.ToA...)
+	}
+	_, err = Measure(&stopAfter{context.Background(), 3}, s, pixel.DefaultConfig(), pixel.Sequential, 1, 5, 1)
+	if err != context.Canceled {
+		t.Fatalf("error %v", err)
+	}
+	var after []pixel.Time
+	for _, b := range s.Batches {
+		after = append(after, b.ToA...)
+	}
+	if !slices.Equal(before, after) {
 		t.Fatal("set left shifted")
 	}
 }
