@@ -247,25 +247,8 @@ func TestFoldingWideDt(t *testing.T) {
 	for i := range n {
 		h.Append(uint16(r.IntN(4)), uint16(r.IntN(4)), Time(i)*10, uint16(1+r.IntN(9)))
 	}
-	cfg := Config{Definition: Local, DtMax: 1 << 40, Width: 4, Height: 4}
-	seq, _ := NewClusterer(cfg)
-	want := feed(rand.New(rand.NewPCG(1, 2)), seq, &h)
-	if want.Len() != 1 || want.Size[0] != n {
-		t.Fatalf("sequential: %d clusters", want.Len())
-	}
-	c, _ := NewChunkedClusterer(cfg, 2, 1000)
-	c.foldMin = 100
-	var got Clusters
-	got.Reset()
-	for i := 0; i < n; i += 500 {
-		c.AddTo(&got, h.view(i, i+500))
-		if c.carried > 1+4*4 {
-			t.Fatalf("after %d hits: %d carried", i+500, c.carried)
-		}
-	}
-	c.FlushTo(&got)
-	if err := equalClusters(&got, want); err != nil {
-		t.Fatal(err)
+	if most, _ := chunkedCarrying(t, &h, 4, 100, 1); most > 1+4*4 {
+		t.Fatalf("%d hits carried", most)
 	}
 }
 
@@ -286,27 +269,41 @@ func TestFoldingManyOpenClusters(t *testing.T) {
 			}
 		}
 	}
-	cfg := Config{Definition: Local, DtMax: 1 << 40, Width: 16, Height: 16}
+	if most, last := chunkedCarrying(t, &h, 16, 0, 64); most > 2*1000 || last > 2*64 {
+		t.Fatalf("%d hits carried at most, %d at the end; want at most %d and %d", most, last, 2*1000, 2*64)
+	}
+}
+
+// chunkedCarrying clusters h, on a square sensor of the given side with
+// a dt longer than the stream, sequentially and with a chunked clusterer
+// of 1000-hit buffers (folding from foldMin carried hits, 0 for the
+// default) fed 500 hits at a time. Both must give the same clusters, as
+// many as given, each of an equal share of the hits. It returns the most
+// hits the chunked clusterer carried between two calls, and at the end.
+func chunkedCarrying(t *testing.T, h *Hits, side, foldMin, clusters int) (most, last int) {
+	t.Helper()
+	cfg := Config{Definition: Local, DtMax: 1 << 40, Width: side, Height: side}
 	seq, _ := NewClusterer(cfg)
-	want := feed(rand.New(rand.NewPCG(1, 2)), seq, &h)
-	if want.Len() != 64 || want.Size[0] != rounds {
-		t.Fatalf("sequential: %d clusters", want.Len())
+	want := feed(rand.New(rand.NewPCG(1, 2)), seq, h)
+	if want.Len() != clusters || int(want.Size[0]) != h.Len()/clusters {
+		t.Fatalf("sequential: %d clusters, the first of %d hits", want.Len(), want.Size[0])
 	}
 	c, _ := NewChunkedClusterer(cfg, 2, 1000)
+	if foldMin > 0 {
+		c.foldMin = foldMin
+	}
 	var got Clusters
 	got.Reset()
-	most := 0
 	for i := 0; i < h.Len(); i += 500 {
-		c.AddTo(&got, h.view(i, i+500))
+		c.AddTo(&got, h.view(i, min(h.Len(), i+500)))
 		most = max(most, c.carried)
 	}
-	if most > 2*c.size || c.carried > 2*64 {
-		t.Fatalf("%d hits carried at most, %d at the end; want at most %d and %d", most, c.carried, 2*c.size, 2*64)
-	}
+	last = c.carried
 	c.FlushTo(&got)
 	if err := equalClusters(&got, want); err != nil {
 		t.Fatal(err)
 	}
+	return most, last
 }
 
 // TestMemberLimit: keeping members, every mode reports a cluster that
