@@ -3,10 +3,13 @@ package output
 import (
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
@@ -140,10 +143,17 @@ var ClusterParquetFields = []arrow.Field{
 
 // ClusterTable writes one row per cluster into a Parquet or Arrow file.
 type ClusterTable struct {
-	t       *table
-	ns      []float64 // scratch
-	invalid []bool
+	t         *table
+	direct    bool      // Arrow IPC: large batches go out over their own columns (see Write)
+	ns, span  []float64 // scratch
+	noneValid []byte    // validity bits of a column of nulls
+	invalid   []bool
 }
+
+// directRows is the fewest clusters that Write sends to an Arrow IPC file
+// as a record batch of their own; fewer are gathered with the next ones,
+// as a batch's metadata costs about as much as a few hundred rows.
+const directRows = 4096
 
 // NewClusterParquet returns a streaming Parquet cluster writer.
 func NewClusterParquet(w io.Writer) (*ClusterTable, error) {
@@ -155,26 +165,33 @@ func NewClusterParquet(w io.Writer) (*ClusterTable, error) {
 // columns of the Parquet one.
 func NewClusterArrow(w io.Writer) (*ClusterTable, error) {
 	t, err := newArrowTable(w, ClusterParquetFields)
-	return &ClusterTable{t: t}, err
+	return &ClusterTable{t: t, direct: true}, err
 }
 
 func (c *ClusterTable) NeedsMembers() bool { return false }
 
+// Write appends the clusters. To an Arrow IPC file, a batch of at least
+// directRows clusters goes out as a record batch whose columns are the
+// batch's own (the file writer copies them once, into the file), rather
+// than copied into the table's builders first and from there.
 func (c *ClusterTable) Write(cl *pixel.Clusters) error {
 	n := cl.Len()
+	c.ns, c.span = c.ns[:0], c.span[:0]
+	for i := range n {
+		c.ns = append(c.ns, cl.FirstToA[i].Ns())
+		c.span = append(c.span, (cl.LastToA[i] - cl.FirstToA[i]).Ns())
+	}
+	if c.direct && n >= directRows {
+		if err := c.t.flush(); err != nil {
+			return err
+		}
+		return c.writeDirect(cl)
+	}
 	f := c.t.rb.Fields()
 	f[0].(*array.Int64Builder).AppendValues(cl.ID, nil)
 	f[1].(*array.Int32Builder).AppendValues(cl.Size, nil)
-	c.ns = c.ns[:0]
-	for i := range n {
-		c.ns = append(c.ns, cl.FirstToA[i].Ns())
-	}
 	f[2].(*array.Float64Builder).AppendValues(c.ns, nil)
-	c.ns = c.ns[:0]
-	for i := range n {
-		c.ns = append(c.ns, (cl.LastToA[i] - cl.FirstToA[i]).Ns())
-	}
-	f[3].(*array.Float64Builder).AppendValues(c.ns, nil)
+	f[3].(*array.Float64Builder).AppendValues(c.span, nil)
 	f[4].(*array.Int64Builder).AppendValues(cl.ToTSum, nil)
 	if cl.Calibrated {
 		f[5].(*array.Float64Builder).AppendValues(cl.ESum, nil)
@@ -189,6 +206,61 @@ func (c *ClusterTable) Write(cl *pixel.Clusters) error {
 	f[11].(*array.Uint16Builder).AppendValues(cl.YMax, nil)
 	f[12].(*array.Float64Builder).AppendValues(cl.Max, nil)
 	return c.t.added(n)
+}
+
+// writeDirect writes the clusters as a record batch over their columns.
+func (c *ClusterTable) writeDirect(cl *pixel.Clusters) error {
+	n := cl.Len()
+	energy := column(arrow.PrimitiveTypes.Float64, n, arrow.Float64Traits.CastToBytes(cl.ESum))
+	if !cl.Calibrated {
+		bytes := int(bitutil.BytesForBits(int64(n)))
+		c.noneValid = slices.Grow(c.noneValid[:0], bytes)[:bytes]
+		clear(c.noneValid)
+		energy = nullColumn(arrow.PrimitiveTypes.Float64, n, arrow.Float64Traits.CastToBytes(cl.ESum), c.noneValid)
+	}
+	cols := []arrow.Array{
+		column(arrow.PrimitiveTypes.Int64, n, arrow.Int64Traits.CastToBytes(cl.ID)),
+		column(arrow.PrimitiveTypes.Int32, n, arrow.Int32Traits.CastToBytes(cl.Size)),
+		column(arrow.PrimitiveTypes.Float64, n, arrow.Float64Traits.CastToBytes(c.ns)),
+		column(arrow.PrimitiveTypes.Float64, n, arrow.Float64Traits.CastToBytes(c.span)),
+		column(arrow.PrimitiveTypes.Int64, n, arrow.Int64Traits.CastToBytes(cl.ToTSum)),
+		energy,
+		column(arrow.PrimitiveTypes.Float64, n, arrow.Float64Traits.CastToBytes(cl.X)),
+		column(arrow.PrimitiveTypes.Float64, n, arrow.Float64Traits.CastToBytes(cl.Y)),
+		column(arrow.PrimitiveTypes.Uint16, n, arrow.Uint16Traits.CastToBytes(cl.XMin)),
+		column(arrow.PrimitiveTypes.Uint16, n, arrow.Uint16Traits.CastToBytes(cl.XMax)),
+		column(arrow.PrimitiveTypes.Uint16, n, arrow.Uint16Traits.CastToBytes(cl.YMin)),
+		column(arrow.PrimitiveTypes.Uint16, n, arrow.Uint16Traits.CastToBytes(cl.YMax)),
+		column(arrow.PrimitiveTypes.Float64, n, arrow.Float64Traits.CastToBytes(cl.Max)),
+	}
+	rec := array.NewRecordBatch(c.t.rb.Schema(), cols, int64(n))
+	for _, col := range cols {
+		col.Release()
+	}
+	defer rec.Release()
+	if err := c.t.sink.Write(rec); err != nil {
+		return fmt.Errorf("output: %s: %w", c.t.format, err)
+	}
+	return nil
+}
+
+// column is an array of n values without nulls over the given bytes.
+func column(t arrow.DataType, n int, values []byte) arrow.Array {
+	return nullColumn(t, n, values, nil)
+}
+
+// nullColumn is an array of n values over the given bytes, with the given
+// validity bits (nil: none is null).
+func nullColumn(t arrow.DataType, n int, values, valid []byte) arrow.Array {
+	var bitmap *memory.Buffer
+	nulls := 0
+	if valid != nil {
+		bitmap = memory.NewBufferBytes(valid)
+		nulls = n - bitutil.CountSetBits(valid, 0, n)
+	}
+	d := array.NewData(t, n, []*memory.Buffer{bitmap, memory.NewBufferBytes(values)}, nil, nulls, 0)
+	defer d.Release()
+	return array.MakeFromData(d)
 }
 
 func (c *ClusterTable) Close() error { return c.t.Close() }

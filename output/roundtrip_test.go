@@ -250,3 +250,39 @@ func TestEmptyClusterTables(t *testing.T) {
 		}
 	}
 }
+
+// TestArrowLargeBatches writes batches of clusters to Arrow, the small
+// ones gathered in the table's builders and the large ones sent over
+// their own columns, in one order, and reads every value back: the
+// energies as nulls without calibration.
+func TestArrowLargeBatches(t *testing.T) {
+	all := gammaClusters()
+	sizes := []int{100, directRows + 900, 10, directRows, 3 * directRows, 1}
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, calibrated := range []bool{false, true} {
+		var batches []*pixel.Clusters
+		at := 0
+		for _, n := range sizes {
+			b := &pixel.Clusters{}
+			b.Reset()
+			b.Append(slice(all, at, at+n))
+			b.Members, b.Start = pixel.Hits{}, []int{0}
+			if b.Calibrated = calibrated; calibrated {
+				for i := range b.ESum {
+					b.ESum[i] = r.Float64() * 100
+				}
+			}
+			batches = append(batches, b)
+			at += n
+		}
+		name := filepath.Join(t.TempDir(), "c.arrow")
+		writeClusters(t, name, batches...)
+		tbl := readArrowFile(t, name, ClusterParquetFields)
+		for _, chunk := range tbl.Column(5).Data().Chunks() {
+			if nulls := chunk.NullN(); calibrated && nulls != 0 || !calibrated && nulls != chunk.Len() {
+				t.Fatalf("calibrated %v: %d energies of %d null", calibrated, nulls, chunk.Len())
+			}
+		}
+		sameClusters(t, "arrow", clustersFromTable(tbl), concat(batches), false)
+	}
+}
