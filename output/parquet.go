@@ -31,11 +31,18 @@ type recordSink interface {
 // table streams rows into a file, column by column, one record batch per
 // rowGroup rows.
 type table struct {
-	sink   recordSink
-	format string // for errors
-	rb     *array.RecordBuilder
-	rows   int
+	sink      recordSink
+	format    string // for errors
+	rb        *array.RecordBuilder
+	rows      int
+	direct    bool   // Arrow IPC: large batches go out over their own columns (see writeDirect)
+	noneValid []byte // validity bits of a column of nulls
 }
+
+// directRows is the fewest rows that go to an Arrow IPC file as a record
+// batch of their own; fewer are gathered with the next ones, as a
+// batch's metadata costs about as much as a few hundred rows.
+const directRows = 4096
 
 // writerOnly hides Close: the file writers close their sink, the caller
 // owns it.
@@ -76,7 +83,7 @@ func newArrowTable(w io.Writer, fields []arrow.Field) (*table, error) {
 	if err != nil {
 		return nil, fmt.Errorf("output: arrow: %w", err)
 	}
-	return &table{sink: fw, format: "arrow", rb: newRecordBuilder(schema)}, nil
+	return &table{sink: fw, format: "arrow", rb: newRecordBuilder(schema), direct: true}, nil
 }
 
 // newRecordBuilder returns a builder whose columns reuse the memory of the
@@ -113,6 +120,48 @@ func (t *table) flush() error {
 	return nil
 }
 
+// sendsDirect reports whether n rows go out over their own columns.
+func (t *table) sendsDirect(n int) bool { return t.direct && n >= directRows }
+
+// writeDirect writes n rows, after those gathered so far, as a record
+// batch over the given columns (which it releases): the file writer
+// copies them once, into the file, rather than the builders first.
+func (t *table) writeDirect(cols []arrow.Array, n int) error {
+	if err := t.flush(); err != nil {
+		return err
+	}
+	rec := array.NewRecordBatch(t.rb.Schema(), cols, int64(n))
+	for _, col := range cols {
+		col.Release()
+	}
+	defer rec.Release()
+	if err := t.sink.Write(rec); err != nil {
+		return fmt.Errorf("output: %s: %w", t.format, err)
+	}
+	return nil
+}
+
+// column is an array of n values without nulls over the given bytes.
+func column(t arrow.DataType, n int, values []byte) arrow.Array {
+	d := array.NewData(t, n, []*memory.Buffer{nil, memory.NewBufferBytes(values)}, nil, 0, 0)
+	defer d.Release()
+	return array.MakeFromData(d)
+}
+
+// nullColumn is an array of n nulls over the given bytes (values the
+// format needs, not read), or of the values when valid.
+func (t *table) nullColumn(typ arrow.DataType, n int, values []byte, valid bool) arrow.Array {
+	if valid {
+		return column(typ, n, values)
+	}
+	bytes := int(bitutil.BytesForBits(int64(n)))
+	t.noneValid = slices.Grow(t.noneValid[:0], bytes)[:bytes]
+	clear(t.noneValid)
+	d := array.NewData(typ, n, []*memory.Buffer{memory.NewBufferBytes(t.noneValid), memory.NewBufferBytes(values)}, nil, n, 0)
+	defer d.Release()
+	return array.MakeFromData(d)
+}
+
 // Close writes the last rows and the footer.
 func (t *table) Close() error {
 	err := t.flush()
@@ -143,17 +192,10 @@ var ClusterParquetFields = []arrow.Field{
 
 // ClusterTable writes one row per cluster into a Parquet or Arrow file.
 type ClusterTable struct {
-	t         *table
-	direct    bool      // Arrow IPC: large batches go out over their own columns (see Write)
-	ns, span  []float64 // scratch
-	noneValid []byte    // validity bits of a column of nulls
-	invalid   []bool
+	t        *table
+	ns, span []float64 // scratch
+	invalid  []bool
 }
-
-// directRows is the fewest clusters that Write sends to an Arrow IPC file
-// as a record batch of their own; fewer are gathered with the next ones,
-// as a batch's metadata costs about as much as a few hundred rows.
-const directRows = 4096
 
 // NewClusterParquet returns a streaming Parquet cluster writer.
 func NewClusterParquet(w io.Writer) (*ClusterTable, error) {
@@ -165,15 +207,13 @@ func NewClusterParquet(w io.Writer) (*ClusterTable, error) {
 // columns of the Parquet one.
 func NewClusterArrow(w io.Writer) (*ClusterTable, error) {
 	t, err := newArrowTable(w, ClusterParquetFields)
-	return &ClusterTable{t: t, direct: true}, err
+	return &ClusterTable{t: t}, err
 }
 
 func (c *ClusterTable) NeedsMembers() bool { return false }
 
-// Write appends the clusters. To an Arrow IPC file, a batch of at least
-// directRows clusters goes out as a record batch whose columns are the
-// batch's own (the file writer copies them once, into the file), rather
-// than copied into the table's builders first and from there.
+// Write appends the clusters; to an Arrow IPC file, a large batch over
+// its own columns (see writeDirect).
 func (c *ClusterTable) Write(cl *pixel.Clusters) error {
 	n := cl.Len()
 	c.ns, c.span = c.ns[:0], c.span[:0]
@@ -181,11 +221,8 @@ func (c *ClusterTable) Write(cl *pixel.Clusters) error {
 		c.ns = append(c.ns, cl.FirstToA[i].Ns())
 		c.span = append(c.span, (cl.LastToA[i] - cl.FirstToA[i]).Ns())
 	}
-	if c.direct && n >= directRows {
-		if err := c.t.flush(); err != nil {
-			return err
-		}
-		return c.writeDirect(cl)
+	if c.t.sendsDirect(n) {
+		return c.t.writeDirect(c.columns(cl), n)
 	}
 	f := c.t.rb.Fields()
 	f[0].(*array.Int64Builder).AppendValues(cl.ID, nil)
@@ -208,23 +245,16 @@ func (c *ClusterTable) Write(cl *pixel.Clusters) error {
 	return c.t.added(n)
 }
 
-// writeDirect writes the clusters as a record batch over their columns.
-func (c *ClusterTable) writeDirect(cl *pixel.Clusters) error {
+// columns returns the clusters' columns, over their own memory.
+func (c *ClusterTable) columns(cl *pixel.Clusters) []arrow.Array {
 	n := cl.Len()
-	energy := column(arrow.PrimitiveTypes.Float64, n, arrow.Float64Traits.CastToBytes(cl.ESum))
-	if !cl.Calibrated {
-		bytes := int(bitutil.BytesForBits(int64(n)))
-		c.noneValid = slices.Grow(c.noneValid[:0], bytes)[:bytes]
-		clear(c.noneValid)
-		energy = nullColumn(arrow.PrimitiveTypes.Float64, n, arrow.Float64Traits.CastToBytes(cl.ESum), c.noneValid)
-	}
-	cols := []arrow.Array{
+	return []arrow.Array{
 		column(arrow.PrimitiveTypes.Int64, n, arrow.Int64Traits.CastToBytes(cl.ID)),
 		column(arrow.PrimitiveTypes.Int32, n, arrow.Int32Traits.CastToBytes(cl.Size)),
 		column(arrow.PrimitiveTypes.Float64, n, arrow.Float64Traits.CastToBytes(c.ns)),
 		column(arrow.PrimitiveTypes.Float64, n, arrow.Float64Traits.CastToBytes(c.span)),
 		column(arrow.PrimitiveTypes.Int64, n, arrow.Int64Traits.CastToBytes(cl.ToTSum)),
-		energy,
+		c.t.nullColumn(arrow.PrimitiveTypes.Float64, n, arrow.Float64Traits.CastToBytes(cl.ESum), cl.Calibrated),
 		column(arrow.PrimitiveTypes.Float64, n, arrow.Float64Traits.CastToBytes(cl.X)),
 		column(arrow.PrimitiveTypes.Float64, n, arrow.Float64Traits.CastToBytes(cl.Y)),
 		column(arrow.PrimitiveTypes.Uint16, n, arrow.Uint16Traits.CastToBytes(cl.XMin)),
@@ -233,34 +263,6 @@ func (c *ClusterTable) writeDirect(cl *pixel.Clusters) error {
 		column(arrow.PrimitiveTypes.Uint16, n, arrow.Uint16Traits.CastToBytes(cl.YMax)),
 		column(arrow.PrimitiveTypes.Float64, n, arrow.Float64Traits.CastToBytes(cl.Max)),
 	}
-	rec := array.NewRecordBatch(c.t.rb.Schema(), cols, int64(n))
-	for _, col := range cols {
-		col.Release()
-	}
-	defer rec.Release()
-	if err := c.t.sink.Write(rec); err != nil {
-		return fmt.Errorf("output: %s: %w", c.t.format, err)
-	}
-	return nil
-}
-
-// column is an array of n values without nulls over the given bytes.
-func column(t arrow.DataType, n int, values []byte) arrow.Array {
-	return nullColumn(t, n, values, nil)
-}
-
-// nullColumn is an array of n values over the given bytes, with the given
-// validity bits (nil: none is null).
-func nullColumn(t arrow.DataType, n int, values, valid []byte) arrow.Array {
-	var bitmap *memory.Buffer
-	nulls := 0
-	if valid != nil {
-		bitmap = memory.NewBufferBytes(valid)
-		nulls = n - bitutil.CountSetBits(valid, 0, n)
-	}
-	d := array.NewData(t, n, []*memory.Buffer{bitmap, memory.NewBufferBytes(values)}, nil, nulls, 0)
-	defer d.Release()
-	return array.MakeFromData(d)
 }
 
 func (c *ClusterTable) Close() error { return c.t.Close() }
@@ -278,6 +280,9 @@ type HitTable struct {
 	t   *table
 	toa []float64 // a batch's times in ns
 	ids []int64   // a batch's cluster ids, one per hit
+	// Zero energies, the values under the nulls of a batch without
+	// calibration.
+	zeros []float32
 }
 
 // NewHitArrow returns a streaming Arrow IPC writer of labelled hits, with
@@ -302,25 +307,42 @@ func (p *HitTable) WriteMembers(c *pixel.Clusters) error {
 	}
 	h := &c.Members
 	n := h.Len()
-	f := p.t.rb.Fields()
-	f[0].(*array.Uint16Builder).AppendValues(h.X, nil)
-	f[1].(*array.Uint16Builder).AppendValues(h.Y, nil)
 	p.toa = p.toa[:0]
 	for _, t := range h.ToA {
 		p.toa = append(p.toa, t.Ns())
-	}
-	f[2].(*array.Float64Builder).AppendValues(p.toa, nil)
-	f[3].(*array.Uint16Builder).AppendValues(h.ToT, nil)
-	if h.Calibrated() {
-		f[4].(*array.Float32Builder).AppendValues(h.E, nil)
-	} else {
-		f[4].AppendNulls(n)
 	}
 	p.ids = p.ids[:0]
 	for i, id := range c.ID {
 		for range c.Start[i+1] - c.Start[i] {
 			p.ids = append(p.ids, id)
 		}
+	}
+	if p.t.sendsDirect(n) {
+		e := h.E
+		if !h.Calibrated() { // the column needs room for the nulls' values
+			if len(p.zeros) < n {
+				p.zeros = make([]float32, n)
+			}
+			e = p.zeros[:n]
+		}
+		return p.t.writeDirect([]arrow.Array{
+			column(arrow.PrimitiveTypes.Uint16, n, arrow.Uint16Traits.CastToBytes(h.X)),
+			column(arrow.PrimitiveTypes.Uint16, n, arrow.Uint16Traits.CastToBytes(h.Y)),
+			column(arrow.PrimitiveTypes.Float64, n, arrow.Float64Traits.CastToBytes(p.toa)),
+			column(arrow.PrimitiveTypes.Uint16, n, arrow.Uint16Traits.CastToBytes(h.ToT)),
+			p.t.nullColumn(arrow.PrimitiveTypes.Float32, n, arrow.Float32Traits.CastToBytes(e), h.Calibrated()),
+			column(arrow.PrimitiveTypes.Int64, n, arrow.Int64Traits.CastToBytes(p.ids)),
+		}, n)
+	}
+	f := p.t.rb.Fields()
+	f[0].(*array.Uint16Builder).AppendValues(h.X, nil)
+	f[1].(*array.Uint16Builder).AppendValues(h.Y, nil)
+	f[2].(*array.Float64Builder).AppendValues(p.toa, nil)
+	f[3].(*array.Uint16Builder).AppendValues(h.ToT, nil)
+	if h.Calibrated() {
+		f[4].(*array.Float32Builder).AppendValues(h.E, nil)
+	} else {
+		f[4].AppendNulls(n)
 	}
 	f[5].(*array.Int64Builder).AppendValues(p.ids, nil)
 	return p.t.added(n)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"go-hep.org/x/hep/groot"
 	"go-hep.org/x/hep/groot/rtree"
 
@@ -215,7 +216,9 @@ func TestHitsRoundTrip(t *testing.T) {
 			}
 			var got *pixel.Labelled
 			if ext == ".arrow" {
-				got = hitsFromTable(readArrowFile(t, name, HitParquetFields))
+				tbl := readArrowFile(t, name, HitParquetFields)
+				checkNulls(t, tbl.Column(4), calibrated)
+				got = hitsFromTable(tbl)
 			} else if got, err = ReadHits(name); err != nil {
 				t.Fatal(err)
 			}
@@ -278,11 +281,18 @@ func TestArrowLargeBatches(t *testing.T) {
 		name := filepath.Join(t.TempDir(), "c.arrow")
 		writeClusters(t, name, batches...)
 		tbl := readArrowFile(t, name, ClusterParquetFields)
-		for _, chunk := range tbl.Column(5).Data().Chunks() {
-			if nulls := chunk.NullN(); calibrated && nulls != 0 || !calibrated && nulls != chunk.Len() {
-				t.Fatalf("calibrated %v: %d energies of %d null", calibrated, nulls, chunk.Len())
-			}
-		}
+		checkNulls(t, tbl.Column(5), calibrated)
 		sameClusters(t, "arrow", clustersFromTable(tbl), concat(batches), false)
+	}
+}
+
+// checkNulls checks that a column of energies has none null when
+// calibrated, and all otherwise.
+func checkNulls(t *testing.T, col *arrow.Column, calibrated bool) {
+	t.Helper()
+	for _, chunk := range col.Data().Chunks() {
+		if nulls := chunk.NullN(); calibrated && nulls != 0 || !calibrated && nulls != chunk.Len() {
+			t.Fatalf("calibrated %v: %d energies of %d null", calibrated, nulls, chunk.Len())
+		}
 	}
 }
