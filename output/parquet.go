@@ -40,8 +40,9 @@ type table struct {
 }
 
 // directRows is the fewest rows that go to an Arrow IPC file as a record
-// batch of their own; fewer are gathered with the next ones, as a
-// batch's metadata costs about as much as a few hundred rows.
+// batch of their own; fewer are gathered with the next ones into batches
+// of rowGroup rows, as readers take many small batches slowly (a run of
+// tracks gives a few thousand clusters a batch).
 const directRows = 4096
 
 // writerOnly hides Close: the file writers close their sink, the caller
