@@ -171,9 +171,9 @@ func benchEndToEnd(ctx context.Context, o pixelBenchOptions, modes []pixel.Mode,
 			files = append(files, file)
 		}
 	}
-	fmt.Fprintf(stdout, "\nEnd to end: a .tpx3 file decoded, sorted (500 us window), clustered and written as Parquet or Arrow IPC to %s; median of %d runs.\n\n",
+	fmt.Fprintf(stdout, "\nEnd to end: a .tpx3 file decoded, sorted (500 us window), clustered and written as Parquet or Arrow IPC to %s; median of %d runs; the most memory a run took (held by the Go runtime, sampled every 5 ms).\n\n",
 		dir, o.runs)
-	fmt.Fprintf(stdout, "| input | output | mode | workers | hits | clusters | Mhit/s |\n|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(stdout, "| input | output | mode | workers | hits | clusters | Mhit/s | memory MB |\n|---|---|---|---|---|---|---|---|\n")
 	for _, file := range files {
 		fi, err := os.Stat(file)
 		if err != nil {
@@ -188,14 +188,19 @@ func benchEndToEnd(ctx context.Context, o pixelBenchOptions, modes []pixel.Mode,
 				}
 				var times []time.Duration
 				var sum pipeline.Summary
+				var most uint64
 				for range o.runs {
-					if sum, err = endToEnd(ctx, file, filepath.Join(dir, "clusters"+ext), m, w); err != nil {
+					watch := pixelbench.WatchMemory(5 * time.Millisecond)
+					sum, err = endToEnd(ctx, file, filepath.Join(dir, "clusters"+ext), m, w)
+					most = max(most, watch.Stop())
+					if err != nil {
 						return err
 					}
 					times = append(times, sum.Elapsed)
 				}
 				med := median(times)
-				fmt.Fprintf(stdout, "| %s | %s | %s | %d | %d | %d | %.2f |\n", input, ext, m, w, sum.Hits, sum.Clusters, float64(sum.Hits)/med.Seconds()/1e6)
+				fmt.Fprintf(stdout, "| %s | %s | %s | %d | %d | %d | %.2f | %.0f |\n", input, ext, m, w, sum.Hits, sum.Clusters,
+					float64(sum.Hits)/med.Seconds()/1e6, float64(most)/1e6)
 			}
 		}
 	}

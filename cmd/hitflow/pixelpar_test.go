@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -94,6 +95,21 @@ func TestBenchPixel(t *testing.T) {
 	}
 	if len(counts) < 3 || strings.Count(strings.Join(counts, ""), counts[0]) != len(counts) {
 		t.Errorf("cluster counts %q", counts)
+	}
+	// Every end-to-end row says how much memory its runs took.
+	rows := 0
+	for _, line := range strings.Split(stdout, "\n") {
+		if !strings.Contains(line, ".tpx3 (") {
+			continue
+		}
+		rows++
+		f := strings.Split(strings.Trim(line, "| "), " | ")
+		if mb, err := strconv.Atoi(f[len(f)-1]); len(f) != 8 || err != nil || mb < 0 || mb > 1000 {
+			t.Errorf("end-to-end row %q: no memory", line)
+		}
+	}
+	if rows != 16 || !strings.Contains(stdout, "| memory MB |") {
+		t.Errorf("%d end-to-end rows", rows)
 	}
 	if fi, err := os.Stat(plot); err != nil || fi.Size() < 1000 {
 		t.Fatalf("plot: %v", err)

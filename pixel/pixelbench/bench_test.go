@@ -2,8 +2,11 @@ package pixelbench
 
 import (
 	"context"
+	"runtime"
+	"runtime/debug"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/hitflow/hitflow/pixel"
 	"github.com/hitflow/hitflow/pixel/pixelsim"
@@ -76,4 +79,36 @@ func TestMeasureStopsUnshifted(t *testing.T) {
 	if !slices.Equal(before, after) {
 		t.Fatal("set left shifted")
 	}
+}
+
+// TestWatchMemory: memory taken during the watch counts in its peak,
+// whether it is still held at the end (the last sample) or was given back
+// before (the samples on the way), and little else does.
+func TestWatchMemory(t *testing.T) {
+	const size = 64 << 20
+	take := func() []byte {
+		b := make([]byte, size)
+		for i := 0; i < len(b); i += 4096 {
+			b[i] = 1
+		}
+		return b
+	}
+	check := func(how string, peak uint64) {
+		if peak < size || peak > size+16<<20 {
+			t.Fatalf("%s: peak %d MB above the start, want %d MB", how, peak>>20, size>>20)
+		}
+	}
+	m := WatchMemory(time.Hour)
+	b := take()
+	check("held at the end", m.Stop())
+	runtime.KeepAlive(b)
+
+	b = nil
+	m = WatchMemory(time.Millisecond)
+	b = take()
+	time.Sleep(50 * time.Millisecond)
+	runtime.KeepAlive(b)
+	b = nil
+	debug.FreeOSMemory()
+	check("given back before the end", m.Stop())
 }
