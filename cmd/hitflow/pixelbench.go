@@ -45,8 +45,8 @@ with the parallel efficiency (rate / (workers x rate on one worker)).
 Then the end-to-end rate: a .tpx3 file on local disk (--file, or one
 simulated gamma and pion45 runs in the temporary directory) decoded,
 sorted, clustered and written as Parquet and as Arrow IPC, in every mode
-and auto. Prints Markdown tables; --plot draws Mhit/s
-against workers.`,
+and auto, with the most memory its runs took. Prints Markdown tables;
+--plot draws Mhit/s against workers.`,
 		Example: `  hitflow bench pixel --plot scaling.png
   hitflow bench pixel --datasets gamma,pion45 --hits 1000000 --repeat 5 --runs 3`,
 		Args: noArgs,
