@@ -21,12 +21,16 @@ import (
 // made.
 //
 // Lanes spread the clustering over idle cores and add work of their own
-// (copies, the repair at the borders, merging). When the sequential trial
-// leaves no core idle (the process used at least busyShare of every core,
-// as on two cores end to end, where decoding, sorting and writing take the
-// second one), lanes cannot be faster, and their trial is skipped: it
-// cost a fifth of a 20 M-hit run on gamma rays, most of it in memory the
-// lanes take and the batches grown after them (BENCHMARKS.md).
+// (copies, the repair at the borders, merging). They cannot make a run
+// faster when the sequential trial leaves no core idle (the process used
+// at least busyShare of every core, as on two cores end to end, where
+// decoding, sorting and writing take the second one), nor when the
+// clustering is not what bounds it (the clusterer spent less than
+// boundShare of the trial in its calls, waiting for its input or its
+// output the rest, as behind a Parquet writer). Then their trial is
+// skipped: it cost a fifth to a quarter of a 20 M-hit run on gamma rays,
+// most of it in memory the lanes take and the batches grown after them
+// (BENCHMARKS.md).
 //
 // The clusterers change hands at a gap: a hit more than dt after every
 // earlier one, before which every cluster is finished under any
@@ -43,12 +47,14 @@ type autoStream struct {
 
 	warm, trial, recheck int64
 	clock                func() time.Time
+	callClock            func() time.Time     // times the calls of the clusterer in use
 	cpu                  func() time.Duration // the process's CPU time so far, or -1 (processCPU)
 	procs                int                  // the cores the process may use
 	phase                autoPhase
 	timed                int64         // hits given in this phase
 	since                time.Time     // when the timing began, after the warm-up; zero before
 	cpuSince             time.Duration // the process's CPU time then
+	inside               time.Duration // spent in the clusterer's calls since then
 	first                Stream        // the mode timed first in this trial
 	rates                [2]float64    // of the first and the second mode timed
 	next                 Stream        // the clusterer to change to at the next gap, or nil
@@ -84,6 +90,13 @@ const (
 // u = 0.78. On two cores end to end the sequential trials used 0.83-0.99.
 const busyShare = 0.75
 
+// boundShare is the share of the sequential trial the clusterer must
+// spend in its calls for the lanes' trial to be run. A clusterer waiting
+// for the other stages a share 1-b of the time bounds the run no more
+// than that: made free, it would make the run at most 1/b faster, short
+// of the 1.1 times lanes need to be kept below b = 0.91.
+const boundShare = 0.9
+
 func newAutoStream(cfg Config, workers int) (*autoStream, error) {
 	seq, err := NewClusterer(cfg)
 	if err != nil {
@@ -93,7 +106,7 @@ func newAutoStream(cfg Config, workers int) (*autoStream, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &autoStream{seq: seq, lanes: lanes, clock: time.Now, cpu: processCPU, procs: runtime.GOMAXPROCS(0),
+	a := &autoStream{seq: seq, lanes: lanes, clock: time.Now, callClock: time.Now, cpu: processCPU, procs: runtime.GOMAXPROCS(0),
 		warm: autoWarmHits, trial: autoTrialHits, recheck: autoRecheckHits}
 	a.cur, a.first = seq, seq
 	a.out.Reset()
@@ -140,7 +153,9 @@ func (a *autoStream) AddTo(dst *Clusters, h *Hits) {
 		a.change()
 		h = h.view(g, h.Len())
 	}
+	start := a.callClock()
 	a.cur.AddTo(dst, h)
+	a.inside += a.callClock().Sub(start)
 	a.time(int64(h.Len()))
 }
 
@@ -175,7 +190,7 @@ func (a *autoStream) time(n int64) {
 	}
 	if a.since.IsZero() { // warming up
 		if a.timed >= a.warm {
-			a.since, a.cpuSince = a.clock(), a.cpu()
+			a.since, a.cpuSince, a.inside = a.clock(), a.cpu(), 0
 			a.timed = a.warm // the hits of this call were before the clock
 		}
 		return
@@ -185,10 +200,10 @@ func (a *autoStream) time(n int64) {
 	}
 	wall := a.clock().Sub(a.since)
 	a.rates[a.phase] = float64(a.timed-a.warm) / wall.Seconds()
-	busy := a.busy(wall)
+	futile := a.lanesFutile(wall)
 	a.since = time.Time{}
 	if a.phase == timingFirst {
-		if a.first == Stream(a.seq) && busy {
+		if a.first == Stream(a.seq) && futile {
 			a.phase, a.timed = decided, 0
 			return
 		}
@@ -207,6 +222,13 @@ func (a *autoStream) time(n int64) {
 	if keep != a.cur {
 		a.next = keep
 	}
+}
+
+// lanesFutile reports whether lanes could not have made the trial that
+// began wall ago faster: it left no core idle, or the clustering did not
+// bound the run.
+func (a *autoStream) lanesFutile(wall time.Duration) bool {
+	return a.busy(wall) || a.inside.Seconds() < boundShare*wall.Seconds()
 }
 
 // busy reports whether the process used at least busyShare of every core

@@ -284,14 +284,28 @@ func randomAuto(t *testing.T, r *rand.Rand, cfg Config, n int) *autoStream {
 		}
 		return time.Duration(r.Float64() * 1.5 * float64(a.procs) * float64(now.Sub(time.Time{})))
 	}
+	// The clusterer bounds the run in most streams (its calls take all
+	// the time, and more), and waits for the rest of it in the others
+	// (its calls take none), which then skip the lanes' trial too.
+	bound := r.IntN(4) != 0
+	var calls int
+	var inCalls time.Time
+	a.callClock = func() time.Time {
+		if calls++; bound && calls%2 == 0 {
+			inCalls = inCalls.Add(time.Hour)
+		}
+		return inCalls
+	}
 	a.KeepMembers(true)
 	return a
 }
 
-// TestAutoSkipsLanesOnBusyCores: when the process kept every core busy in
-// the sequential trial, auto mode keeps the sequential clusterer without
-// trying lanes; with a core idle, or the CPU time unknown, it tries them.
-func TestAutoSkipsLanesOnBusyCores(t *testing.T) {
+// TestAutoSkipsFutileLanes: when the process kept every core busy in the
+// sequential trial, or the clusterer waited for the rest of the run much
+// of the time, auto mode keeps the sequential clusterer without trying
+// lanes; with a core idle and the clustering the bound, or the CPU time
+// unknown, it tries them.
+func TestAutoSkipsFutileLanes(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	tc := streamCase(r)
 	h := sortedHits(r, tc, false)
@@ -300,21 +314,38 @@ func TestAutoSkipsLanesOnBusyCores(t *testing.T) {
 	want := feed(r, seq, h)
 	for _, tc := range []struct {
 		share     float64 // of every core the process uses
+		inCalls   float64 // share of the time the clusterer spends in its calls
 		unknown   bool    // the CPU time is not known
 		skipLanes bool
-	}{{0.9, false, true}, {busyShare, false, true}, {0.7, false, false}, {0.9, true, false}} {
+	}{
+		{0.9, 1, false, true}, {busyShare, 1, false, true}, {0.7, 1, false, false},
+		{0.5, 0.8, false, true}, {0.5, 0.95, false, false},
+		{0.9, 1, true, false},
+	} {
 		a, err := newAutoStream(cfg, 2)
 		if err != nil {
 			t.Fatal(err)
 		}
 		a.procs, a.warm, a.trial = 2, 100, 1000
-		// A clock that does not move (too coarse) must not make the
-		// cores look busy when their time is unknown.
-		var now, step time.Duration = 0, time.Second
+		// Each call of the clusterer takes inCalls of a second, after the
+		// rest of it outside. A clock that does not move (too coarse)
+		// must not make the lanes look futile when the CPU time is
+		// unknown.
+		var now time.Duration
+		in, out := time.Duration(tc.inCalls*float64(time.Second)), time.Duration((1-tc.inCalls)*float64(time.Second))
 		if tc.unknown {
-			step = 0
+			in, out = 0, 0
 		}
-		a.clock = func() time.Time { now += step; return time.Unix(1e9, 0).Add(now) }
+		calls := 0
+		a.callClock = func() time.Time {
+			if calls++; calls%2 == 1 {
+				now += out
+			} else {
+				now += in
+			}
+			return time.Unix(1e9, 0).Add(now)
+		}
+		a.clock = func() time.Time { return time.Unix(1e9, 0).Add(now) }
 		a.cpu = func() time.Duration {
 			if tc.unknown {
 				return -1

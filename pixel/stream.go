@@ -62,7 +62,8 @@ const chunkedWindow = 1 << 14
 // workers (all cores when < 1). Auto is the sequential clusterer on one
 // worker; on more, it times the sequential clusterer and lanes on the
 // stream's first hits and keeps the faster, and keeps the sequential one
-// without trying lanes when it leaves no core idle (see autoStream).
+// without trying lanes when it leaves no core idle or waits for the
+// caller (see autoStream).
 func NewStream(cfg Config, mode Mode, workers int) (Stream, error) {
 	if workers < 1 {
 		workers = runtime.GOMAXPROCS(0)

@@ -49,7 +49,8 @@ Modes: sequential (one core), lanes (time windows clustered on --workers
 cores and stitched), chunked (the paper's chunked union-find); all give
 the same clusters in the same order; auto, on more than one core, times
 sequential and lanes on the first few million hits and keeps the faster
-(sequential without a trial of lanes when it leaves no core idle).
+(sequential without a trial of lanes when it leaves no core idle or
+waits for reading or writing).
 The clusters file format follows the extension: .csv (default, stdout with
 -o -), .clog (ADVACAM cluster log), .parquet (one row per cluster, compact),
 .arrow (Arrow IPC/Feather, the Parquet columns uncompressed: the fastest to
