@@ -108,7 +108,7 @@ func TestWatchMemory(t *testing.T) {
 	b = nil
 	m = WatchMemory(time.Millisecond)
 	b = take()
-	time.Sleep(50 * time.Millisecond)
+	time.Sleep(200 * time.Millisecond) // 200 ticks: a sample falls in them on a busy machine too
 	runtime.KeepAlive(b)
 	b = nil
 	debug.FreeOSMemory()
