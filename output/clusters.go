@@ -242,7 +242,7 @@ func NewCLog(w io.Writer) *CLog { return &CLog{w: bufio.NewWriterSize(w, 1<<20)}
 func (c *CLog) NeedsMembers() bool { return true }
 
 func (c *CLog) Write(cl *pixel.Clusters) error {
-	if len(cl.Start) != cl.Len()+1 {
+	if !cl.HasMembers() {
 		return fmt.Errorf("output: clog: %w", pixel.ErrNoMembers)
 	}
 	m := &cl.Members

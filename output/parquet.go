@@ -303,7 +303,7 @@ func NewHitParquet(w io.Writer) (*HitTable, error) {
 // A batch of clusters goes to the columns at once: a call per cluster,
 // a few hits each, cost more than the copying.
 func (p *HitTable) WriteMembers(c *pixel.Clusters) error {
-	if len(c.Start) != c.Len()+1 {
+	if !c.HasMembers() {
 		return fmt.Errorf("output: %s: %w", p.t.format, pixel.ErrNoMembers)
 	}
 	h := &c.Members

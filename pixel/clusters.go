@@ -55,6 +55,10 @@ type Clusters struct {
 // Len returns the number of clusters.
 func (c *Clusters) Len() int { return len(c.ID) }
 
+// HasMembers reports whether the batch carries the hits of its clusters
+// (see [Clusterer.KeepMembers]).
+func (c *Clusters) HasMembers() bool { return len(c.Start) == c.Len()+1 }
+
 // Reset empties the batch, keeping its storage.
 func (c *Clusters) Reset() {
 	c.truncate(0)

@@ -120,7 +120,7 @@ func plotClusters(o plotOptions, in string) ([]string, error) {
 				hits.AppendFrom(&l.Hits, i)
 			}
 		}
-	case len(c.Start) == c.Len()+1:
+	case c.HasMembers():
 		for i, id := range c.ID {
 			if id == o.cluster {
 				hits = &pixel.Hits{}

@@ -178,7 +178,7 @@ func (c *CSVWriter) WriteLabelled(h *pixel.Hits, from, to int, label int64) erro
 
 // WriteMembers writes the hits of every cluster of c, each with its id.
 func (c *CSVWriter) WriteMembers(cl *pixel.Clusters) error {
-	if len(cl.Start) != cl.Len()+1 {
+	if !cl.HasMembers() {
 		return fmt.Errorf("tpx3: %w", pixel.ErrNoMembers)
 	}
 	for i, id := range cl.ID {
