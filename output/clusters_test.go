@@ -90,6 +90,14 @@ func TestCLog(t *testing.T) {
 	if err := w.Write(bare); !errors.Is(err, pixel.ErrNoMembers) {
 		t.Fatalf("clog: error %v", err)
 	}
+	rw, err := CreateClusterROOT(filepath.Join(t.TempDir(), "c.root"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rw.Write(bare); !errors.Is(err, pixel.ErrNoMembers) {
+		t.Fatalf("root: error %v", err)
+	}
+	rw.Close()
 	for _, ext := range []string{".csv", ".parquet", ".arrow"} {
 		hw, err := CreateHits(filepath.Join(t.TempDir(), "hits"+ext), nil)
 		if err != nil {

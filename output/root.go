@@ -118,6 +118,9 @@ func CreateClusterROOT(name string) (*ClusterROOT, error) {
 func (c *ClusterROOT) NeedsMembers() bool { return true }
 
 func (c *ClusterROOT) Write(cl *pixel.Clusters) error {
+	if !cl.HasMembers() {
+		return fmt.Errorf("output: root: %w", pixel.ErrNoMembers)
+	}
 	e := &c.ev
 	m := &cl.Members
 	for i := range cl.Len() {
