@@ -200,10 +200,9 @@ func (a *autoStream) time(n int64) {
 	}
 	wall := a.clock().Sub(a.since)
 	a.rates[a.phase] = float64(a.timed-a.warm) / wall.Seconds()
-	futile := a.lanesFutile(wall)
 	a.since = time.Time{}
 	if a.phase == timingFirst {
-		if a.first == Stream(a.seq) && futile {
+		if a.first == Stream(a.seq) && a.lanesFutile(wall) {
 			a.phase, a.timed = decided, 0
 			return
 		}
