@@ -68,6 +68,12 @@
 // every mode finishes all clusters there and goes on as if the stream began
 // with that hit (see [Stats.Restarts]).
 //
+// # Hot pixels
+//
+// A [Mask] drops the hits of chosen pixels before clustering (the caller
+// counts them); [HitCounts] is the hit map from which hot and noisy
+// pixels are found: those far above the median of the pixels that fired.
+//
 // # Features
 //
 // Every feature sum is exact (integers for ToT, 128-bit fixed point for

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"strconv"
 
 	"github.com/spf13/cobra"
@@ -21,18 +20,17 @@ import (
 
 // clusterOptions are the flags of "hitflow cluster".
 type clusterOptions struct {
-	format, definition, layout string
-	mode                       string
-	workers                    int
-	dt, unsorted, restart      pixel.Time
-	width, height              int
-	calib, hits, tdc, out      string
-	quiet                      bool
+	input                       inputFlags
+	definition, mode            string
+	workers                     int
+	dt, unsorted, restart       pixel.Time
+	calib, mask, hits, tdc, out string
+	quiet                       bool
 }
 
 func newClusterCmd(stdout, stderr io.Writer) *cobra.Command {
-	o := clusterOptions{format: "auto", definition: "local", layout: "row", mode: "auto", dt: 200 * pixel.Nanosecond,
-		unsorted: 500 * pixel.Microsecond, restart: pixel.DefaultRestart, width: 256, height: 256, out: "-"}
+	o := clusterOptions{input: defaultInput, definition: "local", mode: "auto", dt: 200 * pixel.Nanosecond,
+		unsorted: 500 * pixel.Microsecond, restart: pixel.DefaultRestart, out: "-"}
 	cmd := &cobra.Command{
 		Use:   "cluster [flags] [FILE...]",
 		Short: "Cluster pixel hits into particle events",
@@ -59,7 +57,9 @@ cluster as std::vector branches). --hits writes .csv, .parquet or .arrow.
 The outputs with hits (.clog, .root, --hits) hold each cluster's hits
 until it ends: once the clusters not yet written hold more than %d
 hits (a pixel firing within dt of itself never ends), the run stops with
-an error naming that pixel, after writing the clusters of what it read.
+an error naming that pixel, after writing the clusters of what it read;
+--mask drops the hits of such pixels (and of noisy ones) before
+clustering, and the summary counts them.
 A one-line summary goes to stderr.`, pixel.DefaultMemberLimit),
 		Example: `  hitflow cluster -o clusters.csv run.tpx3
   hitflow cluster --definition global --dt 600ns --calib calib/ -o clusters.clog run.t3pa
@@ -70,16 +70,15 @@ A one-line summary goes to stderr.`, pixel.DefaultMemberLimit),
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.format, "format", o.format, "input format: auto, tpx3, t3pa, katherine or csv")
+	o.input.add(f)
 	f.StringVar(&o.definition, "definition", o.definition, "cluster definition: local, global or window")
 	f.Var(timeFlag{&o.dt}, "dt", "maximum time distance (200ns, 0.6us, ...)")
 	f.StringVar(&o.mode, "mode", o.mode, "clustering algorithm: auto, sequential, lanes or chunked")
 	f.IntVar(&o.workers, "workers", 0, "clustering cores (0: all)")
 	f.Var(timeFlag{&o.unsorted}, "unsorted", "reorder window of the input; 0 trusts the input order")
 	f.Var(timeFlag{&o.restart}, "restart", "a hit this much earlier than the latest restarts the time order (a clock reset, as between runs); 0: 10ms")
-	f.StringVar(&o.layout, "layout", o.layout, "chip placement of .tpx3 data: single, row or quad")
-	f.Var(sizeFlag{&o.width, &o.height}, "sensor", "sensor size of text inputs (linear pixel index width)")
 	f.StringVar(&o.calib, "calib", "", "directory with the a.txt, b.txt, c.txt, t.txt calibration")
+	f.StringVar(&o.mask, "mask", "", "file of pixels whose hits are dropped and counted: lines x y, or a 0/1 matrix (row = y)")
 	f.StringVar(&o.hits, "hits", "", "also write every hit with its cluster id (.csv: x,y,toa_ns,tot,cluster, .parquet or .arrow)")
 	f.StringVar(&o.tdc, "tdc", "", "also write the TDC packets of .tpx3 input (CSV)")
 	f.StringVarP(&o.out, "output", "o", o.out, "clusters file (.csv, .clog, .parquet, .arrow or .root); - for CSV on stdout")
@@ -88,15 +87,11 @@ A one-line summary goes to stderr.`, pixel.DefaultMemberLimit),
 }
 
 func runCluster(ctx context.Context, o clusterOptions, files []string, stdout, stderr io.Writer) error {
-	format, err := tpx3.ParseFormat(o.format)
+	reader, width, height, err := o.input.options()
 	if err != nil {
-		return usageError{err}
+		return err
 	}
 	def, err := pixel.ParseDefinition(o.definition)
-	if err != nil {
-		return usageError{err}
-	}
-	layout, err := tpx3.LayoutByName(o.layout)
 	if err != nil {
 		return usageError{err}
 	}
@@ -110,10 +105,9 @@ func runCluster(ctx context.Context, o clusterOptions, files []string, stdout, s
 	job := pipeline.Job{
 		Mode:     mode,
 		Workers:  o.workers,
-		Reader:   tpx3.Options{Format: format, Layout: layout, Width: o.width, Height: o.height},
+		Reader:   reader,
 		Unsorted: o.unsorted,
-		Cluster: pixel.Config{Definition: def, DtMax: o.dt, Restart: o.restart,
-			Width: max(o.width, layout.Width), Height: max(o.height, layout.Height)},
+		Cluster:  pixel.Config{Definition: def, DtMax: o.dt, Restart: o.restart, Width: width, Height: height},
 	}
 	if err := job.Cluster.Validate(); err != nil {
 		return usageError{err}
@@ -129,6 +123,14 @@ func runCluster(ctx context.Context, o clusterOptions, files []string, stdout, s
 			slog.Warn("calibration has invalid pixels; their hits get no energy", "pixels", job.Calibration.InvalidPixels)
 		}
 	}
+	if o.mask != "" {
+		if job.Mask, err = tpx3.LoadMask(o.mask, job.Cluster.Width, job.Cluster.Height); err != nil {
+			return err
+		}
+		if job.Mask.Pixels() == 0 {
+			slog.Warn("the mask has no masked pixels", "file", o.mask)
+		}
+	}
 
 	var total int64
 	if len(files) == 0 {
@@ -140,19 +142,12 @@ func runCluster(ctx context.Context, o clusterOptions, files []string, stdout, s
 		job.Sources = append(job.Sources, src)
 		total += src.Size
 	}
-	for _, name := range files {
-		f, err := os.Open(name)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		var size int64
-		if fi, err := f.Stat(); err == nil {
-			size = fi.Size()
-		}
-		total += size
-		job.Sources = append(job.Sources, pipeline.Source{Name: name, R: f, Size: size})
+	sources, size, closeAll, err := openSources(files)
+	defer closeAll()
+	if err != nil {
+		return err
 	}
+	job.Sources, total = append(job.Sources, sources...), total+size
 
 	cw, err := output.CreateClusters(o.out, stdout)
 	if err != nil {
@@ -199,7 +194,7 @@ func runCluster(ctx context.Context, o clusterOptions, files []string, stdout, s
 		return fmt.Errorf("interrupted; clusters of the hits read so far were written")
 	}
 	if _, ok := errors.AsType[*pixel.MemberLimitError](runErr); ok {
-		return fmt.Errorf("%w; the clusters of the hits read so far were written. Use a smaller --dt, or write the cluster features only (.csv, .parquet or .arrow, without --hits)", runErr)
+		return fmt.Errorf("%w; the clusters of the hits read so far were written. List the pixel in a --mask file, use a smaller --dt, or write the cluster features only (.csv, .parquet or .arrow, without --hits)", runErr)
 	}
 	return runErr
 }

@@ -6,7 +6,11 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/spf13/pflag"
+
 	"github.com/hitflow/hitflow/pixel"
+	"github.com/hitflow/hitflow/pixel/pipeline"
+	"github.com/hitflow/hitflow/pixel/tpx3"
 )
 
 // timeFlag is a pflag.Value for durations on the pixel time grid.
@@ -101,4 +105,58 @@ func availableMemory() int64 {
 		}
 	}
 	return fallback
+}
+
+// inputFlags say how hit files are read.
+type inputFlags struct {
+	format, layout string
+	width, height  int
+}
+
+var defaultInput = inputFlags{format: "auto", layout: "row", width: 256, height: 256}
+
+func (in *inputFlags) add(f *pflag.FlagSet) {
+	f.StringVar(&in.format, "format", in.format, "input format: auto, tpx3, t3pa, katherine or csv")
+	f.StringVar(&in.layout, "layout", in.layout, "chip placement of .tpx3 data: single, row or quad")
+	f.Var(sizeFlag{&in.width, &in.height}, "sensor", "sensor size of text inputs (linear pixel index width)")
+}
+
+// options returns the reader options and the size of the sensor the hits
+// land on: the text inputs' or the chip layout's, whichever is larger.
+func (in *inputFlags) options() (opt tpx3.Options, width, height int, err error) {
+	format, err := tpx3.ParseFormat(in.format)
+	if err != nil {
+		return opt, 0, 0, usageError{err}
+	}
+	layout, err := tpx3.LayoutByName(in.layout)
+	if err != nil {
+		return opt, 0, 0, usageError{err}
+	}
+	opt = tpx3.Options{Format: format, Layout: layout, Width: in.width, Height: in.height}
+	return opt, max(in.width, layout.Width), max(in.height, layout.Height), nil
+}
+
+// openSources opens the files as one stream and returns their total
+// size; closeAll closes what was opened, also after an error.
+func openSources(files []string) (sources []pipeline.Source, total int64, closeAll func(), err error) {
+	var opened []*os.File
+	closeAll = func() {
+		for _, f := range opened {
+			f.Close()
+		}
+	}
+	for _, name := range files {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, 0, closeAll, err
+		}
+		opened = append(opened, f)
+		var size int64
+		if fi, err := f.Stat(); err == nil {
+			size = fi.Size()
+		}
+		total += size
+		sources = append(sources, pipeline.Source{Name: name, R: f, Size: size})
+	}
+	return sources, total, closeAll, nil
 }

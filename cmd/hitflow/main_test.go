@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -196,5 +197,73 @@ func TestProfiles(t *testing.T) {
 	code, _, stderr := hitflow(t, "version", "--cpuprofile", filepath.Join(dir, "no", "such", "dir"))
 	if code != exitUsage || !strings.Contains(stderr, "--cpuprofile") {
 		t.Fatalf("unwritable profile: exit %d: %s", code, stderr)
+	}
+}
+
+// TestMask: the hits of the pixels in a --mask file are dropped before
+// clustering and counted in the summary; a bad mask file is an error
+// naming its line.
+func TestMask(t *testing.T) {
+	dir := t.TempDir()
+	var in strings.Builder
+	in.WriteString("x,y,toa_ns,tot\n")
+	for i := range 3000 { // pixel (5, 6) every 100 ns; a hit elsewhere every 1 us
+		x, y := 5, 6
+		if i%10 == 0 {
+			x, y = 100+i%50, 200
+		}
+		fmt.Fprintf(&in, "%d,%d,%d,3\n", x, y, 100*i)
+	}
+	input, mask := filepath.Join(dir, "hot.csv"), filepath.Join(dir, "mask.txt")
+	os.WriteFile(input, []byte(in.String()), 0o644)
+	os.WriteFile(mask, []byte("# hot\n5 6\n0,0\n"), 0o644)
+	clusters, hits := filepath.Join(dir, "c.csv"), filepath.Join(dir, "h.csv")
+	code, _, stderr := hitflow(t, "cluster", "-q", "--dt", "1us", "--mask", mask, "--hits", hits, "-o", clusters, input)
+	if m := summary.FindStringSubmatch(stderr); code != 0 || m == nil || m[1] != "3000" || m[2] != "300" ||
+		!strings.Contains(stderr, ", masked 2700 hits on 2 pixels") {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if l := lines(t, hits); len(l) != 301 || strings.Contains(strings.Join(l, "\n"), "\n5,6,") {
+		t.Fatalf("hits file: %d lines", len(l))
+	}
+	os.WriteFile(mask, []byte("5 6\n5 600\n"), 0o644)
+	code, _, stderr = hitflow(t, "cluster", "-q", "--mask", mask, "-o", clusters, input)
+	if code != 1 || !strings.Contains(stderr, "mask.txt: line 2: pixel (5, 600) is outside the 1027x256 sensor") {
+		t.Fatalf("bad mask: exit %d: %s", code, stderr)
+	}
+}
+
+// TestMaskCommand finds the hot pixels of a real background run (two
+// pixels fire 85 K of its 99 K hits) and clusters it with them masked.
+func TestMaskCommand(t *testing.T) {
+	in := "../../../shared/data/tpx3/suann_socket_background_serval32.tpx3"
+	if _, err := os.Stat(in); err != nil {
+		t.Skip("no ../shared/data")
+	}
+	dir := t.TempDir()
+	mask := filepath.Join(dir, "mask.txt")
+	code, _, stderr := hitflow(t, "mask", "-q", "-o", mask, in)
+	if code != 0 || !strings.Contains(stderr, "98548 hits in 1 files on a 1027x256 sensor, median 1 hits per pixel that fired: 6 hot pixels with 88661 hits (90 %)") {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	l := lines(t, mask)
+	if len(l) != 7 || !strings.HasPrefix(l[0], "# hitflow mask --factor 20 --min-hits 100: ") ||
+		l[1] != "788 85 # 45015 hits" || l[2] != "1020 38 # 40328 hits" || l[6] != "840 46 # 120 hits" {
+		t.Fatalf("mask file %q", l)
+	}
+	code, _, stderr = hitflow(t, "cluster", "-q", "--mask", mask, "-o", filepath.Join(dir, "c.csv"), in)
+	if m := summary.FindStringSubmatch(stderr); code != 0 || m == nil || m[2] != "712" || !strings.Contains(stderr, "masked 88661 hits on 6 pixels") {
+		t.Fatalf("cluster: exit %d: %s", code, stderr)
+	}
+	// Stricter: to stdout.
+	code, stdout, _ := hitflow(t, "mask", "-q", "--factor", "5", "--min-hits", "20", in)
+	if code != 0 || strings.Count(stdout, "\n") != 10 || !strings.Contains(stdout, "\n789 85 # 79 hits\n") {
+		t.Fatalf("stdout %q", stdout)
+	}
+	if code, _, stderr := hitflow(t, "mask", "--factor", "-1", in); code != 2 || !strings.Contains(stderr, "must not be negative") {
+		t.Fatalf("negative factor: exit %d: %s", code, stderr)
+	}
+	if code, _, stderr := hitflow(t, "mask"); code != 2 || !strings.Contains(stderr, "mask needs the hit files") {
+		t.Fatalf("no files: exit %d: %s", code, stderr)
 	}
 }

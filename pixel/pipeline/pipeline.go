@@ -35,6 +35,7 @@ type Job struct {
 	Sources     []Source
 	Reader      tpx3.Options
 	Calibration *tpx3.Calibration // nil: uncalibrated
+	Mask        *pixel.Mask       // nil: every pixel is clustered
 	Unsorted    pixel.Time        // reorder window; 0 trusts the input order
 	Cluster     pixel.Config
 	Mode        pixel.Mode // clustering algorithm; all give the same clusters
@@ -51,6 +52,8 @@ type Summary struct {
 	Bytes         int64
 	Hits          int64 // hits decoded
 	OutOfRange    int64 // hits outside the layout or sensor, not clustered
+	Masked        int64 // hits on masked pixels, not clustered
+	MaskedPixels  int   // pixels in the job's mask
 	Late          int64 // hits later than the reorder window allowed
 	Restarts      int64 // times the clock went back by more than the restart gap
 	InvalidEnergy int64 // hits without a valid energy (calibrated runs)
@@ -74,6 +77,9 @@ func (s Summary) String() string {
 	}
 	line := fmt.Sprintf("hits read %d, clusters %d, late hits %d, invalid hits %d, out of range %d, %.1f Mhit/s (%d files, %.3f s%s)",
 		s.Hits, s.Clusters, s.Late, s.InvalidEnergy, s.OutOfRange, rate, s.Files, s.Elapsed.Seconds(), how)
+	if s.MaskedPixels > 0 {
+		line += fmt.Sprintf(", masked %d hits on %d pixels", s.Masked, s.MaskedPixels)
+	}
 	if s.Restarts > 0 {
 		line += fmt.Sprintf(", time restarts %d", s.Restarts)
 	}
@@ -97,7 +103,7 @@ const queueDepth = 4
 // [pixel.MemberLimitError]), after stopping the reading.
 func Run(ctx context.Context, job Job) (Summary, error) {
 	start := time.Now()
-	var sum Summary
+	sum := newSummary(job)
 	c, err := pixel.NewStream(job.Cluster, job.Mode, job.Workers)
 	if err != nil {
 		return sum, err
@@ -112,31 +118,26 @@ func Run(ctx context.Context, job Job) (Summary, error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 
-	freeHits, fullHits := make(chan *pixel.Hits, queueDepth), make(chan *pixel.Hits, queueDepth)
+	freeHits, fullHits, readDone := startReading(ctx, job, &sum)
 	freeClusters, fullClusters := make(chan *pixel.Clusters, queueDepth), make(chan *pixel.Clusters, queueDepth)
 	for range queueDepth {
-		freeHits <- &pixel.Hits{}
 		cl := &pixel.Clusters{}
 		cl.Reset()
 		freeClusters <- cl
 	}
-	readDone := make(chan error, 1)
-	go func() {
-		defer close(fullHits)
-		readDone <- read(ctx, job, &sum, freeHits, fullHits)
-	}()
 	// Sorting has a stage of its own: sharing one with the clustering, it
 	// made that stage the bound of a run.
 	freeSorted, fullSorted := freeHits, fullHits
 	if sorter != nil {
-		freeSorted, fullSorted = make(chan *pixel.Hits, queueDepth), make(chan *pixel.Hits, queueDepth)
+		free, full := make(chan *pixel.Hits, queueDepth), make(chan *pixel.Hits, queueDepth)
 		for range queueDepth {
-			freeSorted <- &pixel.Hits{}
+			free <- &pixel.Hits{}
 		}
 		go func() {
-			defer close(fullSorted)
-			sortHits(sorter, fullHits, freeHits, freeSorted, fullSorted)
+			defer close(full)
+			sortHits(sorter, fullHits, freeHits, free, full)
 		}()
+		freeSorted, fullSorted = free, full
 	}
 	writeDone := make(chan error, 1)
 	go func() {
@@ -186,11 +187,68 @@ func Run(ctx context.Context, job Job) (Summary, error) {
 	sum.Restarts = st.Restarts
 	sum.Clusters = st.Clusters
 	sum.Chosen = pixel.Chosen(c)
-	if job.Calibration != nil {
-		sum.InvalidEnergy = job.Calibration.InvalidHits
-	}
-	sum.Elapsed = time.Since(start)
+	sum.finish(job, start)
 	return sum, runErr
+}
+
+// Scan reads the job's sources as Run does (masked and calibrated when
+// the job says so) and hands each batch to fn in order, without sorting or
+// clustering: for a look at the hits themselves, such as a hit map. The
+// batch is valid during the call. It stops at the first error of fn or
+// of the reading, or at cancellation, and returns it with the counts of
+// the reading; only Sources, Reader, Mask, Calibration, TDC and Progress
+// of the job are used.
+func Scan(ctx context.Context, job Job, fn func(*pixel.Hits) error) (Summary, error) {
+	start := time.Now()
+	sum := newSummary(job)
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	free, full, readDone := startReading(ctx, job, &sum)
+	var fnErr error
+	for h := range full {
+		if fnErr == nil {
+			if fnErr = fn(h); fnErr != nil {
+				cancel(fnErr)
+			}
+		}
+		free <- h
+	}
+	readErr := <-readDone
+	sum.finish(job, start)
+	return sum, cmp.Or(fnErr, readErr)
+}
+
+// newSummary is the summary of a job before it starts.
+func newSummary(job Job) Summary {
+	var sum Summary
+	if job.Mask != nil {
+		sum.MaskedPixels = job.Mask.Pixels()
+	}
+	return sum
+}
+
+// finish completes the summary of a job started at start, once its
+// reading has ended.
+func (s *Summary) finish(job Job, start time.Time) {
+	if job.Calibration != nil {
+		s.InvalidEnergy = job.Calibration.InvalidHits
+	}
+	s.Elapsed = time.Since(start)
+}
+
+// startReading starts the reading stage (see read): it sends batches on
+// full, takes them back on free, and sends its error on done.
+func startReading(ctx context.Context, job Job, sum *Summary) (free chan<- *pixel.Hits, full <-chan *pixel.Hits, done <-chan error) {
+	freeHits, fullHits := make(chan *pixel.Hits, queueDepth), make(chan *pixel.Hits, queueDepth)
+	for range queueDepth {
+		freeHits <- &pixel.Hits{}
+	}
+	readDone := make(chan error, 1)
+	go func() {
+		defer close(fullHits)
+		readDone <- read(ctx, job, sum, freeHits, fullHits)
+	}()
+	return freeHits, fullHits, readDone
 }
 
 // sortHits is the sorting stage: it puts the batches from in through the
@@ -245,6 +303,10 @@ func read(ctx context.Context, job Job, sum *Summary, free <-chan *pixel.Hits, f
 		}
 		sum.Files++
 		readErr := readSource(ctx, r, free, full, func(batch *pixel.Hits) error {
+			// Masked first: their hits would count as without energy.
+			if job.Mask != nil {
+				sum.Masked += int64(job.Mask.Filter(batch))
+			}
 			if job.Calibration != nil {
 				job.Calibration.Apply(batch)
 			}

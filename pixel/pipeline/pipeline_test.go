@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -313,11 +314,63 @@ func TestSlowWriter(t *testing.T) {
 // the clusters and hits of everything it read.
 func TestMemberLimitStopsRun(t *testing.T) {
 	const n = 600_000 // several times the batches in the queues
+	raw := hotPixelRun(t, n, true)
+	for _, mode := range []pixel.Mode{pixel.Sequential, pixel.LanesMode, pixel.Chunked} {
+		res := runHot(t, raw, mode, nil)
+		sum, err, hbuf, cbuf := res.sum, res.err, res.hits, res.clusters
+		var e *pixel.MemberLimitError
+		if !errors.As(err, &e) || !strings.HasPrefix(err.Error(), "clustering stopped after ") || e.X != 5 || e.Y != 6 {
+			t.Fatalf("%v: error %v", mode, err)
+		}
+		hits, clusters := strings.Count(hbuf, "\n")-1, strings.Count(cbuf, "\n")-1
+		// The lanes report once the lane holding the cluster has gone on
+		// into the next window: after the windows in flight, which hold
+		// this whole file.
+		early := sum.Hits < n || mode == pixel.LanesMode
+		if int64(hits) != sum.Hits || !early || int64(clusters) != sum.Clusters || sum.Clusters == 0 {
+			t.Fatalf("%v: %d hits and %d clusters written, summary %+v", mode, hits, clusters, sum)
+		}
+	}
+}
+
+// TestMaskDropsHotPixel: with the hot pixel of TestMemberLimitStopsRun
+// masked, the run goes through in every mode, counts the hits it dropped,
+// and writes what the run without those hits writes.
+func TestMaskDropsHotPixel(t *testing.T) {
+	const n = 600_000
+	raw, cold := hotPixelRun(t, n, true), hotPixelRun(t, n, false)
+	mask, _ := pixel.NewMask(256, 256)
+	mask.Set(5, 6)
+	mask.Set(0, 0) // a pixel without hits
+	want := runHot(t, cold, pixel.Sequential, nil)
+	if want.err != nil || want.sum.Clusters != n/10 || want.sum.Masked != 0 {
+		t.Fatalf("without the hot pixel: %v, %+v", want.err, want.sum)
+	}
+	for _, mode := range []pixel.Mode{pixel.Sequential, pixel.LanesMode, pixel.Chunked} {
+		got := runHot(t, raw, mode, mask)
+		if got.err != nil || got.clusters != want.clusters || got.hits != want.hits {
+			t.Fatalf("%v: error %v, output differs from the run without the hot pixel", mode, got.err)
+		}
+		s := got.sum
+		if s.Hits != n || s.Masked != n-n/10 || s.MaskedPixels != 2 || s.Clusters != n/10 ||
+			!strings.Contains(s.String(), fmt.Sprintf(", masked %d hits on 2 pixels", n-n/10)) {
+			t.Fatalf("%v: summary %+v: %s", mode, s, s)
+		}
+	}
+}
+
+// hotPixelRun is n hits as .tpx3: nine in ten on pixel (5, 6), 200 ns
+// apart, which with a dt of a microsecond never ends, unless hot is false;
+// and one in ten a one-hit cluster elsewhere.
+func hotPixelRun(t *testing.T, n int, hot bool) []byte {
+	t.Helper()
 	var h pixel.Hits
 	for i := range n {
 		x, y := uint16(5), uint16(6)
 		if i%10 == 0 {
 			x, y = uint16(100+i%50), 200 // one-hit clusters held back behind it
+		} else if !hot {
+			continue
 		}
 		h.Append(x, y, pixel.Time(i)*200*pixel.Nanosecond, 3)
 	}
@@ -327,29 +380,65 @@ func TestMemberLimitStopsRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.Close()
+	return raw.Bytes()
+}
+
+// runHot clusters a hotPixelRun with a dt of a microsecond and a member
+// limit of 1000 hits, writing clusters and hits.
+func runHot(t *testing.T, raw []byte, mode pixel.Mode, mask *pixel.Mask) result {
+	t.Helper()
+	var cbuf, hbuf bytes.Buffer
+	cw, _ := output.NewClusterCSV(&cbuf)
+	hw, _ := tpx3.NewCSVWriter(&hbuf, true)
+	cfg := pixel.DefaultConfig()
+	cfg.DtMax, cfg.MemberLimit = pixel.Microsecond, 1000
 	layout, _ := tpx3.LayoutByName("single")
-	for _, mode := range []pixel.Mode{pixel.Sequential, pixel.LanesMode, pixel.Chunked} {
-		var cbuf, hbuf bytes.Buffer
-		cw, _ := output.NewClusterCSV(&cbuf)
-		hw, _ := tpx3.NewCSVWriter(&hbuf, true)
-		cfg := pixel.DefaultConfig()
-		cfg.DtMax, cfg.MemberLimit = pixel.Microsecond, 1000
-		job := Job{Reader: tpx3.Options{Layout: layout}, Cluster: cfg, Mode: mode, Workers: 2, Clusters: cw, Hits: hw,
-			Sources: []Source{{Name: "hot.tpx3", R: bytes.NewReader(raw.Bytes())}}}
-		sum, err := Run(context.Background(), job)
-		cw.Close()
-		hw.Close()
-		var e *pixel.MemberLimitError
-		if !errors.As(err, &e) || !strings.HasPrefix(err.Error(), "clustering stopped after ") || e.X != 5 || e.Y != 6 {
-			t.Fatalf("%v: error %v", mode, err)
+	job := Job{Reader: tpx3.Options{Layout: layout}, Cluster: cfg, Mode: mode, Workers: 2, Clusters: cw, Hits: hw, Mask: mask,
+		Sources: []Source{{Name: "hot.tpx3", R: bytes.NewReader(raw)}}}
+	sum, err := Run(context.Background(), job)
+	cw.Close()
+	hw.Close()
+	return result{sum, err, cbuf.String(), hbuf.String()}
+}
+
+// TestScan: the batches of a scan hold every hit read, in the file's
+// order, less the masked ones; an error of the callback stops the scan
+// and is returned.
+func TestScan(t *testing.T) {
+	data := simulateTPX3(t, "pion45", 300_000, 0)
+	layout, _ := tpx3.LayoutByName("single")
+	mask, _ := pixel.NewMask(256, 256)
+	for x := range 256 {
+		mask.Set(x, 7)
+	}
+	job := Job{Reader: tpx3.Options{Layout: layout}, Mask: mask, Sources: []Source{{Name: "a.tpx3", R: bytes.NewReader(data)}}}
+	var got pixel.Hits
+	sum, err := Scan(context.Background(), job, func(h *pixel.Hits) error {
+		got.AppendRange(h, 0, h.Len())
+		return nil
+	})
+	r, _ := tpx3.NewReader(bytes.NewReader(data), "a.tpx3", job.Reader)
+	var want, batch pixel.Hits
+	for {
+		batch.Reset()
+		err := r.Read(&batch)
+		for i := range batch.Len() {
+			if batch.Y[i] != 7 {
+				want.AppendFrom(&batch, i)
+			}
 		}
-		hits, clusters := strings.Count(hbuf.String(), "\n")-1, strings.Count(cbuf.String(), "\n")-1
-		// The lanes report once the lane holding the cluster has gone on
-		// into the next window: after the windows in flight, which hold
-		// this whole file.
-		early := sum.Hits < n || mode == pixel.LanesMode
-		if int64(hits) != sum.Hits || !early || int64(clusters) != sum.Clusters || sum.Clusters == 0 {
-			t.Fatalf("%v: %d hits and %d clusters written, summary %+v", mode, hits, clusters, sum)
+		if err != nil {
+			break
 		}
+	}
+	if err != nil || sum.Hits != 300_000 || sum.Masked != int64(300_000-want.Len()) || sum.Masked == 0 || sum.MaskedPixels != 256 ||
+		!slices.Equal(got.X, want.X) || !slices.Equal(got.Y, want.Y) || !slices.Equal(got.ToA, want.ToA) || !slices.Equal(got.ToT, want.ToT) {
+		t.Fatalf("error %v, summary %+v, %d hits, want %d", err, sum, got.Len(), want.Len())
+	}
+	stop := errors.New("enough")
+	calls := 0
+	job.Sources[0].R = bytes.NewReader(data)
+	if _, err := Scan(context.Background(), job, func(*pixel.Hits) error { calls++; return stop }); err != stop || calls != 1 {
+		t.Fatalf("error %v after %d calls", err, calls)
 	}
 }

@@ -29,6 +29,9 @@
 //
 // Multi-chip readouts are placed on one sensor plane by a [Layout].
 //
+// Pixel masks are text files read by [ReadMask] (a list of pixels or a
+// 0/1 matrix like the calibration files) and written by [WriteMask].
+//
 // Readers share one shape ([Reader]): Read fills a batch and returns
 // io.EOF at the end; a decoding error comes with the hits decoded before it
 // and names the file and the byte offset or line.
