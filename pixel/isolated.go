@@ -284,6 +284,13 @@ func (c *Clusterer) joinGroupNear(xs, ys []uint16) int {
 		p := (uint32(ys[q])+1)*stride + uint32(x) + 1
 		around := occupied3(occ, p-stride-1) | occupied3(occ, p-1)<<3 | occupied3(occ, p+stride-1)<<6
 		root := hit
+		if around != 0 && merged == q-1 {
+			// Hits 0..q-1 are one cluster, rooted at hit 0, and every hit
+			// around is one of them: most hits of a track join without a
+			// lookup.
+			root = 0
+			merged++
+		}
 		for ; around != 0 && merged < q; around &= around - 1 {
 			nb := ref[int32(p)+offsets[bits.TrailingZeros32(around)&15]] & groupMask
 			if parent[nb] == root { // already joined
