@@ -383,7 +383,7 @@ func (c *Clusterer) groupSums(h *Hits, i, j int) {
 	for q := range n {
 		x, y := xs[q], ys[q]
 		p := (uint32(y)+1)*stride + uint32(x) + 1
-		occ[p>>3] &^= 1 << (p & 7)
+		occ[p>>3] = 0 // every pixel set is the group's: no read of the byte first
 		if up := parent[q]; up != int32(q) {
 			slot[q] = slot[up] // a parent comes before its child
 			s := &sums[slot[q]]
@@ -432,7 +432,7 @@ func (c *Clusterer) groupSumsOne(h *Hits, i, j int) {
 	for q, x := range xs {
 		y := ys[q]
 		p := (uint32(y)+1)*stride + uint32(x) + 1
-		occ[p>>3] &^= 1 << (p & 7)
+		occ[p>>3] = 0 // every pixel set is the group's: no read of the byte first
 		if q > 0 {
 			s.addPixel(x, y, tots[q])
 		}
