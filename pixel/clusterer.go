@@ -81,7 +81,8 @@ type Clusterer struct {
 
 	energies energySums // the energy sums of the cluster being emitted
 
-	group groupScratch // see clusterGroup
+	group groupScratch    // see clusterGroup
+	pend  pendingClusters // see clusterIsolated
 
 	compactAt  int                   // compact once this many emitted hits are in the buffer
 	foldAt     int                   // fold once this many hits are buffered (see fold)

@@ -108,6 +108,38 @@ func (c *Clusters) store(k int, root, key int64, s *hitSums, e *energySums) {
 	}
 }
 
+// storeRun writes the features of clusters k, k+1, ... with the sums of
+// the same index, whose first hits (and output keys) are roots and whose
+// ids run from id on: column by column, each a short run of stores
+// rather than fifteen columns interleaved.
+func (c *Clusters) storeRun(k int, id int64, roots []int64, sums []hitSums) {
+	n := len(roots)
+	sums = sums[:n]
+	for i, r := range roots {
+		c.ID[k+i], c.root[k+i], c.key[k+i] = id+int64(i), r, r
+	}
+	size, first, last, tot := c.Size[k:k+n], c.FirstToA[k:k+n], c.LastToA[k:k+n], c.ToTSum[k:k+n]
+	for i := range sums {
+		s := &sums[i]
+		size[i], first[i], last[i], tot[i] = s.size, s.first, s.last, s.tot
+	}
+	xmin, xmax, ymin, ymax := c.XMin[k:k+n], c.XMax[k:k+n], c.YMin[k:k+n], c.YMax[k:k+n]
+	for i := range sums {
+		s := &sums[i]
+		xmin[i], xmax[i], ymin[i], ymax[i] = s.xmin, s.xmax, s.ymin, s.ymax
+	}
+	esum, peak, x, y := c.ESum[k:k+n], c.Max[k:k+n], c.X[k:k+n], c.Y[k:k+n]
+	for i := range sums {
+		s := &sums[i]
+		esum[i], peak[i] = 0, float64(s.peak)
+		if w := float64(s.tot); w > 0 {
+			x[i], y[i] = float64(s.tx)/w, float64(s.ty)/w
+		} else {
+			x[i], y[i] = float64(s.sx)/float64(s.size), float64(s.sy)/float64(s.size)
+		}
+	}
+}
+
 // energySums accumulates energies in units of 2^-40 keV.
 type energySums struct {
 	e, ex, ey wide

@@ -130,6 +130,9 @@ func (c *Clusterer) clusterIsolated(out *Clusters, k int, h *Hits, i int) (int, 
 	most := int(min(groupMax, c.cfg.span()+1))
 	var g isolatedGroup
 	var s hitSums
+	// Without energies or members, the clusters wait in c.pend and go out
+	// a run at a time (see storeRun).
+	plain := !c.calibrated && !c.keepMembers
 	for i < len(xs) && ts[i]-dt > c.now {
 		j := groupEnd(xs, ys, ts, i, width, height, dt, most)
 		if j < 0 {
@@ -141,8 +144,13 @@ func (c *Clusterer) clusterIsolated(out *Clusters, k int, h *Hits, i int) (int, 
 			continue
 		}
 		if j == i+1 { // a cluster of one hit: the most common case
-			s.start(xs[i], ys[i], ts[i], tots[i])
-			k = c.storeIsolated(out, k, h, i, i, &s, nil)
+			if plain {
+				c.nextPending(c.nextSeq).start(xs[i], ys[i], ts[i], tots[i])
+				k = c.addPending(out, k)
+			} else {
+				s.start(xs[i], ys[i], ts[i], tots[i])
+				k = c.storeIsolated(out, k, h, i, i, &s, nil)
+			}
 			c.now, c.nextSeq, i = ts[i], c.nextSeq+1, j
 			continue
 		}
@@ -157,18 +165,74 @@ func (c *Clusterer) clusterIsolated(out *Clusters, k int, h *Hits, i int) (int, 
 			if label[r] != uint8(r) {
 				continue
 			}
-			s.start(gx[r], gy[r], gt[r], tots[i+r])
+			ps := &s
+			if plain {
+				ps = c.nextPending(c.nextSeq + int64(r))
+			}
+			ps.start(gx[r], gy[r], gt[r], tots[i+r])
 			for q := r + 1; q < len(label); q++ {
 				if label[q] == uint8(r) {
-					s.countAt(gt[q])
-					s.addPixel(gx[q], gy[q], tots[i+q])
+					ps.countAt(gt[q])
+					ps.addPixel(gx[q], gy[q], tots[i+q])
 				}
 			}
-			k = c.storeIsolated(out, k, h, i, i+r, &s, label)
+			if plain {
+				k = c.addPending(out, k)
+			} else {
+				k = c.storeIsolated(out, k, h, i, i+r, &s, label)
+			}
 		}
 		c.now, c.nextSeq, i = gt[len(gt)-1], c.nextSeq+int64(j-i), j
 	}
+	c.flushPending(out, k)
 	return k, i
+}
+
+// pendMax is the most clusters clusterIsolated holds before it writes
+// them out (a power of two).
+const pendMax = 64
+
+// pendingClusters are the clusters before index k of the output whose
+// ids and features are not written yet.
+type pendingClusters struct {
+	n     int
+	roots [pendMax]int64
+	sums  [pendMax]hitSums
+}
+
+// nextPending returns the sums of the next pending cluster, whose first
+// hit has arrival number root, for the caller to fill in.
+func (c *Clusterer) nextPending(root int64) *hitSums {
+	p := &c.pend
+	n := p.n & (pendMax - 1)
+	p.roots[n] = root
+	return &p.sums[n]
+}
+
+// addPending makes the cluster filled in after nextPending cluster k of
+// out, writing the pending ones (and numbering them) once they are
+// pendMax, and returns k+1.
+func (c *Clusterer) addPending(out *Clusters, k int) int {
+	if c.pend.n++; c.pend.n == pendMax {
+		c.writePending(out, k+1)
+	}
+	return k + 1
+}
+
+// flushPending writes the pending clusters, which end before index k of
+// out.
+func (c *Clusterer) flushPending(out *Clusters, k int) {
+	if c.pend.n > 0 {
+		c.writePending(out, k)
+	}
+}
+
+// writePending is flushPending for at least one pending cluster.
+func (c *Clusterer) writePending(out *Clusters, k int) {
+	p := &c.pend
+	out.storeRun(k-p.n, c.nextID, p.roots[:p.n], p.sums[:p.n])
+	c.nextID += int64(p.n)
+	p.n = 0
 }
 
 // groupEnd returns j such that hits [i, j) are an isolated group: in the
@@ -354,6 +418,13 @@ func (c *Clusterer) clusterGroup(out *Clusters, k int, h *Hits, i, j int) int {
 		c.groupSumsOne(h, i, j)
 	} else {
 		c.groupSums(h, i, j)
+	}
+	if !c.calibrated && !c.keepMembers { // see clusterIsolated
+		for s, q := range g.roots {
+			*c.nextPending(c.nextSeq + int64(q)) = g.sums[s]
+			k = c.addPending(out, k)
+		}
+		return k
 	}
 	for s, q := range g.roots {
 		var e *energySums
