@@ -105,10 +105,18 @@ func (c Config) Validate() error {
 		return fmt.Errorf("pixel: negative restart gap %v ns", c.Restart.Ns())
 	case c.MemberLimit < 0:
 		return fmt.Errorf("pixel: negative member limit %d", c.MemberLimit)
-	case c.Width < 1 || c.Height < 1 || c.Width > 1<<16 || c.Height > 1<<16:
-		return fmt.Errorf("pixel: sensor size %dx%d out of range 1..65536", c.Width, c.Height)
-	case (c.Width+2)*(c.Height+2) > 1<<28:
-		return fmt.Errorf("pixel: sensor size %dx%d too large for the pixel matrix", c.Width, c.Height)
+	}
+	return checkSensor(c.Width, c.Height)
+}
+
+// checkSensor says whether a sensor's pixels fit the pixel matrix (and
+// the masks and hit maps made for it).
+func checkSensor(width, height int) error {
+	switch {
+	case width < 1 || height < 1 || width > 1<<16 || height > 1<<16:
+		return fmt.Errorf("pixel: sensor size %dx%d out of range 1..65536", width, height)
+	case (width+2)*(height+2) > 1<<28:
+		return fmt.Errorf("pixel: sensor size %dx%d too large for the pixel matrix", width, height)
 	}
 	return nil
 }
