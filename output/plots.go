@@ -12,9 +12,11 @@ import (
 	"go-hep.org/x/hep/hplot"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/palette"
+	"gonum.org/v1/plot/palette/brewer"
 	"gonum.org/v1/plot/palette/moreland"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/hitflow/hitflow/jpet"
 	"github.com/hitflow/hitflow/pixel"
@@ -163,6 +165,59 @@ func ClusterMapPlot(w io.Writer, c *pixel.Clusters, width, height int, format st
 	hm.HeatMap.Min = 0 // counts: a single cluster is not the darkest colour
 	p.Add(hm)
 	return writeFigure(w, p, hm, PlotSize, PlotSize, format)
+}
+
+// HitMapPlot draws the hits of every pixel on the sensor on a
+// logarithmic colour scale, log10 of the hits (hot pixels fire millions
+// of times, the rest a few), pixels without hits white, and circles the
+// hot pixels given: one pixel of a sensor drawn on a page may be smaller
+// than a dot.
+func HitMapPlot(w io.Writer, counts *pixel.HitCounts, hot []pixel.PixelHits, title, format string) error {
+	width, height := counts.Size()
+	h := hbook.NewH2D(width, 0, float64(width), height, 0, float64(height))
+	grid := make([]float64, width*height)
+	fired := 0
+	for y := range height {
+		for x := range width {
+			v := math.NaN()
+			if n := counts.Count(x, y); n > 0 {
+				v = math.Log10(float64(n))
+				fired++
+			}
+			grid[y*width+x] = v // row r of the heat map is y = r
+		}
+	}
+	if fired == 0 {
+		return fmt.Errorf("output: no hits to plot")
+	}
+	p := hplot.New()
+	p.Title.Text = title
+	p.X.Label.Text = "x (pixel)"
+	p.Y.Label.Text = "y (pixel)"
+	// Light for a few hits, dark for many: the hot pixels stand out.
+	pal, err := brewer.GetPalette(brewer.TypeSequential, "YlOrRd", 9)
+	if err != nil {
+		return fmt.Errorf("output: plot: %w", err)
+	}
+	hm := newHeat(h, grid, pal)
+	hm.HeatMap.Rasterized = true
+	p.Add(hm)
+	if len(hot) > 0 {
+		xy := make(plotter.XYs, len(hot))
+		for i, q := range hot {
+			xy[i].X, xy[i].Y = float64(q.X)+0.5, float64(q.Y)+0.5
+		}
+		s, err := plotter.NewScatter(xy)
+		if err != nil {
+			return fmt.Errorf("output: plot: %w", err)
+		}
+		s.GlyphStyle = draw.GlyphStyle{Color: color.RGBA{B: 200, A: 255}, Radius: vg.Points(5), Shape: draw.RingGlyph{}}
+		p.Add(s)
+		p.Legend.Add("hot pixels", s)
+	}
+	// Square for a chip, flatter for a row of chips, but never so flat
+	// that the rows cannot be seen.
+	return writeFigure(w, p, hm, PlotSize, PlotSize*vg.Length(math.Max(0.5, math.Min(1, float64(height)/float64(width)))), format)
 }
 
 // newHeat draws h as a heat map whose empty cells stay white:

@@ -65,3 +65,27 @@ func TestImagePlot(t *testing.T) {
 		t.Fatal("image without values plotted")
 	}
 }
+
+func TestHitMapPlot(t *testing.T) {
+	counts, _ := pixel.NewHitCounts(256, 256)
+	var h pixel.Hits
+	for i := range 5000 {
+		h.Append(uint16(i*7%256), uint16(i*13%256), pixel.Time(i), 1)
+	}
+	for range 1000 {
+		h.Append(5, 6, 0, 1)
+	}
+	counts.Add(&h)
+	hot, _ := counts.Hot(20, 100)
+	if len(hot) != 1 {
+		t.Fatalf("hot pixels %v", hot)
+	}
+	checkPNG(t, "hit map", func(w io.Writer) error { return HitMapPlot(w, counts, hot, "hits", "png") }, 605, 605)
+	wide, _ := pixel.NewHitCounts(1027, 256)
+	wide.Add(&h)
+	checkPNG(t, "row of chips", func(w io.Writer) error { return HitMapPlot(w, wide, nil, "hits", "png") }, 605, 302)
+	empty, _ := pixel.NewHitCounts(16, 16)
+	if err := HitMapPlot(io.Discard, empty, nil, "none", "png"); err == nil || !strings.Contains(err.Error(), "no hits") {
+		t.Fatalf("empty hit map: %v", err)
+	}
+}

@@ -128,6 +128,9 @@ func (c *HitCounts) Add(h *Hits) (outside int64) {
 	return outside
 }
 
+// Size returns the sensor size.
+func (c *HitCounts) Size() (width, height int) { return c.width, c.height }
+
 // Count returns the hits counted on pixel (x, y), 0 outside the sensor.
 func (c *HitCounts) Count(x, y int) int64 {
 	if x < 0 || y < 0 || x >= c.width || y >= c.height {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"image/png"
 	"io"
 	"os"
 	"path/filepath"
@@ -259,6 +260,21 @@ func TestMaskCommand(t *testing.T) {
 	code, stdout, _ := hitflow(t, "mask", "-q", "--factor", "5", "--min-hits", "20", in)
 	if code != 0 || strings.Count(stdout, "\n") != 10 || !strings.Contains(stdout, "\n789 85 # 79 hits\n") {
 		t.Fatalf("stdout %q", stdout)
+	}
+	// The hit map.
+	plot := filepath.Join(dir, "hits.png")
+	if code, _, stderr := hitflow(t, "mask", "-q", "--plot", plot, "-o", mask, in); code != 0 {
+		t.Fatalf("--plot: exit %d: %s", code, stderr)
+	}
+	pic, err := os.ReadFile(plot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if img, err := png.Decode(bytes.NewReader(pic)); err != nil || img.Bounds().Dx() != 605 {
+		t.Fatalf("hit map: %v", err)
+	}
+	if code, _, stderr := hitflow(t, "mask", "--plot", "hits.jpg", in); code != 2 || !strings.Contains(stderr, "want a .png or .svg file") {
+		t.Fatalf("--plot hits.jpg: exit %d: %s", code, stderr)
 	}
 	if code, _, stderr := hitflow(t, "mask", "--factor", "-1", in); code != 2 || !strings.Contains(stderr, "must not be negative") {
 		t.Fatalf("negative factor: exit %d: %s", code, stderr)

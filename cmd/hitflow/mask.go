@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -19,6 +21,7 @@ type maskOptions struct {
 	factor float64
 	least  int64
 	out    string
+	plot   string
 	quiet  bool
 }
 
@@ -33,10 +36,12 @@ the pixels that fired. The list ("x y # N hits" per pixel, the most hits
 first) is what "hitflow cluster --mask" reads. A pixel that fires within
 dt of itself makes a cluster that never ends; a noisy one adds clusters
 of its own. The median is that of a typical pixel, which a few hot ones
-do not move. A summary goes to stderr.`,
+do not move. --plot draws the hit map (.png or .svg), hot pixels and
+all. A summary goes to stderr.`,
 		Example: `  hitflow mask -o mask.txt run.tpx3
   hitflow cluster --mask mask.txt -o clusters.csv run.tpx3
-  hitflow mask --factor 5 --min-hits 1000 --layout quad -o mask.txt part1.tpx3 part2.tpx3`,
+  hitflow mask --factor 5 --min-hits 1000 --layout quad -o mask.txt part1.tpx3 part2.tpx3
+  hitflow mask --plot hitmap.png -o mask.txt run.tpx3`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usagef("mask needs the hit files to count")
@@ -52,6 +57,7 @@ do not move. A summary goes to stderr.`,
 	f.Float64Var(&o.factor, "factor", o.factor, "a hot pixel has more than this times the median hits of the pixels that fired")
 	f.Int64Var(&o.least, "min-hits", o.least, "and at least this many hits")
 	f.StringVarP(&o.out, "output", "o", o.out, "mask file; - for stdout")
+	f.StringVar(&o.plot, "plot", "", "also draw the hit map to this file (.png or .svg)")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress bar")
 	return cmd
 }
@@ -59,6 +65,10 @@ do not move. A summary goes to stderr.`,
 func runMask(ctx context.Context, o maskOptions, files []string, stdout, stderr io.Writer) error {
 	if o.factor < 0 || o.least < 0 {
 		return usagef("--factor and --min-hits must not be negative")
+	}
+	plotFormat := strings.TrimPrefix(filepath.Ext(o.plot), ".")
+	if o.plot != "" && plotFormat != "png" && plotFormat != "svg" {
+		return usagef("--plot %s: want a .png or .svg file", o.plot)
 	}
 	reader, width, height, err := o.input.options()
 	if err != nil {
@@ -103,5 +113,9 @@ func runMask(ctx context.Context, o maskOptions, files []string, stdout, stderr 
 		err = cerr
 	}
 	fmt.Fprintln(stderr, line)
+	if err == nil && o.plot != "" {
+		title := fmt.Sprintf("log10 hits per pixel (%d hits, %d hot pixels)", counted, len(hot))
+		err = output.WriteFile(o.plot, func(w io.Writer) error { return output.HitMapPlot(w, counts, hot, title, plotFormat) })
+	}
 	return err
 }
