@@ -36,8 +36,8 @@ the pixels that fired. The list ("x y # N hits" per pixel, the most hits
 first) is what "hitflow cluster --mask" reads. A pixel that fires within
 dt of itself makes a cluster that never ends; a noisy one adds clusters
 of its own. The median is that of a typical pixel, which a few hot ones
-do not move. --plot draws the hit map (.png or .svg), hot pixels and
-all. A summary goes to stderr.`,
+do not move. --plot draws the hit map (.png or .svg, log scale), the
+hot pixels circled. A summary goes to stderr.`,
 		Example: `  hitflow mask -o mask.txt run.tpx3
   hitflow cluster --mask mask.txt -o clusters.csv run.tpx3
   hitflow mask --factor 5 --min-hits 1000 --layout quad -o mask.txt part1.tpx3 part2.tpx3
@@ -55,7 +55,7 @@ all. A summary goes to stderr.`,
 	f := cmd.Flags()
 	o.input.add(f)
 	f.Float64Var(&o.factor, "factor", o.factor, "a hot pixel has more than this times the median hits of the pixels that fired")
-	f.Int64Var(&o.least, "min-hits", o.least, "and at least this many hits")
+	f.Int64Var(&o.least, "min-hits", o.least, "a hot pixel also has at least this many hits")
 	f.StringVarP(&o.out, "output", "o", o.out, "mask file; - for stdout")
 	f.StringVar(&o.plot, "plot", "", "also draw the hit map to this file (.png or .svg)")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress bar")
