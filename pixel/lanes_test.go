@@ -508,3 +508,35 @@ func TestLanesBoundTheirOutput(t *testing.T) {
 		t.Fatalf("%d clusters waited in the output, more than 3 windows", n)
 	}
 }
+
+// TestIsolatedBecomesCalibrated: a stream whose energies start midway
+// (the isolated groups write their clusters a run at a time only while
+// the stream is uncalibrated) gives the matrix's clusters and features.
+func TestIsolatedBecomesCalibrated(t *testing.T) {
+	gens := map[string]func(*rand.Rand) testCase{"sparse": generators["sparse"], "tracks": generators["tracks"]}
+	forEachCase(t, gens, 100, 12, func(t *testing.T, r *rand.Rand, seed int, tc testCase, def Definition) {
+		h := sortedHits(r, tc, true)
+		m := r.IntN(h.Len() + 1)
+		before := &Hits{}
+		before.AppendRange(h, 0, m)
+		before.E = nil
+		cfg := Config{Definition: def, DtMax: tc.dt, Width: tc.w, Height: tc.h}
+		var outs [2]*Clusters
+		for k, matrix := range []bool{false, true} {
+			c, _ := NewClusterer(cfg)
+			c.matrixOnly = matrix
+			var all Clusters
+			all.Reset()
+			c.AddTo(&all, before)
+			c.AddTo(&all, h.view(m, h.Len()))
+			c.FlushTo(&all)
+			outs[k] = &all
+		}
+		if err := equalClusters(outs[0], outs[1]); err != nil {
+			t.Fatalf("seed %d (%d hits, calibrated from %d): %v", seed, h.Len(), m, err)
+		}
+		if h.Len() > m && !outs[0].Calibrated {
+			t.Fatalf("seed %d: clusters not calibrated", seed)
+		}
+	})
+}
