@@ -101,11 +101,16 @@ func (c *Clusters) store(k int, root, key int64, s *hitSums, e *energySums) {
 		sum /= energyScale
 	}
 	c.ESum[k], c.Max[k] = sum, peak
+	c.X[k], c.Y[k] = s.centroid(w, wx, wy)
+}
+
+// centroid is the weighted centroid of the sums wx and wy over weight w,
+// or the plain one of the cluster's pixels without positive weight.
+func (s *hitSums) centroid(w, wx, wy float64) (x, y float64) {
 	if w > 0 {
-		c.X[k], c.Y[k] = wx/w, wy/w
-	} else {
-		c.X[k], c.Y[k] = float64(s.sx)/float64(s.size), float64(s.sy)/float64(s.size)
+		return wx / w, wy / w
 	}
+	return float64(s.sx) / float64(s.size), float64(s.sy) / float64(s.size)
 }
 
 // storeRun writes the features of clusters k, k+1, ... with the sums of
@@ -132,11 +137,7 @@ func (c *Clusters) storeRun(k int, id int64, roots []int64, sums []hitSums) {
 	for i := range sums {
 		s := &sums[i]
 		esum[i], peak[i] = 0, float64(s.peak)
-		if w := float64(s.tot); w > 0 {
-			x[i], y[i] = float64(s.tx)/w, float64(s.ty)/w
-		} else {
-			x[i], y[i] = float64(s.sx)/float64(s.size), float64(s.sy)/float64(s.size)
-		}
+		x[i], y[i] = s.centroid(float64(s.tot), float64(s.tx), float64(s.ty))
 	}
 }
 

@@ -427,10 +427,7 @@ func (c *Clusterer) clusterGroup(out *Clusters, k int, h *Hits, i, j int) int {
 		return k
 	}
 	for s, q := range g.roots {
-		var e *energySums
-		if c.calibrated || c.keepMembers {
-			e = c.extras(out, h, i, g.members[g.start[s]:g.start[s+1]])
-		}
+		e := c.extras(out, h, i, g.members[g.start[s]:g.start[s+1]])
 		out.ID[k] = c.nextID
 		out.store(k, c.nextSeq+int64(q), c.nextSeq+int64(q), &g.sums[s], e)
 		c.nextID++
@@ -521,19 +518,17 @@ func (c *Clusterer) groupSumsOne(h *Hits, i, j int) {
 
 // storeIsolated writes cluster k with the sums s, rooted at hit r of h, in
 // the group of hits from index from labelled by their roots' offsets in it
-// (a nil label: the cluster is hit r alone), and returns k+1.
+// (a nil label: the cluster is hit r alone), with its energies or members
+// (the clusters without either wait in c.pend), and returns k+1.
 func (c *Clusterer) storeIsolated(out *Clusters, k int, h *Hits, from, r int, s *hitSums, label []uint8) int {
-	var e *energySums
-	if c.calibrated || c.keepMembers {
-		var members [isolatedMax]int32
-		m := members[:0]
-		for q := r - from; q < max(1, len(label)); q++ {
-			if label == nil || int(label[q]) == r-from {
-				m = append(m, int32(q))
-			}
+	var members [isolatedMax]int32
+	m := members[:0]
+	for q := r - from; q < max(1, len(label)); q++ {
+		if label == nil || int(label[q]) == r-from {
+			m = append(m, int32(q))
 		}
-		e = c.extras(out, h, from, m)
 	}
+	e := c.extras(out, h, from, m)
 	out.ID[k] = c.nextID
 	out.store(k, c.nextSeq+int64(r-from), c.nextSeq+int64(r-from), s, e)
 	c.nextID++

@@ -3,6 +3,7 @@ package pixel
 import (
 	"cmp"
 	"fmt"
+	"math/bits"
 	"slices"
 )
 
@@ -13,7 +14,6 @@ import (
 type Mask struct {
 	width, height int
 	bits          []uint64 // bit y*width+x
-	pixels        int
 }
 
 // NewMask returns an empty mask of a width x height sensor.
@@ -28,7 +28,13 @@ func NewMask(width, height int) (*Mask, error) {
 func (m *Mask) Size() (width, height int) { return m.width, m.height }
 
 // Pixels returns the number of masked pixels.
-func (m *Mask) Pixels() int { return m.pixels }
+func (m *Mask) Pixels() int {
+	n := 0
+	for _, b := range m.bits {
+		n += bits.OnesCount64(b)
+	}
+	return n
+}
 
 // Set masks pixel (x, y), which must be on the sensor.
 func (m *Mask) Set(x, y int) error {
@@ -36,21 +42,14 @@ func (m *Mask) Set(x, y int) error {
 		return fmt.Errorf("pixel: pixel (%d, %d) is outside the %dx%d mask", x, y, m.width, m.height)
 	}
 	p := y*m.width + x
-	if m.bits[p/64]&(1<<(p%64)) == 0 {
-		m.bits[p/64] |= 1 << (p % 64)
-		m.pixels++
-	}
+	m.bits[p/64] |= 1 << (p % 64)
 	return nil
 }
 
 // Has reports whether pixel (x, y) is masked; pixels outside the sensor
 // are not.
 func (m *Mask) Has(x, y int) bool {
-	if x < 0 || y < 0 || x >= m.width || y >= m.height {
-		return false
-	}
-	p := y*m.width + x
-	return m.bits[p/64]&(1<<(p%64)) != 0
+	return x >= 0 && y >= 0 && x < m.width && y < m.height && m.bit(y*m.width+x)
 }
 
 // Filter removes the hits on masked pixels from h, keeping the order of
@@ -91,12 +90,11 @@ func (m *Mask) Filter(h *Hits) int {
 
 // has is Has for the coordinates of a hit.
 func (m *Mask) has(x, y uint16) bool {
-	if int(x) >= m.width || int(y) >= m.height {
-		return false
-	}
-	p := uint(y)*uint(m.width) + uint(x)
-	return m.bits[p/64]&(1<<(p%64)) != 0
+	return int(x) < m.width && int(y) < m.height && m.bit(int(y)*m.width+int(x))
 }
+
+// bit reports whether the pixel at index p (y*width+x) is masked.
+func (m *Mask) bit(p int) bool { return m.bits[p/64]&(1<<(p%64)) != 0 }
 
 // HitCounts counts the hits of each pixel of a sensor: the hit map from
 // which hot and noisy pixels are found for a [Mask].
