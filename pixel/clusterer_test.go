@@ -105,6 +105,16 @@ var generators = map[string]func(r *rand.Rand) testCase{
 		}
 		return tc
 	},
+	"edges": func(r *rand.Rand) testCase { // both ends of the coordinate range, which are not neighbours
+		tc := testCase{w: 1 << 16, h: 1 + r.IntN(3), dt: randDt(r)}
+		t := Time(0)
+		for range r.IntN(60) {
+			x := []int{0, 1, 1<<16 - 2, 1<<16 - 1}[r.IntN(4)]
+			tc.hits = append(tc.hits, refHit{x, r.IntN(tc.h), t})
+			t += Time(r.Int64N(int64(tc.dt)*3/2 + 2))
+		}
+		return tc
+	},
 }
 
 func randDt(r *rand.Rand) Time {

@@ -38,44 +38,91 @@ func (g *isolatedGroup) find(j uint8) uint8 {
 	return j
 }
 
-// linkLocal links the hits of a group (in time order) by the local
-// definition and returns each hit's root: neighbours at most dt apart.
-func (g *isolatedGroup) linkLocal(xs, ys []uint16, ts []Time, dt Time) []uint8 {
-	ys, ts = ys[:len(xs)], ts[:len(xs)]
-	clusters := 0 // among the hits so far: once one, a hit needs one link
-	for q, x := range xs {
-		root := uint8(q)
-		g.parent[q] = root
-		clusters++
-		y, t := ys[q], ts[q]
-		for p := range q {
-			if uint16(xs[p]-x+1) > 2 || uint16(ys[p]-y+1) > 2 || t-ts[p] > dt || g.parent[p] == root {
-				continue // the parent test: already linked
+// linkLocal returns the clusters of a group (in time order) by the local
+// definition, neighbours at most dt apart: the set of each hit's cluster,
+// as bits of the group's hits, and the set of the clusters' first hits.
+//
+// The group is small, and the neighbours of a hit among the ones before
+// it are found without a branch on the data: a pairwise test whose outcome
+// follows the data mispredicts, at about the cost of a dozen tests done
+// with arithmetic (see pixelsApart). A branch is taken only where a hit
+// joins two clusters.
+func linkLocal(xs, ys []uint16, ts []Time, dt Time) (sets [isolatedMax]uint16, firsts uint16) {
+	n := len(xs)
+	ys, ts = ys[:n], ts[:n]
+	var rootOf [isolatedMax]uint8
+	var lifted [isolatedMax]uint64 // see pixelsApart
+	for q := range n {
+		at, early := pixelWord(xs[q], ys[q]), ts[q]-dt
+		lifted[q&(isolatedMax-1)] = at + pixelLift
+		var near uint32 // bit p for hit p, shifted in from the last
+		before, times := lifted[:q&(isolatedMax-1)], ts[:q]
+		for p := len(before) - 1; p >= 0; p-- {
+			// The apart word is below 2^63, so that minus one it has the
+			// sign bit exactly when it is zero; the time difference has it
+			// when hit p is more than dt earlier.
+			apart := pixelsApart(before[p], at)
+			near = near*2 + uint32(((apart-1)&^uint64(times[p]-early))>>63)
+		}
+		self := uint16(1) << q
+		rootOf[q&(isolatedMax-1)] = uint8(q)
+		r := rootOf[bits.TrailingZeros32(near|uint32(self))&(isolatedMax-1)] & (isolatedMax - 1)
+		set := sets[r] | self
+		if rest := uint16(near) &^ set; rest != 0 { // q joins two clusters or more
+			for ; rest != 0; rest &^= set {
+				set |= sets[rootOf[bits.TrailingZeros16(rest)&(isolatedMax-1)]&(isolatedMax-1)]
 			}
-			if r := g.find(uint8(p)); r != root {
-				root = g.union(r, root)
-				if clusters--; clusters == 1 {
-					break
-				}
+			r = uint8(bits.TrailingZeros16(set)) & (isolatedMax - 1)
+			for m := set; m != 0; m &= m - 1 {
+				rootOf[bits.TrailingZeros16(m)&(isolatedMax-1)] = r
 			}
 		}
+		sets[r] = set
+		rootOf[q&(isolatedMax-1)] = r
 	}
-	return g.roots(len(xs))
+	for q := range n {
+		firsts |= 1 << rootOf[q&(isolatedMax-1)]
+	}
+	return sets, firsts
 }
+
+// pixelWord is the pixel x, y as the word x<<32 | y, for pixelsApart.
+func pixelWord(x, y uint16) uint64 { return uint64(x)<<32 | uint64(y) }
+
+// pixelsApart tests both coordinates of two pixels at once, in the two
+// 32-bit halves of a word: it is zero exactly when pixel p (as pixelWord,
+// plus pixelLift) and pixel q (as pixelWord) are 8-neighbours or the same,
+// and always below 2^63.
+//
+// Lifted p minus q leaves in each half 2^16 plus the coordinates'
+// difference plus one: always positive, so the halves do not borrow from
+// each other, and 2^16 + {0, 1, 2} exactly for neighbours. Flipping bit
+// 16 of each half maps those to 0, 1 and 2 and everything else higher (up
+// to 2^18); adding one to each half then gives 1..3 for neighbours, 4 or
+// more otherwise, so that only neighbours leave no bit above the lowest
+// two.
+func pixelsApart(p, q uint64) uint64 {
+	return (((p - q) ^ (1<<(32+16) | 1<<16)) + (1<<32 | 1)) & 0xffff_fffc_ffff_fffc
+}
+
+// pixelLift is added to the first pixel of pixelsApart (see there).
+const pixelLift = (1<<16+1)<<32 | (1<<16 + 1)
 
 // linkOpen links the hits of a group (in time order) by the global
 // definition (latest) or the window definition: each hit joins the open
 // clusters with a hit on one of the nine pixels around it.
-func (g *isolatedGroup) linkOpen(xs, ys []uint16, ts []Time, dt Time, latest bool) []uint8 {
+func (g *isolatedGroup) linkOpen(xs, ys []uint16, ts []Time, dt Time, latest bool) (sets [isolatedMax]uint16, firsts uint16) {
 	ys, ts = ys[:len(xs)], ts[:len(xs)]
-	clusters := 0 // as in linkLocal
-	for q, x := range xs {
+	var lifted [isolatedMax]uint64 // see pixelsApart
+	clusters := 0                  // among the hits so far: once one, a hit needs one link
+	for q := range xs {
 		root := uint8(q)
 		g.parent[q], g.open[q] = root, ts[q]
 		clusters++
-		y, t := ys[q], ts[q]
+		at, t := pixelWord(xs[q], ys[q]), ts[q]
+		lifted[q&(isolatedMax-1)] = at + pixelLift
 		for p := range q {
-			if uint16(xs[p]-x+1) > 2 || uint16(ys[p]-y+1) > 2 || g.parent[p] == root {
+			if pixelsApart(lifted[p&(isolatedMax-1)], at) != 0 || g.parent[p] == root {
 				continue
 			}
 			if r := g.find(uint8(p)); r != root && t-g.open[r] <= dt {
@@ -93,7 +140,7 @@ func (g *isolatedGroup) linkOpen(xs, ys []uint16, ts []Time, dt Time, latest boo
 			g.open[root] = t // the latest hit: the times are in order
 		}
 	}
-	return g.roots(len(xs))
+	return g.sets(len(xs))
 }
 
 // union puts the roots a and b under the earlier one, which it returns.
@@ -103,14 +150,18 @@ func (g *isolatedGroup) union(a, b uint8) uint8 {
 	return a
 }
 
-// roots returns the root of each of the first n hits. A parent comes
-// before its child, so one step from a resolved parent finds the root.
-func (g *isolatedGroup) roots(n int) []uint8 {
+// sets returns the clusters of the first n hits as linkLocal does, the
+// set of each cluster at its first hit. A parent comes before its child,
+// so one step from a resolved parent finds the root.
+func (g *isolatedGroup) sets(n int) (sets [isolatedMax]uint16, firsts uint16) {
 	label := g.parent[:n]
 	for q := range label {
-		label[q] = label[label[q]]
+		r := label[label[q]]
+		label[q] = r
+		sets[r&(isolatedMax-1)] |= 1 << q
+		firsts |= 1 << r
 	}
-	return label
+	return sets, firsts
 }
 
 // clusterIsolated clusters the isolated groups of h from hit i on, which
@@ -149,37 +200,36 @@ func (c *Clusterer) clusterIsolated(out *Clusters, k int, h *Hits, i int) (int, 
 				k = c.addPending(out, k)
 			} else {
 				s.start(xs[i], ys[i], ts[i], tots[i])
-				k = c.storeIsolated(out, k, h, i, i, &s, nil)
+				k = c.storeIsolated(out, k, h, i, &s, 1)
 			}
 			c.now, c.nextSeq, i = ts[i], c.nextSeq+1, j
 			continue
 		}
 		gx, gy, gt := xs[i:j], ys[i:j], ts[i:j]
-		var label []uint8
+		var sets [isolatedMax]uint16
+		var firsts uint16
 		if def == Local {
-			label = g.linkLocal(gx, gy, gt, dt)
+			sets, firsts = linkLocal(gx, gy, gt, dt)
 		} else {
-			label = g.linkOpen(gx, gy, gt, dt, def == Global)
+			sets, firsts = g.linkOpen(gx, gy, gt, dt, def == Global)
 		}
-		for r := range label {
-			if label[r] != uint8(r) {
-				continue
-			}
+		for ; firsts != 0; firsts &= firsts - 1 {
+			r := bits.TrailingZeros16(firsts)
 			ps := &s
 			if plain {
 				ps = c.nextPending(c.nextSeq + int64(r))
 			}
+			members := sets[r&(isolatedMax-1)]
 			ps.start(gx[r], gy[r], gt[r], tots[i+r])
-			for q := r + 1; q < len(label); q++ {
-				if label[q] == uint8(r) {
-					ps.countAt(gt[q])
-					ps.addPixel(gx[q], gy[q], tots[i+q])
-				}
+			for m := members & (members - 1); m != 0; m &= m - 1 {
+				q := bits.TrailingZeros16(m)
+				ps.countAt(gt[q])
+				ps.addPixel(gx[q], gy[q], tots[i+q])
 			}
 			if plain {
 				k = c.addPending(out, k)
 			} else {
-				k = c.storeIsolated(out, k, h, i, i+r, &s, label)
+				k = c.storeIsolated(out, k, h, i, &s, members)
 			}
 		}
 		c.now, c.nextSeq, i = gt[len(gt)-1], c.nextSeq+int64(j-i), j
@@ -516,21 +566,19 @@ func (c *Clusterer) groupSumsOne(h *Hits, i, j int) {
 	}
 }
 
-// storeIsolated writes cluster k with the sums s, rooted at hit r of h, in
-// the group of hits from index from labelled by their roots' offsets in it
-// (a nil label: the cluster is hit r alone), with its energies or members
+// storeIsolated writes cluster k with the sums s, whose hits are those of
+// h from index from at the bits of members, with its energies or members
 // (the clusters without either wait in c.pend), and returns k+1.
-func (c *Clusterer) storeIsolated(out *Clusters, k int, h *Hits, from, r int, s *hitSums, label []uint8) int {
-	var members [isolatedMax]int32
-	m := members[:0]
-	for q := r - from; q < max(1, len(label)); q++ {
-		if label == nil || int(label[q]) == r-from {
-			m = append(m, int32(q))
-		}
+func (c *Clusterer) storeIsolated(out *Clusters, k int, h *Hits, from int, s *hitSums, members uint16) int {
+	var hits [isolatedMax]int32
+	m := hits[:0]
+	for ; members != 0; members &= members - 1 {
+		m = append(m, int32(bits.TrailingZeros16(members)))
 	}
 	e := c.extras(out, h, from, m)
+	root := c.nextSeq + int64(m[0])
 	out.ID[k] = c.nextID
-	out.store(k, c.nextSeq+int64(r-from), c.nextSeq+int64(r-from), s, e)
+	out.store(k, root, root, s, e)
 	c.nextID++
 	return k + 1
 }
