@@ -681,7 +681,7 @@ func (c *ChunkedClusterer) clusterChunk(mat []int32, occ []byte, lo, hi int) {
 	bx, by, toa, parent := c.buf.X, c.buf.Y, c.buf.ToA, c.parent
 	stride, dt, base := int32(c.stride), c.cfg.DtMax, int32(lo)-1
 	for i := int32(lo); i < int32(hi); i++ {
-		p := int32(by[i]+1)*stride + int32(bx[i]) + 1
+		p := (int32(by[i])+1)*stride + int32(bx[i]) + 1
 		t := toa[i]
 		// The occupancy bits say which of the nine pixels hold a hit; most
 		// hits find none.
@@ -725,13 +725,13 @@ func (c *ChunkedClusterer) borderPairs(mat []int32, b int, dst []int32) []int32 
 	}
 	base := int32(lo) - 1
 	for i := int32(lo); i < int32(b); i++ {
-		p := int32(by[i]+1)*stride + int32(bx[i]) + 1
+		p := (int32(by[i])+1)*stride + int32(bx[i]) + 1
 		if r := mat[p]; r == 0 || toa[base+r] <= toa[i] {
 			mat[p] = i - base
 		}
 	}
 	for j := int32(b); j < int32(hi); j++ {
-		p := int32(by[j]+1)*stride + int32(bx[j]) + 1
+		p := (int32(by[j])+1)*stride + int32(bx[j]) + 1
 		for _, o := range c.offsets[:aroundPixels] {
 			if r := mat[p+o]; r != 0 {
 				if d := toa[j] - toa[base+r]; d <= dt && d >= -dt {

@@ -107,10 +107,18 @@ var generators = map[string]func(r *rand.Rand) testCase{
 	},
 	"edges": func(r *rand.Rand) testCase { // both ends of the coordinate range, which are not neighbours
 		tc := testCase{w: 1 << 16, h: 1 + r.IntN(3), dt: randDt(r)}
+		tall := r.IntN(2) == 0 // the ends of y instead of x
+		if tall {
+			tc.w, tc.h = tc.h, tc.w
+		}
 		t := Time(0)
 		for range r.IntN(60) {
-			x := []int{0, 1, 1<<16 - 2, 1<<16 - 1}[r.IntN(4)]
-			tc.hits = append(tc.hits, refHit{x, r.IntN(tc.h), t})
+			end, across := []int{0, 1, 1<<16 - 2, 1<<16 - 1}[r.IntN(4)], r.IntN(min(tc.w, tc.h))
+			if tall {
+				tc.hits = append(tc.hits, refHit{across, end, t})
+			} else {
+				tc.hits = append(tc.hits, refHit{end, across, t})
+			}
 			t += Time(r.Int64N(int64(tc.dt)*3/2 + 2))
 		}
 		return tc
