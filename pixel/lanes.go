@@ -67,12 +67,13 @@ type Lanes struct {
 	// caller looks at wherever it blocks.
 	taken *sync.Cond
 	wake  chan struct{}
-	// Free clusterers and window storage, kept for reuse: a sync.Pool
-	// would drop them at every garbage collection, and their buffers
-	// (a quarter of a megabyte of pixel matrix each) would be made again.
-	clusterers chan *Clusterer
-	storage    chan *windowData
-	segments   chan *segment
+	// Free clusterers and window storage, kept for reuse, the last kept
+	// handed out first (see freeList): a sync.Pool would drop them at
+	// every garbage collection, and their buffers (a quarter of a
+	// megabyte of pixel matrix each) would be made again.
+	clusterers freeList[*Clusterer]
+	storage    freeList[*windowData]
+	segments   freeList[*segment]
 	cur        *window // being filled
 	last       *window // last dispatched
 	position
@@ -119,10 +120,7 @@ func (w *window) acquire() bool {
 // release drops a reference; the last one recycles the data.
 func (l *Lanes) release(w *window) {
 	if w.refs.Add(-1) == 0 {
-		select {
-		case l.storage <- w.windowData:
-		default:
-		}
+		l.storage.put(w.windowData)
 	}
 }
 
@@ -156,9 +154,9 @@ func NewLanes(cfg Config, workers, windowHits int) (*Lanes, error) {
 	l.assembled.Reset()
 	l.taken, l.wake = sync.NewCond(&l.assembledMu), make(chan struct{}, 1)
 	// Windows in flight, plus one lane each on its way out.
-	l.clusterers = make(chan *Clusterer, cap(l.slots)+workers)
-	l.storage = make(chan *windowData, cap(l.slots)+workers)
-	l.segments = make(chan *segment, cap(l.slots)+workers)
+	l.clusterers.max = cap(l.slots) + workers
+	l.storage.max = cap(l.slots) + workers
+	l.segments.max = cap(l.slots) + workers
 	l.out.Reset()
 	return l, nil
 }
@@ -257,10 +255,8 @@ func (l *Lanes) endChain() {
 }
 
 func (l *Lanes) newWindow() *window {
-	var d *windowData
-	select {
-	case d = <-l.storage:
-	default:
+	d, ok := l.storage.get()
+	if !ok {
 		d = &windowData{}
 	}
 	d.hits.Reset()
@@ -377,10 +373,8 @@ func (l *Lanes) take() {
 func (l *Lanes) run(w *window) {
 	defer l.wg.Done()
 	l.cpu <- struct{}{}
-	var c *Clusterer
-	select {
-	case c = <-l.clusterers:
-	default:
+	c, ok := l.clusterers.get()
+	if !ok {
 		c, _ = NewClusterer(l.cfg) // validated in NewLanes
 	}
 	c.KeepMembers(l.keep)
@@ -409,10 +403,7 @@ func (l *Lanes) run(w *window) {
 	l.release(w)
 	<-l.cpu
 	l.extend(w, c)
-	select {
-	case l.clusterers <- c:
-	default:
-	}
+	l.clusterers.put(c)
 }
 
 // extend goes on from the end of w's lane into the following windows until
@@ -496,10 +487,8 @@ func (l *Lanes) extend(w *window, c *Clusterer) {
 // recycled: a lane going on across many windows (a hot pixel) fills one
 // per window, with room for as many clusters as the window has hits.
 func (l *Lanes) newSegment(w *window) *segment {
-	var seg *segment
-	select {
-	case seg = <-l.segments:
-	default:
+	seg, ok := l.segments.get()
+	if !ok {
 		seg = &segment{}
 	}
 	seg.w, seg.cut, seg.open = w, -1, nil
@@ -508,12 +497,7 @@ func (l *Lanes) newSegment(w *window) *segment {
 }
 
 // recycle keeps seg for reuse.
-func (l *Lanes) recycle(seg *segment) {
-	select {
-	case l.segments <- seg:
-	default:
-	}
-}
+func (l *Lanes) recycle(seg *segment) { l.segments.put(seg) }
 
 // roots returns the roots of an open state.
 func roots(state []int64) []int64 {
@@ -618,4 +602,31 @@ func (l *Lanes) assemble(link *window, done chan<- struct{}) {
 	l.assembledMu.Lock()
 	l.appendNumbered(out, &pend, pendAt, pend.Len())
 	l.assembledMu.Unlock()
+}
+
+// freeList keeps things for reuse, up to max of them, and hands out the
+// one kept last: its memory is the likeliest to be still in a cache. (A
+// channel hands out the one kept longest ago.)
+type freeList[T any] struct {
+	mu    sync.Mutex
+	items []T
+	max   int
+}
+
+func (f *freeList[T]) get() (v T, ok bool) {
+	f.mu.Lock()
+	if n := len(f.items); n > 0 {
+		v, ok = f.items[n-1], true
+		f.items = f.items[:n-1]
+	}
+	f.mu.Unlock()
+	return v, ok
+}
+
+func (f *freeList[T]) put(v T) {
+	f.mu.Lock()
+	if len(f.items) < f.max {
+		f.items = append(f.items, v)
+	}
+	f.mu.Unlock()
 }
