@@ -271,3 +271,40 @@ func TestSorterRestarts(t *testing.T) {
 		t.Fatal("a restart gap as short as the window accepted")
 	}
 }
+
+// TestTimesAnywhere: times far from zero, negative ones included, give
+// the reference's clusters in every mode. Offsets of up to 2^62 keep
+// every difference the clusterers take (of times within a restart gap)
+// in range.
+func TestTimesAnywhere(t *testing.T) {
+	for _, off := range []Time{-1 << 62, -1 << 40, -12345, 1 << 40, 1 << 62} {
+		forEachCase(t, generators, 20, 77, func(t *testing.T, r *rand.Rand, seed int, tc testCase, def Definition) {
+			for i := range tc.hits {
+				tc.hits[i].t += off
+			}
+			want := reference(tc.hits, tc.dt, def)
+			if got, _, _ := runClusterer(t, r, tc, def); !slices.Equal(got, want) {
+				t.Fatalf("offset %d, seed %d: partitions differ\n got %v\nwant %v", off, seed, got, want)
+			}
+			h := sortedHits(r, tc, false)
+			cfg := Config{Definition: def, DtMax: tc.dt, Width: tc.w, Height: tc.h}
+			seq, _ := NewClusterer(cfg)
+			seq.KeepMembers(true)
+			batches := func() *rand.Rand { return rand.New(rand.NewPCG(uint64(seed), 3)) }
+			ref := feed(batches(), seq, h)
+			for _, mode := range []Mode{LanesMode, Chunked} {
+				if mode == Chunked && def != Local {
+					continue // chunked clusters the local definition only
+				}
+				s, err := NewStream(cfg, mode, 2)
+				if err != nil {
+					t.Fatal(err)
+				}
+				s.KeepMembers(true)
+				if err := equalClusters(feed(batches(), s, h), ref); err != nil {
+					t.Fatalf("offset %d, seed %d, %v: %v", off, seed, mode, err)
+				}
+			}
+		})
+	}
+}
