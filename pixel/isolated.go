@@ -23,9 +23,10 @@ const isolatedMax = 16
 // limits measured no faster on Pb ions.
 const groupMax = 1 << 12
 
-// isolatedGroup is the scratch of one group: a union-find whose root is
-// the cluster's first hit, and the time the definition compares with dt,
-// at the roots: the cluster's latest hit (global) or its first (window).
+// isolatedGroup is linkOpen's scratch for one group: a union-find whose
+// root is the cluster's first hit, and the time the definition compares
+// with dt, at the roots: the cluster's latest hit (global) or its first
+// (window).
 type isolatedGroup struct {
 	parent [isolatedMax]uint8
 	open   [isolatedMax]Time
@@ -347,7 +348,7 @@ func (c *Clusterer) joinGroup(xs, ys []uint16, ts []Time) int {
 		around := occupied3(occ, p-stride-1) | occupied3(occ, p-1)<<3 | occupied3(occ, p+stride-1)<<6
 		root := hit
 		// Once hits 0..q are one cluster (q unions), the rest of the
-		// pixels around need no look (as in linkLocal).
+		// pixels around need no look (as in linkOpen).
 		for ; around != 0 && merged < q; around &= around - 1 {
 			nb := ref[int32(p)+offsets[bits.TrailingZeros32(around)&15]] & groupMask
 			if parent[nb] == root { // already joined
