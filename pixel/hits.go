@@ -131,6 +131,7 @@ func (h *Hits) AppendRange(src *Hits, i, j int) {
 
 // gather appends the hits of src at the given indices, in that order.
 func (h *Hits) gather(src *Hits, idx []int32) {
+	hadE := h.Calibrated() // before the columns grow past the energies
 	n0 := h.Len()
 	n := n0 + len(idx)
 	h.X, h.Y, h.ToA, h.ToT = growLen(h.X, n), growLen(h.Y, n), growLen(h.ToA, n), growLen(h.ToT, n)
@@ -139,7 +140,7 @@ func (h *Hits) gather(src *Hits, idx []int32) {
 		x[k], y[k], t[k], tot[k] = src.X[i], src.Y[i], src.ToA[i], src.ToT[i]
 	}
 	if src.Calibrated() {
-		if !h.Calibrated() && n0 > 0 {
+		if !hadE {
 			h.E = append(h.E[:0], make([]float32, n0)...)
 		}
 		h.E = growLen(h.E, n)

@@ -2,6 +2,7 @@ package pixel
 
 import (
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"testing"
 )
@@ -59,6 +60,59 @@ func TestAppendNs(t *testing.T) {
 		ns, err := strconv.ParseFloat(got, 64)
 		if err != nil || ns != tm.Ns() {
 			t.Errorf("AppendNs(%d) = %q reads back as %v, want %v", tm, got, ns, tm.Ns())
+		}
+	}
+}
+
+// TestAppendKeepsEnergies appends runs of calibrated and uncalibrated
+// hits, by range and by index, in random order: every hit keeps its
+// energy, and those from uncalibrated batches get zero.
+func TestAppendKeepsEnergies(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 3))
+	for round := range 2000 {
+		var h Hits
+		var wantT []Time
+		var wantE []float32
+		calibrated := false
+		for range 1 + r.IntN(6) {
+			var src Hits
+			withE := r.IntN(2) == 0
+			for i := range r.IntN(5) {
+				v := Time(round*1000 + len(wantT)*10 + i)
+				src.Append(1, 2, v, 3)
+				if withE {
+					src.E = append(src.E, float32(v))
+				}
+			}
+			idx := make([]int32, 0, src.Len())
+			for i := range src.Len() {
+				idx = append(idx, int32(i))
+			}
+			r.Shuffle(len(idx), func(i, j int) { idx[i], idx[j] = idx[j], idx[i] })
+			byIndex := r.IntN(2) == 0
+			if byIndex {
+				h.gather(&src, idx)
+			} else {
+				h.AppendRange(&src, 0, src.Len())
+				slices.Sort(idx)
+			}
+			for _, i := range idx {
+				wantT = append(wantT, src.ToA[i])
+				e := float32(0)
+				if src.Calibrated() {
+					e, calibrated = src.E[i], true
+				}
+				wantE = append(wantE, e)
+			}
+		}
+		if !slices.Equal(h.ToA, wantT) {
+			t.Fatalf("round %d: times %v, want %v", round, h.ToA, wantT)
+		}
+		if !calibrated {
+			wantE = nil
+		}
+		if len(h.E) != len(wantE) || (len(wantE) > 0 && !slices.Equal(h.E, wantE)) {
+			t.Fatalf("round %d: energies %v, want %v", round, h.E, wantE)
 		}
 	}
 }
