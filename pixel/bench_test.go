@@ -97,12 +97,29 @@ func benchStream(b *testing.B, batches []*pixel.Hits, c interface {
 	c.Flush()
 }
 
-// BenchmarkSorter measures the reorder stage on gamma hits, sorted and
-// read out with up to 100 us of disorder, through a 500 us window.
+// BenchmarkSorter measures the reorder stage through a 500 us window on
+// gamma hits: at one cluster per microsecond, sorted and read out with up
+// to 100 us of disorder; and as the end-to-end runs read them from .tpx3
+// files, at 10 Mhit/s with up to 50 us of disorder and times in the
+// readout's steps of 1.5625 ns.
 func BenchmarkSorter(b *testing.B) {
-	for _, disorder := range []pixel.Time{0, 100 * pixel.Microsecond} {
-		batches := simulatedDisorder(b, "gamma", 1<<20, 2.5, disorder)
-		b.Run(fmt.Sprintf("disorder=%vus", disorder/pixel.Microsecond), func(b *testing.B) {
+	for _, set := range []struct {
+		name     string
+		rate     float64
+		disorder pixel.Time
+		step     pixel.Time
+	}{
+		{"disorder=0us", 2.5, 0, 1},
+		{"disorder=100us", 2.5, 100 * pixel.Microsecond, 1},
+		{"tpx3", 10, 50 * pixel.Microsecond, 25 * pixel.Nanosecond / 16},
+	} {
+		batches := simulatedDisorder(b, "gamma", 1<<20, set.rate, set.disorder)
+		for _, h := range batches {
+			for i, t := range h.ToA {
+				h.ToA[i] = t - t%set.step
+			}
+		}
+		b.Run(set.name, func(b *testing.B) {
 			s, _ := pixel.NewSorter(500*pixel.Microsecond, 0)
 			repeatShifted(b, batches, pixel.Second, func(h *pixel.Hits) { s.Push(h) })
 		})

@@ -16,12 +16,9 @@ import (
 type Sorter struct {
 	window   Time
 	restart  Time
-	pending  Hits // sorted, not yet released, after the first head
-	head     int  // the hits the last call released, still at the front
-	merged   Hits
-	out      Hits // late hits and the released ones after them
-	view     Hits // the released hits, in place, when no late one came
-	joined   Hits // the released hits of a batch with a restart
+	pending  Hits // sorted, not yet released
+	merged   Hits // the next pending, being merged
+	out      Hits // Push's and Flush's release
 	released Time // time of the latest released hit
 	maxSeen  Time
 	order    timeSort
@@ -46,29 +43,28 @@ func (s *Sorter) reset() { s.released, s.maxSeen = -1<<63, -1<<63 }
 // Push adds a batch and returns the hits that can be released, valid until
 // the next call.
 func (s *Sorter) Push(h *Hits) *Hits {
-	released, end := s.push(h)
-	if end == h.Len() {
-		return released
-	}
-	s.joined.Reset()
+	s.out.Reset()
+	s.PushTo(&s.out, h)
+	return &s.out
+}
+
+// PushTo is Push appending the released hits to dst, for a caller that
+// keeps them: it saves a copy of every hit.
+func (s *Sorter) PushTo(dst, h *Hits) {
 	for {
-		s.joined.AppendRange(released, 0, released.Len())
-		released = s.Flush()
-		s.joined.AppendRange(released, 0, released.Len())
+		end := s.push(dst, h)
+		if end == h.Len() {
+			return
+		}
+		s.FlushTo(dst)
 		s.reset()
 		h = h.view(end, h.Len())
-		if released, end = s.push(h); end == h.Len() {
-			s.joined.AppendRange(released, 0, released.Len())
-			return &s.joined
-		}
 	}
 }
 
-// push takes the hits of h up to the first that restarts the stream and
-// returns the hits that can be released and where it stopped.
-func (s *Sorter) push(h *Hits) (*Hits, int) {
-	s.drop()
-	s.out.Reset()
+// push takes the hits of h up to the first that restarts the stream,
+// appends those that can be released to dst and returns where it stopped.
+func (s *Sorter) push(dst, h *Hits) int {
 	onTime := 0
 	for i, t := range h.ToA {
 		if clockReset(s.maxSeen, t, s.restart) {
@@ -77,7 +73,7 @@ func (s *Sorter) push(h *Hits) (*Hits, int) {
 		}
 		s.maxSeen = max(s.maxSeen, t)
 		if t < s.released {
-			s.out.AppendFrom(h, i)
+			dst.AppendFrom(h, i)
 		} else {
 			onTime++
 		}
@@ -96,22 +92,25 @@ func (s *Sorter) push(h *Hits) (*Hits, int) {
 			perm = perm[:k]
 		}
 	}
-	s.merge(sortedView{h, perm})
-	return s.release(s.maxSeen - s.window), h.Len()
+	s.release(dst, sortedView{*h, perm}, s.maxSeen-s.window)
+	return h.Len()
 }
 
 // Flush releases everything still held.
 func (s *Sorter) Flush() *Hits {
-	s.drop()
 	s.out.Reset()
-	return s.release(1<<63 - 1)
+	s.FlushTo(&s.out)
+	return &s.out
 }
+
+// FlushTo is Flush appending the hits to dst.
+func (s *Sorter) FlushTo(dst *Hits) { s.release(dst, sortedView{}, 1<<63-1) }
 
 // sortedView is a batch in time order: the hits of h at the indices perm,
 // or all of h as it is when perm is nil. The batch is merged straight from
 // it, with no sorted copy made first.
 type sortedView struct {
-	h    *Hits
+	h    Hits
 	perm []int32
 }
 
@@ -130,26 +129,48 @@ func (v sortedView) toa(j int) Time {
 	return v.h.ToA[v.perm[j]]
 }
 
+// slice is the view of the hits [i, j) of v.
+func (v sortedView) slice(i, j int) sortedView {
+	if v.perm == nil {
+		return sortedView{h: *v.h.view(i, j)}
+	}
+	return sortedView{v.h, v.perm[i:j]}
+}
+
 // appendTo appends the view's hits [i, j) to dst.
 func (v sortedView) appendTo(dst *Hits, i, j int) {
 	if v.perm == nil {
-		dst.AppendRange(v.h, i, j)
+		dst.AppendRange(&v.h, i, j)
 	} else {
-		dst.gather(v.h, v.perm[i:j])
+		dst.gather(&v.h, v.perm[i:j])
 	}
 }
 
-// merge merges the sorted batch b into pending; equal times keep the
-// pending hits first.
-func (s *Sorter) merge(b sortedView) {
+// release merges the sorted batch b with the pending hits, appends those
+// with time <= limit to dst and keeps the rest pending. Equal times keep
+// the pending hits first.
+func (s *Sorter) release(dst *Hits, b sortedView, limit Time) {
 	p := &s.pending
+	i := sort.Search(p.Len(), func(i int) bool { return p.ToA[i] > limit })
+	j := sort.Search(b.Len(), func(j int) bool { return b.toa(j) > limit })
+	mergeTo(dst, p.view(0, i), b.slice(0, j))
+	if i+j > 0 {
+		s.released = dst.ToA[dst.Len()-1]
+	}
+	s.merged.Reset()
+	mergeTo(&s.merged, p.view(i, p.Len()), b.slice(j, b.Len()))
+	s.pending, s.merged = s.merged, s.pending
+}
+
+// mergeTo appends the merge of the sorted hits p and the sorted batch b
+// to dst, p first where times are equal.
+func mergeTo(dst, p *Hits, b sortedView) {
 	if p.Len() == 0 || b.Len() == 0 || p.ToA[p.Len()-1] <= b.toa(0) {
-		b.appendTo(p, 0, b.Len())
+		dst.AppendRange(p, 0, p.Len())
+		b.appendTo(dst, 0, b.Len())
 		return
 	}
-	m := &s.merged
-	m.Reset()
-	m.Reserve(p.Len() + b.Len())
+	dst.Reserve(p.Len() + b.Len())
 	i, j := 0, 0
 	for i < p.Len() && j < b.Len() {
 		// Copy the longest run from one side at a time.
@@ -158,63 +179,19 @@ func (s *Sorter) merge(b sortedView) {
 			for k < p.Len() && p.ToA[k] <= b.toa(j) {
 				k++
 			}
-			m.AppendRange(p, i, k)
+			dst.AppendRange(p, i, k)
 			i = k
 		} else {
 			k := j + 1
 			for k < b.Len() && b.toa(k) < p.ToA[i] {
 				k++
 			}
-			b.appendTo(m, j, k)
+			b.appendTo(dst, j, k)
 			j = k
 		}
 	}
-	m.AppendRange(p, i, p.Len())
-	b.appendTo(m, j, b.Len())
-	s.pending, s.merged = s.merged, s.pending
-}
-
-// release returns the pending hits with time <= limit, after the late
-// hits in s.out if there are any; else in place, as a view of the front of
-// pending that the next call drops.
-func (s *Sorter) release(limit Time) *Hits {
-	p := &s.pending
-	k := sort.Search(p.Len(), func(i int) bool { return p.ToA[i] > limit })
-	if k > 0 {
-		s.released = p.ToA[k-1]
-	}
-	s.head = k
-	if s.out.Len() > 0 {
-		s.out.AppendRange(p, 0, k)
-		return &s.out
-	}
-	// Capped, so that appending to the view cannot write over pending.
-	s.view = Hits{X: p.X[:k:k], Y: p.Y[:k:k], ToA: p.ToA[:k:k], ToT: p.ToT[:k:k]}
-	if p.Calibrated() {
-		s.view.E = p.E[:k:k]
-	}
-	return &s.view
-}
-
-// drop removes the hits the last call released from the front of pending,
-// copying the rest (about a window's worth of hits) there.
-func (s *Sorter) drop() {
-	k := s.head
-	if k == 0 {
-		return
-	}
-	p := &s.pending
-	n := copy(p.X, p.X[k:])
-	copy(p.Y, p.Y[k:])
-	copy(p.ToA, p.ToA[k:])
-	copy(p.ToT, p.ToT[k:])
-	p.X, p.Y, p.ToA, p.ToT = p.X[:n], p.Y[:n], p.ToA[:n], p.ToT[:n]
-	if len(p.E) != 0 {
-		copy(p.E, p.E[k:])
-		p.E = p.E[:n]
-	}
-	s.head = 0
-	s.view = Hits{}
+	dst.AppendRange(p, i, p.Len())
+	b.appendTo(dst, j, b.Len())
 }
 
 func isSorted(t []Time) bool {

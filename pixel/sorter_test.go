@@ -27,19 +27,28 @@ func disordered(r *rand.Rand, tc testCase, window Time) *Hits {
 	return &h
 }
 
-// sortStream pushes h through a sorter in random batches.
+// sortStream pushes h through a sorter in random batches, taking the hits
+// released by Push or, appended to the earlier ones, by PushTo.
 func sortStream(r *rand.Rand, s *Sorter, h *Hits) *Hits {
 	var out Hits
 	for i := 0; i < h.Len(); {
 		j := min(h.Len(), i+1+r.IntN(200))
 		var b Hits
 		b.AppendRange(h, i, j)
-		o := s.Push(&b)
-		out.AppendRange(o, 0, o.Len())
+		if r.IntN(2) == 0 {
+			o := s.Push(&b)
+			out.AppendRange(o, 0, o.Len())
+		} else {
+			s.PushTo(&out, &b)
+		}
 		i = j
 	}
-	o := s.Flush()
-	out.AppendRange(o, 0, o.Len())
+	if r.IntN(2) == 0 {
+		o := s.Flush()
+		out.AppendRange(o, 0, o.Len())
+	} else {
+		s.FlushTo(&out)
+	}
 	return &out
 }
 
@@ -49,9 +58,22 @@ func TestSorterRestoresOrder(t *testing.T) {
 		tc := generators["uniform"](r)
 		window := Time(r.Int64N(int64(tc.dt)*4 + 2))
 		in := disordered(r, tc, window)
+		if seed%2 == 1 { // energies travel with their hits
+			for _, i := range in.ToT {
+				in.E = append(in.E, float32(i)+0.5)
+			}
+		}
 		out := sortStream(r, mustSorter(t, window), in)
 		if out.Len() != in.Len() || !slices.IsSorted(out.ToA) {
 			t.Fatalf("seed %d: %d of %d hits out, sorted %v", seed, out.Len(), in.Len(), slices.IsSorted(out.ToA))
+		}
+		if out.Calibrated() != in.Calibrated() {
+			t.Fatalf("seed %d: calibrated %v in, %v out", seed, in.Calibrated(), out.Calibrated())
+		}
+		for i := range out.E {
+			if out.E[i] != float32(out.ToT[i])+0.5 {
+				t.Fatalf("seed %d: hit %d has the energy %v of another", seed, out.ToT[i], out.E[i])
+			}
 		}
 		// Stable: equal times keep their readout order.
 		for i := 1; i < out.Len(); i++ {

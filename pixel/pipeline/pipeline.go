@@ -252,24 +252,25 @@ func startReading(ctx context.Context, job Job, sum *Summary) (free chan<- *pixe
 }
 
 // sortHits is the sorting stage: it puts the batches from in through the
-// sorter, returns them on inFree, and sends the hits released, copied into
-// batches taken from free, on out; at the end of in, it sends everything
-// the sorter still holds.
-func sortHits(s *pixel.Sorter, in <-chan *pixel.Hits, inFree chan<- *pixel.Hits, free <-chan *pixel.Hits, out chan<- *pixel.Hits) {
-	send := func(h *pixel.Hits) {
-		if h.Len() == 0 {
-			return
-		}
+// sorter, returns them on inFree, and sends the hits released, in batches
+// taken from free, on out; at the end of in, it sends everything the
+// sorter still holds.
+func sortHits(s *pixel.Sorter, in <-chan *pixel.Hits, inFree chan<- *pixel.Hits, free chan *pixel.Hits, out chan<- *pixel.Hits) {
+	send := func(release func(*pixel.Hits)) {
 		b := <-free
 		b.Reset()
-		b.AppendRange(h, 0, h.Len())
+		release(b)
+		if b.Len() == 0 {
+			free <- b // room: it came from there
+			return
+		}
 		out <- b
 	}
 	for h := range in {
-		send(s.Push(h))
+		send(func(b *pixel.Hits) { s.PushTo(b, h) })
 		inFree <- h
 	}
-	send(s.Flush())
+	send(s.FlushTo)
 }
 
 // write hands a batch of clusters, and their hits, to the sinks.
