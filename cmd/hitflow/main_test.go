@@ -256,6 +256,16 @@ func TestMaskCommand(t *testing.T) {
 	if m := summary.FindStringSubmatch(stderr); code != 0 || m == nil || m[2] != "712" || !strings.Contains(stderr, "masked 88661 hits on 6 pixels") {
 		t.Fatalf("cluster: exit %d: %s", code, stderr)
 	}
+	// Three chips of four outside the single layout: neither counted as
+	// on the sensor nor lost from the hits read.
+	code, _, stderr = hitflow(t, "mask", "-q", "--layout", "single", "-o", mask, in)
+	if code != 0 || !strings.Contains(stderr, "2341 hits in 1 files on a 256x256 sensor, median 1 hits per pixel that fired: 0 hot pixels with 0 hits (0 %); 96207 hits outside the sensor not counted") {
+		t.Fatalf("single layout: exit %d: %s", code, stderr)
+	}
+	code, _, stderr = hitflow(t, "cluster", "-q", "--layout", "single", "-o", filepath.Join(dir, "c.csv"), in)
+	if m := summary.FindStringSubmatch(stderr); code != 0 || m == nil || m[1] != "98548" || m[2] != "128" || m[5] != "96207" {
+		t.Fatalf("cluster, single layout: exit %d: %s", code, stderr)
+	}
 	// Stricter: to stdout.
 	code, stdout, _ := hitflow(t, "mask", "-q", "--factor", "5", "--min-hits", "20", in)
 	if code != 0 || strings.Count(stdout, "\n") != 10 || !strings.Contains(stdout, "\n789 85 # 79 hits\n") {

@@ -50,7 +50,7 @@ type Job struct {
 type Summary struct {
 	Files         int
 	Bytes         int64
-	Hits          int64 // hits decoded
+	Hits          int64 // pixel hits decoded, the out of range ones included
 	OutOfRange    int64 // hits outside the layout or sensor, not clustered
 	Masked        int64 // hits on masked pixels, not clustered
 	MaskedPixels  int   // pixels in the job's mask
@@ -324,7 +324,7 @@ func read(ctx context.Context, job Job, sum *Summary, free <-chan *pixel.Hits, f
 		st := r.Stats()
 		sum.Bytes += st.Bytes
 		bytesBefore += st.Bytes
-		sum.Hits += st.Hits
+		sum.Hits += st.Hits + st.OutOfRange
 		sum.OutOfRange += st.OutOfRange
 		sum.TDC += st.TDC
 		sum.Control += st.Control
