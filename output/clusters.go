@@ -88,8 +88,9 @@ type HitWriter interface {
 	Close() error
 }
 
-// CreateHits creates a per-hit label file: .csv (x,y,toa_ns,tot,cluster),
-// .parquet or .arrow (with energy_kev); "-" writes CSV to stdout. Close
+// CreateHits creates a per-hit label file: .csv (x,y,toa_ns,tot,cluster,
+// with energy_kev before cluster for calibrated hits), .parquet or .arrow
+// (with energy_kev, null without calibration); "-" writes CSV to stdout. Close
 // flushes and closes the file.
 func CreateHits(name string, stdout io.Writer) (HitWriter, error) {
 	ext := strings.ToLower(filepath.Ext(name))
@@ -106,7 +107,7 @@ func CreateHits(name string, stdout io.Writer) (HitWriter, error) {
 	var hw HitWriter
 	switch ext {
 	case ".csv":
-		hw, err = tpx3.NewCSVWriter(w, true)
+		hw = tpx3.NewCSVWriter(w, true)
 	case ".arrow":
 		hw, err = NewHitArrow(w)
 	default:

@@ -79,7 +79,7 @@ A one-line summary goes to stderr.`, pixel.DefaultMemberLimit),
 	f.Var(timeFlag{&o.restart}, "restart", "a hit this much earlier than the latest restarts the time order (a clock reset, as between runs); 0: 10ms")
 	f.StringVar(&o.calib, "calib", "", "directory with the a.txt, b.txt, c.txt, t.txt calibration")
 	f.StringVar(&o.mask, "mask", "", "file of pixels whose hits are dropped and counted: lines x y, or a 0/1 matrix (row = y)")
-	f.StringVar(&o.hits, "hits", "", "also write every hit with its cluster id (.csv: x,y,toa_ns,tot,cluster, .parquet or .arrow)")
+	f.StringVar(&o.hits, "hits", "", "also write every hit with its cluster id (.csv: x,y,toa_ns,tot,cluster, with energy_kev before cluster when calibrated; .parquet or .arrow)")
 	f.StringVar(&o.tdc, "tdc", "", "also write the TDC packets of .tpx3 input (CSV)")
 	f.StringVarP(&o.out, "output", "o", o.out, "clusters file (.csv, .clog, .parquet, .arrow or .root); - for CSV on stdout")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress bar")

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"image/png"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -291,5 +292,67 @@ func TestMaskCommand(t *testing.T) {
 	}
 	if code, _, stderr := hitflow(t, "mask"); code != 2 || !strings.Contains(stderr, "mask needs the hit files") {
 		t.Fatalf("no files: exit %d: %s", code, stderr)
+	}
+}
+
+// TestCalibratedRun clusters a disordered .tpx3 run with a calibration:
+// every hit in the label file carries its energy from the surrogate
+// function, and each cluster's energy sum and energy-weighted centroid
+// agree with its hits'.
+func TestCalibratedRun(t *testing.T) {
+	dir := t.TempDir()
+	for name, v := range map[string]string{"a": "1.9", "b": "36", "c": "55", "t": "2.8"} {
+		row := strings.Repeat(v+" ", 255) + v + "\r\n"
+		if err := os.WriteFile(filepath.Join(dir, name+".txt"), []byte(strings.Repeat(row, 256)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	in, clusters, hits := filepath.Join(dir, "run.tpx3"), filepath.Join(dir, "c.csv"), filepath.Join(dir, "h.csv")
+	if code, _, stderr := hitflow(t, "simulate", "pixel", "-q", "--dataset", "pion45", "--hits", "200000", "--rate", "20", "--disorder", "50us", "-o", in); code != 0 {
+		t.Fatalf("simulate: %s", stderr)
+	}
+	code, _, stderr := hitflow(t, "cluster", "-q", "--layout", "single", "--calib", dir, "--hits", hits, "-o", clusters, in)
+	sum := summary.FindStringSubmatch(stderr)
+	if code != 0 || sum == nil || sum[1] != "200000" || sum[4] != "0" {
+		t.Fatalf("cluster: exit %d: %s", code, stderr)
+	}
+	hl := lines(t, hits)
+	if hl[0] != "x,y,toa_ns,tot,energy_kev,cluster" || len(hl) != 200001 {
+		t.Fatalf("hits file: header %q, %d lines", hl[0], len(hl))
+	}
+	type sums struct{ e, ex, ey float64 }
+	byID := map[string]*sums{}
+	for _, line := range hl[1:] {
+		f := strings.Split(line, ",")
+		x, _ := strconv.ParseFloat(f[0], 64)
+		y, _ := strconv.ParseFloat(f[1], 64)
+		tot, _ := strconv.ParseFloat(f[3], 64)
+		e, err := strconv.ParseFloat(f[4], 64)
+		// The larger root of 1.9 E^2 + (36 - 1.9*2.8 - tot) E + (2.8 tot - 36*2.8 - 55) = 0.
+		bq, cq := 36-1.9*2.8-tot, 2.8*tot-36*2.8-55
+		want := (-bq + math.Sqrt(bq*bq-4*1.9*cq)) / (2 * 1.9)
+		if err != nil || math.Abs(e-want) > 1e-5*want {
+			t.Fatalf("hit %q: energy %v, want %v", line, e, want)
+		}
+		s := byID[f[5]]
+		if s == nil {
+			s = &sums{}
+			byID[f[5]] = s
+		}
+		s.e, s.ex, s.ey = s.e+e, s.ex+e*x, s.ey+e*y
+	}
+	cl := lines(t, clusters)
+	if len(cl)-1 != len(byID) || sum[2] != strconv.Itoa(len(byID)) {
+		t.Fatalf("%d clusters, %d in the hits file", len(cl)-1, len(byID))
+	}
+	for _, line := range cl[1:] {
+		f := strings.Split(line, ",") // id,size,toa_ns,span_ns,tot_sum,energy_kev,x,y,...
+		s := byID[f[0]]
+		e, _ := strconv.ParseFloat(f[5], 64)
+		x, _ := strconv.ParseFloat(f[6], 64)
+		y, _ := strconv.ParseFloat(f[7], 64)
+		if s == nil || math.Abs(e-s.e) > 1e-4*s.e || math.Abs(x-s.ex/s.e) > 1e-4 || math.Abs(y-s.ey/s.e) > 1e-4 {
+			t.Fatalf("cluster %q: its hits sum to %+v", line, s)
+		}
 	}
 }

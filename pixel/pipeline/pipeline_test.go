@@ -53,7 +53,7 @@ func runMode(t *testing.T, ctx context.Context, unsorted pixel.Time, def pixel.D
 	t.Helper()
 	var cbuf, hbuf bytes.Buffer
 	cw, _ := output.NewClusterCSV(&cbuf)
-	hw, _ := tpx3.NewCSVWriter(&hbuf, true)
+	hw := tpx3.NewCSVWriter(&hbuf, true)
 	layout, _ := tpx3.LayoutByName("single")
 	job := Job{
 		Reader:   tpx3.Options{Layout: layout},
@@ -268,7 +268,7 @@ func TestCancelMidRun(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		var cbuf, hbuf bytes.Buffer
 		cw, _ := output.NewClusterCSV(&cbuf)
-		hw, _ := tpx3.NewCSVWriter(&hbuf, true)
+		hw := tpx3.NewCSVWriter(&hbuf, true)
 		job := Job{Reader: tpx3.Options{Layout: layout}, Unsorted: 100 * pixel.Microsecond, Cluster: pixel.DefaultConfig(),
 			Mode: mode, Workers: 2, Clusters: &cancellingWriter{ClusterSink: cw, cancel: cancel}, Hits: hw,
 			Sources: []Source{{Name: "a.tpx3", R: bytes.NewReader(data)}}}
@@ -439,7 +439,7 @@ func runHot(t *testing.T, raw []byte, mode pixel.Mode, mask *pixel.Mask) result 
 	t.Helper()
 	var cbuf, hbuf bytes.Buffer
 	cw, _ := output.NewClusterCSV(&cbuf)
-	hw, _ := tpx3.NewCSVWriter(&hbuf, true)
+	hw := tpx3.NewCSVWriter(&hbuf, true)
 	cfg := pixel.DefaultConfig()
 	cfg.DtMax, cfg.MemberLimit = pixel.Microsecond, 1000
 	layout, _ := tpx3.LayoutByName("single")

@@ -13,7 +13,8 @@ import (
 var labelColumns = [5]string{"x", "y", "toa_ns", "tot", "cluster"}
 
 // ReadLabelled reads a per-hit label file (x,y,toa_ns,tot,cluster with a
-// header naming the columns, in any order) whole.
+// header naming the columns, in any order, among others such as
+// energy_kev) whole.
 func ReadLabelled(r io.Reader, name string) (*pixel.Labelled, error) {
 	sc := newLineScanner(r, name, "labels")
 	l := &pixel.Labelled{}

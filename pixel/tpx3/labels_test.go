@@ -13,7 +13,7 @@ func TestLabelledRoundTrip(t *testing.T) {
 	h.Append(1, 2, 3*pixel.Nanosecond/2, 40)
 	h.Append(255, 0, 100*pixel.Nanosecond, 7)
 	var buf bytes.Buffer
-	w, _ := NewCSVWriter(&buf, true)
+	w := NewCSVWriter(&buf, true)
 	w.WriteLabelled(&h, 0, 1, 5)
 	w.WriteLabelled(&h, 1, 2, 9)
 	w.Close()
@@ -23,6 +23,45 @@ func TestLabelledRoundTrip(t *testing.T) {
 	}
 	if l.Hits.Len() != 2 || l.Hits.X[1] != 255 || l.Hits.ToA[0] != 3*pixel.Nanosecond/2 || l.Hits.ToT[1] != 7 || l.Labels[0] != 5 || l.Labels[1] != 9 {
 		t.Fatalf("%+v", l)
+	}
+}
+
+// TestCSVWriterEnergies: calibrated hits get an energy_kev column before
+// the label, which the label and hit readers skip; hits without energies
+// after them leave it empty; a file without hits still has its header.
+func TestCSVWriterEnergies(t *testing.T) {
+	var cal, plain pixel.Hits
+	cal.Append(1, 2, 3*pixel.Nanosecond/2, 40)
+	cal.Append(255, 0, 100*pixel.Nanosecond, 7)
+	cal.E = []float32{12.5, 0.1}
+	plain.Append(3, 4, 200*pixel.Nanosecond, 9)
+	var buf bytes.Buffer
+	w := NewCSVWriter(&buf, true)
+	w.WriteLabelled(&cal, 0, 0, 1) // no hits: the header waits
+	w.WriteLabelled(&cal, 0, 2, 5)
+	w.WriteLabelled(&plain, 0, 1, 6)
+	w.Close()
+	want := "x,y,toa_ns,tot,energy_kev,cluster\n1,2,1.5,40,12.5,5\n255,0,100,7,0.1,5\n3,4,200,9,,6\n"
+	if buf.String() != want {
+		t.Fatalf("got %q, want %q", buf.String(), want)
+	}
+	l, err := ReadLabelled(strings.NewReader(want), "a.csv")
+	if err != nil || l.Hits.Len() != 3 || l.Hits.ToT[1] != 7 || l.Labels[2] != 6 {
+		t.Fatalf("labels read back: %v, %+v", err, l)
+	}
+	got, err := readAll(NewCSVReader(strings.NewReader(want), "a.csv"))
+	if err != nil || got.Len() != 3 || got.X[2] != 3 || got.ToA[1] != 100*pixel.Nanosecond {
+		t.Fatalf("hits read back: %v, %+v", err, got)
+	}
+	for _, tc := range []struct {
+		labelled bool
+		want     string
+	}{{true, "x,y,toa_ns,tot,cluster\n"}, {false, "x,y,toa_ns,tot\n"}} {
+		buf.Reset()
+		w := NewCSVWriter(&buf, tc.labelled)
+		if err := w.Close(); err != nil || buf.String() != tc.want {
+			t.Fatalf("no hits, labelled %v: %q (%v)", tc.labelled, buf.String(), err)
+		}
 	}
 }
 

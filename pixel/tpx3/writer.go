@@ -26,7 +26,7 @@ func NewHitWriter(w io.Writer, f Format) (HitWriter, error) {
 		_, err := bw.WriteString("Index\tMatrix Index\tToA\tToT\tFToA\tOverflow\n")
 		return &t3paWriter{w: bw}, err
 	case CSV:
-		return NewCSVWriter(w, false)
+		return NewCSVWriter(w, false), nil
 	}
 	return nil, fmt.Errorf("tpx3: cannot write format %v", f)
 }
@@ -130,31 +130,52 @@ func (t *t3paWriter) Write(h *pixel.Hits) error {
 
 func (t *t3paWriter) Close() error { return t.w.Flush() }
 
-// CSVWriter writes hits as x,y,toa_ns,tot, with a cluster column when
-// labelled.
+// CSVWriter writes hits as x,y,toa_ns,tot, then energy_kev when the hits
+// are calibrated, then cluster when labelled.
 type CSVWriter struct {
 	w        *bufio.Writer
 	labelled bool
+	started  bool // the header is written
+	energy   bool // the header has energy_kev
 	line     []byte
 }
 
-// NewCSVWriter writes the header and returns the writer.
-func NewCSVWriter(w io.Writer, labelled bool) (*CSVWriter, error) {
-	c := &CSVWriter{w: bufio.NewWriterSize(w, 1<<20), labelled: labelled}
-	hdr := "x,y,toa_ns,tot\n"
-	if labelled {
-		hdr = "x,y,toa_ns,tot,cluster\n"
+// NewCSVWriter returns a writer of hits. The header follows the first
+// hits written (with energies or not), or Close when there are none.
+func NewCSVWriter(w io.Writer, labelled bool) *CSVWriter {
+	return &CSVWriter{w: bufio.NewWriterSize(w, 1<<20), labelled: labelled}
+}
+
+// start writes the header, with energies for calibrated hits.
+func (c *CSVWriter) start(calibrated bool) error {
+	c.started, c.energy = true, calibrated
+	hdr := "x,y,toa_ns,tot"
+	if c.energy {
+		hdr += ",energy_kev"
 	}
-	_, err := c.w.WriteString(hdr)
-	return c, err
+	if c.labelled {
+		hdr += ",cluster"
+	}
+	_, err := c.w.WriteString(hdr + "\n")
+	return err
 }
 
 // Write writes hits without labels.
 func (c *CSVWriter) Write(h *pixel.Hits) error { return c.WriteLabelled(h, 0, h.Len(), -1) }
 
 // WriteLabelled writes hits [from, to) of h with the cluster id label; a
-// writer made without labels leaves the label out.
+// writer made without labels leaves the label out. Hits without energies
+// after calibrated ones leave the energy empty.
 func (c *CSVWriter) WriteLabelled(h *pixel.Hits, from, to int, label int64) error {
+	if from == to {
+		return nil
+	}
+	if !c.started {
+		if err := c.start(h.Calibrated()); err != nil {
+			return err
+		}
+	}
+	withE := c.energy && h.Calibrated()
 	for i := from; i < to; i++ {
 		l := strconv.AppendUint(c.line[:0], uint64(h.X[i]), 10)
 		l = append(l, ',')
@@ -163,6 +184,12 @@ func (c *CSVWriter) WriteLabelled(h *pixel.Hits, from, to int, label int64) erro
 		l = pixel.AppendNs(l, h.ToA[i])
 		l = append(l, ',')
 		l = strconv.AppendUint(l, uint64(h.ToT[i]), 10)
+		if c.energy {
+			l = append(l, ',')
+			if withE {
+				l = strconv.AppendFloat(l, float64(h.E[i]), 'g', -1, 32)
+			}
+		}
 		if c.labelled {
 			l = append(l, ',')
 			l = strconv.AppendInt(l, label, 10)
@@ -189,5 +216,12 @@ func (c *CSVWriter) WriteMembers(cl *pixel.Clusters) error {
 	return nil
 }
 
-// Close flushes.
-func (c *CSVWriter) Close() error { return c.w.Flush() }
+// Close writes the header if no hit came, and flushes.
+func (c *CSVWriter) Close() error {
+	if !c.started {
+		if err := c.start(false); err != nil {
+			return err
+		}
+	}
+	return c.w.Flush()
+}
