@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"slices"
+	"strconv"
 
 	"go-hep.org/x/hep/hbook"
 	"go-hep.org/x/hep/hplot"
@@ -45,8 +46,10 @@ func writeFigure(w io.Writer, p *hplot.Plot, legend *hplot.H2D, width, height vg
 }
 
 // histogram draws h as a filled histogram, with a logarithmic y axis for
-// distributions that span decades.
-func histogram(w io.Writer, h *hbook.H1D, logY bool, title, xlabel, ylabel, format string) error {
+// distributions that span decades. The x ticks are xticks, or about six
+// round numbers when nil (plot's default gives two or three, with two
+// decimals even on counts).
+func histogram(w io.Writer, h *hbook.H1D, logY bool, xticks plot.Ticker, title, xlabel, ylabel, format string) error {
 	p := hplot.New()
 	p.Title.Text = title
 	p.X.Label.Text = xlabel
@@ -55,13 +58,40 @@ func histogram(w io.Writer, h *hbook.H1D, logY bool, title, xlabel, ylabel, form
 	hh.FillColor = color.RGBA{R: 80, G: 120, B: 200, A: 255}
 	hh.LineStyle.Color = color.RGBA{R: 30, G: 50, B: 110, A: 255}
 	p.Add(hh)
+	p.X.Tick.Marker = hplot.Ticks{N: 6}
+	if xticks != nil {
+		p.X.Tick.Marker = xticks
+	}
 	if logY {
 		p.Y.Scale = plot.LogScale{}
 		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
 	} else {
 		p.Y.Min = 0
+		p.Y.Tick.Marker = hplot.Ticks{N: 5}
 	}
 	return writeFigure(w, p, nil, PlotSize, PlotSize*3/4, format)
+}
+
+// decadeTicks mark an axis of log10 values with the values themselves:
+// 1, 10, 100 ... at the decades, unlabelled ticks at 2 to 9 times them.
+type decadeTicks struct{}
+
+func (decadeTicks) Ticks(lo, hi float64) []plot.Tick {
+	var ticks []plot.Tick
+	for d := math.Floor(lo); d <= hi; d++ {
+		for m := 1; m < 10; m++ {
+			v := d + math.Log10(float64(m))
+			if v < lo || v > hi {
+				continue
+			}
+			t := plot.Tick{Value: v}
+			if m == 1 {
+				t.Label = strconv.FormatFloat(math.Pow(10, d), 'f', -1, 64)
+			}
+			ticks = append(ticks, t)
+		}
+	}
+	return ticks
 }
 
 // ClusterSizePlot draws the distribution of cluster sizes: one bin per
@@ -77,13 +107,14 @@ func ClusterSizePlot(w io.Writer, c *pixel.Clusters, format string) error {
 		for _, s := range c.Size {
 			h.Fill(float64(s), 1)
 		}
-		return histogram(w, h, true, title, "cluster size (pixels)", "clusters", format)
+		return histogram(w, h, true, nil, title, "cluster size (pixels)", "clusters", format)
 	}
+	// Bins even in log10 of the size, the axis labelled with sizes.
 	h := hbook.NewH1D(100, 0, math.Log10(float64(largest))*1.0001)
 	for _, s := range c.Size {
 		h.Fill(math.Log10(float64(s)), 1)
 	}
-	return histogram(w, h, true, title, "log10(cluster size / pixels)", "clusters", format)
+	return histogram(w, h, true, decadeTicks{}, title, "cluster size (pixels, logarithmic bins)", "clusters", format)
 }
 
 func meanSize(c *pixel.Clusters) float64 {
@@ -128,7 +159,7 @@ func ClusterSpectrumPlot(w io.Writer, c *pixel.Clusters, format string) error {
 		}
 		h.Fill(x, 1)
 	}
-	return histogram(w, h, true, fmt.Sprintf("%d clusters (%d above the range)", c.Len(), over), xlabel, "clusters", format)
+	return histogram(w, h, true, nil, fmt.Sprintf("%d clusters (%d above the range)", c.Len(), over), xlabel, "clusters", format)
 }
 
 // ClusterTimePlot draws the number of clusters per time bin from the
@@ -144,7 +175,7 @@ func ClusterTimePlot(w io.Writer, c *pixel.Clusters, format string) error {
 		h.Fill((t-t0).Ns()/1e9, 1)
 	}
 	title := fmt.Sprintf("%d clusters in %.6g s, bins of %.3g s", c.Len(), span, span*1.0001/200)
-	return histogram(w, h, false, title, "time since the first cluster (s)", "clusters per bin", format)
+	return histogram(w, h, false, nil, title, "time since the first cluster (s)", "clusters per bin", format)
 }
 
 // ClusterMapPlot draws the centroids of the clusters on the sensor, one

@@ -2,8 +2,11 @@ package output
 
 import (
 	"bytes"
+	"fmt"
 	"image/png"
 	"io"
+	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -87,5 +90,21 @@ func TestHitMapPlot(t *testing.T) {
 	empty, _ := pixel.NewHitCounts(16, 16)
 	if err := HitMapPlot(io.Discard, empty, nil, "none", "png"); err == nil || !strings.Contains(err.Error(), "no hits") {
 		t.Fatalf("empty hit map: %v", err)
+	}
+}
+
+// TestDecadeTicks: a log10 axis is labelled with the sizes at the
+// decades, with unlabelled ticks at 2 to 9 times them, inside the range.
+func TestDecadeTicks(t *testing.T) {
+	ticks := decadeTicks{}.Ticks(0, math.Log10(250))
+	var got []string
+	for _, tk := range ticks {
+		got = append(got, fmt.Sprintf("%.4f:%s", tk.Value, tk.Label))
+	}
+	want := []string{"0.0000:1", "0.3010:", "0.4771:", "0.6021:", "0.6990:", "0.7782:", "0.8451:", "0.9031:", "0.9542:",
+		"1.0000:10", "1.3010:", "1.4771:", "1.6021:", "1.6990:", "1.7782:", "1.8451:", "1.9031:", "1.9542:",
+		"2.0000:100", "2.3010:"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("ticks %q, want %q", got, want)
 	}
 }
