@@ -1,7 +1,9 @@
 package pixel
 
 import (
+	"cmp"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -75,4 +77,108 @@ func checkKeys(t *testing.T, c *Clusters) {
 			t.Fatalf("cluster %d has key %d after %d", i, c.key[i], c.key[i-1])
 		}
 	}
+}
+
+// FuzzSorter pushes arbitrary batches (times going back a little, which
+// the window absorbs, or more, which makes late hits, or past the restart
+// gap) through the sorter, and compares what it releases, and when, with
+// a model that follows its documentation hit by hit.
+func FuzzSorter(f *testing.F) {
+	f.Add([]byte{5, 1, 3, 0, 2, 0, 250, 1, 7, 0, 128, 0, 4, 1, 1, 0})
+	f.Add([]byte{0, 0, 1, 0, 255, 1, 255, 0, 2, 0, 2, 1})
+	f.Add([]byte{40, 3, 10, 0, 200, 0, 100, 1, 20, 0, 156, 1, 5, 0, 5, 0})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) < 2 {
+			return
+		}
+		window, restart := Time(data[0]), Time(data[0])+1+Time(data[1])*4
+		s, err := NewSorter(window, restart)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := sorterModel{window: window, restart: restart}
+		m.reset()
+		var got, batch Hits
+		now := Time(1 << 20)
+		for b := data[2:]; len(b) >= 2 && m.arrived < 1<<16; b = b[2:] {
+			now += Time(int8(b[0]))
+			batch.Append(1, 2, now, uint16(m.arrived))
+			m.add(now)
+			if b[1]&1 == 0 { // the batch goes on
+				continue
+			}
+			if b[1]&2 == 0 {
+				s.PushTo(&got, &batch)
+			} else {
+				o := s.Push(&batch)
+				got.AppendRange(o, 0, o.Len())
+			}
+			m.endBatch()
+			if !slices.Equal(got.ToT, m.out) {
+				t.Fatalf("after %d hits: released %v, want %v", m.arrived, got.ToT, m.out)
+			}
+			batch.Reset()
+		}
+		s.PushTo(&got, &batch)
+		s.FlushTo(&got)
+		m.endBatch()
+		m.flush()
+		if !slices.Equal(got.ToT, m.out) {
+			t.Fatalf("at the end: released %v, want %v", got.ToT, m.out)
+		}
+		if len(m.out) != m.arrived {
+			t.Fatalf("the model released %d of %d hits", len(m.out), m.arrived)
+		}
+	})
+}
+
+// sorterModel is the Sorter as its documentation says, one hit at a time:
+// a hit more than restart earlier than the latest releases everything
+// held and starts afresh; one earlier than a hit already released goes
+// out at once; the others wait until a hit at least window later has come
+// (checked at the end of each batch), and go out by time, then arrival.
+type sorterModel struct {
+	window, restart   Time
+	held              []modelHit
+	released, maxSeen Time
+	arrived           int
+	out               []uint16 // arrival numbers, in release order
+}
+
+type modelHit struct {
+	t Time
+	n int
+}
+
+func (m *sorterModel) reset() { m.released, m.maxSeen = -1<<63, -1<<63 }
+
+func (m *sorterModel) add(t Time) {
+	if clockReset(m.maxSeen, t, m.restart) {
+		m.endBatch()
+		m.flush()
+		m.reset()
+	}
+	m.maxSeen = max(m.maxSeen, t)
+	if t < m.released {
+		m.out = append(m.out, uint16(m.arrived))
+	} else {
+		m.held = append(m.held, modelHit{t, m.arrived})
+	}
+	m.arrived++
+}
+
+// endBatch releases the held hits at least window earlier than the latest.
+func (m *sorterModel) endBatch() { m.releaseUpTo(m.maxSeen - m.window) }
+
+func (m *sorterModel) flush() { m.releaseUpTo(1<<63 - 1) }
+
+func (m *sorterModel) releaseUpTo(limit Time) {
+	slices.SortFunc(m.held, func(a, b modelHit) int { return cmp.Or(cmp.Compare(a.t, b.t), cmp.Compare(a.n, b.n)) })
+	k := 0
+	for k < len(m.held) && m.held[k].t <= limit {
+		m.out = append(m.out, uint16(m.held[k].n))
+		m.released = m.held[k].t
+		k++
+	}
+	m.held = m.held[k:]
 }
