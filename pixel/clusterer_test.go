@@ -415,3 +415,28 @@ func TestLateHitJoinsSkippedCluster(t *testing.T) {
 		}
 	}
 }
+
+// TestEnergyOutOfRange: energies beyond MaxEnergy count as MaxEnergy and
+// NaN as zero, in every mode, instead of wrapping the exact sums.
+func TestEnergyOutOfRange(t *testing.T) {
+	var h Hits
+	h.Append(5, 5, 0, 10)
+	h.Append(6, 5, 10, 10)
+	h.Append(7, 5, 20, 10)
+	h.Append(100, 100, 30, 10)
+	h.E = []float32{1e30, 2, float32(math.NaN()), -1e30}
+	for _, mode := range []Mode{Sequential, LanesMode, Chunked} {
+		c, err := NewStream(DefaultConfig(), mode, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out Clusters
+		out.Reset()
+		out.Append(c.Add(&h))
+		out.Append(c.Flush())
+		if out.Len() != 2 || out.ESum[0] != MaxEnergy+2 || out.Max[0] != MaxEnergy || out.X[0] != (5*MaxEnergy+6*2)/(MaxEnergy+2.0) ||
+			out.ESum[1] != -MaxEnergy || out.Max[1] != -MaxEnergy {
+			t.Fatalf("%v: %d clusters, energies %v, peaks %v, x %v", mode, out.Len(), out.ESum, out.Max, out.X)
+		}
+	}
+}

@@ -141,7 +141,8 @@ func (c *Clusters) storeRun(k int, id int64, roots []int64, sums []hitSums) {
 	}
 }
 
-// energySums accumulates energies in units of 2^-40 keV.
+// energySums accumulates energies in units of 2^-40 keV, up to MaxEnergy
+// (2^62 units) each.
 type energySums struct {
 	e, ex, ey wide
 	peak      float64
@@ -153,11 +154,18 @@ const energyScale = 0x1p40
 func newEnergySums() energySums { return energySums{peak: math.Inf(-1)} }
 
 func (s *energySums) add(x, y uint16, e float32) {
-	v := int64(float64(e) * energyScale)
+	// Out of range, the product would not fit int64: it would convert to
+	// whatever the machine makes of it.
+	ev := float64(e)
+	if ev != ev {
+		ev = 0
+	}
+	ev = min(max(ev, -MaxEnergy), MaxEnergy)
+	v := int64(ev * energyScale)
 	s.e.addMul(v, 1)
 	s.ex.addMul(v, uint64(x))
 	s.ey.addMul(v, uint64(y))
-	s.peak = max(s.peak, float64(e))
+	s.peak = max(s.peak, ev)
 }
 
 func (s *energySums) merge(o *energySums) {

@@ -20,7 +20,7 @@ type Calibration struct {
 	valid         []bool
 	InvalidPixels int // pixels with a == 0 or a non-finite constant
 
-	InvalidHits int64 // hits given zero energy: invalid pixel, outside the matrix, or no real root
+	InvalidHits int64 // hits given zero energy: invalid pixel, outside the matrix, or no real root in [0, pixel.MaxEnergy)
 }
 
 // LoadCalibration reads a.txt, b.txt, c.txt and t.txt from dir: each a
@@ -94,7 +94,8 @@ func readMatrix(name string) (m []float64, w, h int, err error) {
 }
 
 // Energy returns the energy in keV of a ToT on pixel (x, y), and false
-// when the pixel is invalid, outside the matrix, or has no real root.
+// when the pixel is invalid, outside the matrix, or has no real root in
+// [0, pixel.MaxEnergy).
 func (c *Calibration) Energy(x, y int, tot float64) (float64, bool) {
 	if x < 0 || y < 0 || x >= c.Width || y >= c.Height {
 		return 0, false
@@ -111,7 +112,11 @@ func (c *Calibration) Energy(x, y int, tot float64) (float64, bool) {
 		return 0, false
 	}
 	s := math.Sqrt(disc)
-	return max((-bq+s)/(2*a), (-bq-s)/(2*a)), true
+	e := max((-bq+s)/(2*a), (-bq-s)/(2*a))
+	if !(e >= 0 && e < pixel.MaxEnergy) { // constants far from any sensor's
+		return 0, false
+	}
+	return e, true
 }
 
 // Apply fills the energies of a batch; hits without a valid energy get

@@ -205,6 +205,22 @@ func TestCalibration(t *testing.T) {
 	if _, ok := cal.Energy(0, 0, 1); ok {
 		t.Fatal("energy despite a negative discriminant")
 	}
+	// Constants that put the root beyond any sensor's range (a tiny a:
+	// tens of GeV in a pixel), or below zero, give no energy either.
+	for _, tc := range []struct {
+		a, b, c, t string
+		tot        float64
+	}{{"1e-9", "36", "55", "2.8", 100}, {"1", "0", "-16", "-10", 0}} {
+		writeCalib(t, dir, 1, 1, func(k byte, x, y int) string {
+			return map[byte]string{'a': tc.a, 'b': tc.b, 'c': tc.c, 't': tc.t}[k]
+		})
+		if cal, err = LoadCalibration(dir); err != nil {
+			t.Fatal(err)
+		}
+		if e, ok := cal.Energy(0, 0, tc.tot); ok {
+			t.Fatalf("a=%s t=%s ToT %v: energy %v keV", tc.a, tc.t, tc.tot, e)
+		}
+	}
 }
 
 func TestCalibrationErrors(t *testing.T) {
