@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"strconv"
 
 	"github.com/spf13/cobra"
 
@@ -168,9 +167,9 @@ func runCluster(ctx context.Context, o clusterOptions, files []string, stdout, s
 		if err != nil {
 			return err
 		}
-		tw := newTDCWriter(tf)
-		job.TDC = tw.write
-		closers = append(closers, tw.close, closeTDC)
+		tw := tpx3.NewTDCWriter(tf)
+		job.TDC = tw.Write
+		closers = append(closers, tw.Close, closeTDC)
 	}
 	bar := newProgress(stderr, total, o.quiet)
 	job.Progress = bar.Update
@@ -216,41 +215,6 @@ func builtinSample() (pipeline.Source, error) {
 	}
 	return pipeline.Source{Name: "built-in sample", R: bytes.NewReader(buf.Bytes()), Size: int64(buf.Len())}, nil
 }
-
-// tdcWriter writes TDC packets as CSV.
-type tdcWriter struct {
-	w    io.Writer
-	line []byte
-	err  error
-}
-
-func newTDCWriter(w io.Writer) *tdcWriter {
-	t := &tdcWriter{w: w}
-	_, t.err = io.WriteString(w, "edge,trigger,time_ns,chip\n")
-	return t
-}
-
-func (t *tdcWriter) write(tdcs []tpx3.TDC) error {
-	if t.err != nil {
-		return t.err
-	}
-	l := t.line[:0]
-	for _, d := range tdcs {
-		l = append(l, d.Edge.String()...)
-		l = append(l, ',')
-		l = strconv.AppendUint(l, uint64(d.Trigger), 10)
-		l = append(l, ',')
-		l = pixel.AppendNs(l, d.Time)
-		l = append(l, ',')
-		l = strconv.AppendUint(l, uint64(d.Chip), 10)
-		l = append(l, '\n')
-	}
-	t.line = l
-	_, t.err = t.w.Write(l)
-	return t.err
-}
-
-func (t *tdcWriter) close() error { return t.err }
 
 // formatError makes an unknown output format a usage error.
 func formatError(err error) error {

@@ -356,3 +356,30 @@ func TestCalibratedRun(t *testing.T) {
 		}
 	}
 }
+
+// TestTDCAndSensorFlags: --tdc writes the trigger packets of a real run
+// on the hits' time axis; --sensor bounds text inputs, the hits outside
+// counted, and a malformed size is a usage error.
+func TestTDCAndSensorFlags(t *testing.T) {
+	dir := t.TempDir()
+	in := "../../../shared/data/tpx3/greg_220ms_TDC_GDC_enabled_20230214_3.tpx3"
+	if _, err := os.Stat(in); err == nil {
+		tdc := filepath.Join(dir, "tdc.csv")
+		code, _, stderr := hitflow(t, "cluster", "-q", "--layout", "quad", "--tdc", tdc, "-o", filepath.Join(dir, "c.csv"), in)
+		l := lines(t, tdc)
+		if code != 0 || !strings.Contains(stderr, "TDC 13291,") || len(l) != 13292 || l[0] != "edge,trigger,time_ns,chip" ||
+			l[1] != "tdc1_rise,3471,102951932655.46875,0" || l[13291] != "tdc1_rise,991,328686939504.953125,0" {
+			t.Fatalf("exit %d: %s; %d lines, %q ... %q", code, stderr, len(l), l[:2], l[len(l)-1])
+		}
+	}
+	csv := filepath.Join(dir, "hits.csv")
+	// The sensor is at least the layout's (1024x256 for the default row).
+	os.WriteFile(csv, []byte("x,y,toa_ns,tot\n0,0,0,5\n2047,3,10,5\n2048,3,20,5\n1,1,30,5\n5,256,40,5\n"), 0o644)
+	code, _, stderr := hitflow(t, "cluster", "-q", "--sensor", "2048X4", "-o", filepath.Join(dir, "c.csv"), csv)
+	if m := summary.FindStringSubmatch(stderr); code != 0 || m == nil || m[1] != "5" || m[2] != "2" || m[5] != "2" {
+		t.Fatalf("--sensor 2048X4: exit %d: %s", code, stderr)
+	}
+	if code, _, stderr := hitflow(t, "cluster", "--sensor", "300", csv); code != 2 || !strings.Contains(stderr, `"300" is not a sensor size like 256x256`) {
+		t.Fatalf("--sensor 300: exit %d: %s", code, stderr)
+	}
+}

@@ -79,3 +79,18 @@ func TestLabelledErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestTDCWriter(t *testing.T) {
+	var buf bytes.Buffer
+	w := NewTDCWriter(&buf)
+	w.Write([]TDC{{Edge: TDC1Rise, Trigger: 5, Time: 161 * pixel.Nanosecond / 2, Chip: 0}})
+	w.Write(nil)
+	w.Write([]TDC{{Edge: TDC2Fall, Trigger: 4095, Time: -pixel.Nanosecond / 64, Chip: 3}})
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	want := "edge,trigger,time_ns,chip\ntdc1_rise,5,80.5,0\ntdc2_fall,4095,-0.015625,3\n"
+	if buf.String() != want {
+		t.Fatalf("got %q, want %q", buf.String(), want)
+	}
+}

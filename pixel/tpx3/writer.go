@@ -225,3 +225,46 @@ func (c *CSVWriter) Close() error {
 	}
 	return c.w.Flush()
 }
+
+// TDCWriter writes TDC packets as CSV: edge,trigger,time_ns,chip, the
+// time on the hits' axis.
+type TDCWriter struct {
+	w    *bufio.Writer
+	line []byte
+	err  error
+}
+
+// NewTDCWriter returns a writer of TDC packets, header written.
+func NewTDCWriter(w io.Writer) *TDCWriter {
+	t := &TDCWriter{w: bufio.NewWriterSize(w, 1<<16)}
+	_, t.err = t.w.WriteString("edge,trigger,time_ns,chip\n")
+	return t
+}
+
+// Write writes the packets, or returns the first error of the writer.
+func (t *TDCWriter) Write(tdcs []TDC) error {
+	for _, d := range tdcs {
+		if t.err != nil {
+			break
+		}
+		l := append(t.line[:0], d.Edge.String()...)
+		l = append(l, ',')
+		l = strconv.AppendUint(l, uint64(d.Trigger), 10)
+		l = append(l, ',')
+		l = pixel.AppendNs(l, d.Time)
+		l = append(l, ',')
+		l = strconv.AppendUint(l, uint64(d.Chip), 10)
+		l = append(l, '\n')
+		t.line = l
+		_, t.err = t.w.Write(l)
+	}
+	return t.err
+}
+
+// Close flushes.
+func (t *TDCWriter) Close() error {
+	if t.err != nil {
+		return t.err
+	}
+	return t.w.Flush()
+}
