@@ -581,10 +581,13 @@ func (c *Clusterer) emitAt(out *Clusters, k int, mode emitMode) int {
 	}
 	compact := c.dead == int(n) || c.dead >= c.compactAt && 2*c.dead >= int(n)
 	fold := !compact && !c.keepMembers && live >= c.foldAt && live >= 2*c.afterFold
-	if (compact || fold) && !refreshed && len(c.skipped) > 0 {
-		// Compaction moves the skipped roots: none may be a hit that
-		// has joined another cluster since, and been emitted with it.
-		c.refreshSkipped(mode, limit, span)
+	if (compact || fold) && !refreshed {
+		// Compaction moves the skipped roots: none may be a hit that has
+		// joined another cluster since, and been emitted or folded with
+		// it. Only those go: a refresh here would change when the next
+		// ones come, and so what a late hit finds still buffered,
+		// depending on whether the buffer folds (members not kept).
+		c.dropJoinedSkipped()
 	}
 	switch {
 	case compact:
@@ -656,6 +659,18 @@ func (c *Clusterer) refreshSkipped(mode emitMode, limit Time, span int64) {
 	}
 	c.skipped = kept
 	c.skippedBound, c.skippedDue, c.skippedAt = bound, due, c.nextSeq
+}
+
+// dropJoinedSkipped drops the skipped clusters merged into earlier ones,
+// leaving the bounds of the others as they are.
+func (c *Clusterer) dropJoinedSkipped() {
+	kept := c.skipped[:0]
+	for _, sk := range c.skipped {
+		if c.nodes[sk.root].parent == sk.root {
+			kept = append(kept, sk)
+		}
+	}
+	c.skipped = kept
 }
 
 // emitSkipped writes the closed skipped clusters with keys below the given
