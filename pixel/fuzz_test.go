@@ -2,20 +2,23 @@ package pixel
 
 import (
 	"cmp"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
 )
 
 // FuzzClusterers feeds arbitrary streams (late hits, clock resets, hits
-// outside the sensor, any definition, dt and LongSpan) to the sequential
-// clusterer folding often and to one keeping every hit, which must give
-// the same clusters in increasing output order; on streams without late
-// hits the lanes and the chunked clusterer must give them too.
+// outside the sensor, energies out of range, any definition, dt and
+// LongSpan) to the sequential clusterer folding often and to one keeping
+// every hit, which must give the same clusters in increasing output
+// order; on streams without late hits the lanes and the chunked
+// clusterer must give them too.
 func FuzzClusterers(f *testing.F) {
 	f.Add([]byte{0, 10, 3, 2, 1, 1, 5, 1, 2, 1, 5, 1, 1, 2, 250, 1, 7, 7, 3, 1})
 	f.Add([]byte{1, 0, 1, 1, 3, 3, 0, 1, 3, 3, 0, 1, 3, 3, 0, 1, 4, 4, 200, 1})
 	f.Add([]byte{2, 255, 8, 9, 0, 0, 1, 1, 8, 8, 1, 1, 0, 0, 128, 1, 1, 1, 1, 1})
+	f.Add([]byte{8, 40, 5, 3, 1, 1, 5, 255, 2, 1, 5, 254, 2, 2, 5, 253, 3, 3, 5, 9, 6, 6, 90, 252})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if len(data) < 4 {
 			return
@@ -25,6 +28,20 @@ func FuzzClusterers(f *testing.F) {
 		foldAt := int(data[3]) + 1
 		var h Hits
 		now, sorted := Time(1<<20), true
+		// Energies, when data[0] says so, from the ToT byte: the top
+		// values out of any range (see MaxEnergy).
+		calibrated := data[0]&8 != 0
+		energy := func(b byte) float32 {
+			switch b {
+			case 255:
+				return float32(math.NaN())
+			case 254:
+				return float32(math.Inf(1))
+			case 253:
+				return -1e30
+			}
+			return float32(b) * 0.37
+		}
 		// At most 1024 hits: the chunked clusterer with tiny buffers and
 		// chunks is quadratic when all hits are within dt of each other.
 		for b := data[4:]; len(b) >= 4 && h.Len() < 1024; b = b[4:] {
@@ -32,6 +49,9 @@ func FuzzClusterers(f *testing.F) {
 			sorted = sorted && step >= 0
 			now += step
 			h.Append(uint16(b[0]%9), uint16(b[1]%9), now, uint16(b[3]))
+			if calibrated {
+				h.E = append(h.E, energy(b[3]))
+			}
 		}
 		folding, _ := NewClusterer(cfg)
 		folding.foldAt = foldAt
