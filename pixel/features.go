@@ -157,7 +157,7 @@ func (s *energySums) add(x, y uint16, e float32) {
 	// Out of range, the product would not fit int64: it would convert to
 	// whatever the machine makes of it.
 	ev := float64(e)
-	if ev != ev {
+	if math.IsNaN(ev) {
 		ev = 0
 	}
 	ev = min(max(ev, -MaxEnergy), MaxEnergy)

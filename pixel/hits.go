@@ -64,12 +64,13 @@ type Hits struct {
 	X, Y []uint16
 	ToA  []Time
 	ToT  []uint16  // time over threshold in 25 ns ticks
-	E    []float32 // energy in keV after calibration (below MaxEnergy), or empty
+	E    []float32 // energy in keV after calibration (within ±MaxEnergy), or empty
 }
 
 // MaxEnergy is the largest energy of a hit, in keV, that the clusters'
-// sums hold exactly (see [Clusters]); larger ones count as MaxEnergy (and
-// NaN as zero). A pixel of a Timepix3 sees at most a few MeV.
+// sums hold exactly (see [Clusters]); energies beyond ±MaxEnergy count as
+// ±MaxEnergy, and NaN as zero. A pixel of a Timepix3 sees at most a few
+// MeV.
 const MaxEnergy = 1 << 22
 
 // Len returns the number of hits.
