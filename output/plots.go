@@ -192,7 +192,7 @@ func ClusterMapPlot(w io.Writer, c *pixel.Clusters, width, height int, format st
 	p.Title.Text = fmt.Sprintf("cluster centroids (%d clusters)", c.Len())
 	p.X.Label.Text = "x (pixel)"
 	p.Y.Label.Text = "y (pixel)"
-	hm := newHeat(h, nil, moreland.Kindlmann().Palette(64))
+	hm := newHeat(h, nil, onWhite())
 	hm.HeatMap.Min = 0 // counts: a single cluster is not the darkest colour
 	p.Add(hm)
 	return writeFigure(w, p, hm, PlotSize, PlotSize, format)
@@ -286,6 +286,28 @@ func newHeat(h *hbook.H2D, grid []float64, pal palette.Palette) *hplot.H2D {
 	return hm
 }
 
+// onWhite is a sequential palette for the square maps whose empty pixels
+// are white: Kindlmann's, black to pale yellow-green, without its last
+// fifth, which fades into white (the busiest pixel would vanish into the
+// background).
+func onWhite() palette.Palette {
+	n := legendColours(PlotSize)
+	all := moreland.Kindlmann().Palette(n + n/4).Colors()
+	return fixedPalette(all[:n])
+}
+
+// legendColours is how many colours a palette may have for its colour
+// bar, a row each, to fit a figure of the given height: with more, hplot
+// cuts the bar and the lowest value's label off.
+func legendColours(height vg.Length) int {
+	return min(32, max(8, int(height/(4*vg.Millimeter))))
+}
+
+// fixedPalette is a palette of given colours.
+type fixedPalette []color.Color
+
+func (p fixedPalette) Colors() []color.Color { return p }
+
 // ClusterHitsPlot draws the pixels of one cluster coloured by ToT (summed
 // per pixel) or by ToA (the earliest per pixel, ns after the cluster's
 // first hit); empty pixels stay white.
@@ -325,7 +347,7 @@ func ClusterHitsPlot(w io.Writer, hits *pixel.Hits, byToA bool, title, format st
 	p.Title.Text = title
 	p.X.Label.Text = "x (pixel)"
 	p.Y.Label.Text = "y (pixel)"
-	hm := newHeat(h, grid, moreland.Kindlmann().Palette(64))
+	hm := newHeat(h, grid, onWhite())
 	p.Add(hm)
 	return writeFigure(w, p, hm, PlotSize, PlotSize, format)
 }
@@ -361,10 +383,10 @@ func ImagePlot(w io.Writer, img jpet.Image, title, format string) error {
 	p.Title.Text = title
 	p.X.Label.Text = "z (" + unit + ")"
 	p.Y.Label.Text = "y (" + unit + ")"
-	hm := hplot.NewH2D(h, moreland.BlackBody().Palette(64))
+	height := PlotSize * vg.Length(math.Max(0.4, math.Min(1.5, yh/zh)))
+	hm := hplot.NewH2D(h, moreland.BlackBody().Palette(legendColours(height)))
 	hm.HeatMap.Rasterized = true
 	p.Add(hm)
-	height := PlotSize * vg.Length(math.Max(0.4, math.Min(1.5, yh/zh)))
 	return writeFigure(w, p, hm, PlotSize, height, format)
 }
 

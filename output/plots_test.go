@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"gonum.org/v1/plot/vg"
+
 	"github.com/hitflow/hitflow/jpet"
 	"github.com/hitflow/hitflow/pixel"
 )
@@ -106,5 +108,29 @@ func TestDecadeTicks(t *testing.T) {
 		"2.0000:100", "2.3010:"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("ticks %q, want %q", got, want)
+	}
+}
+
+// TestPalettesFit: the maps on white keep their busiest pixel visible
+// (the palette stops short of white), and every colour bar fits its
+// figure, the lowest value's label included.
+func TestPalettesFit(t *testing.T) {
+	cols := onWhite().Colors()
+	if len(cols) != 32 {
+		t.Fatalf("%d colours", len(cols))
+	}
+	for i, c := range cols {
+		r, g, b, _ := c.RGBA()
+		if r+g+b > 3*0xffff*85/100 {
+			t.Fatalf("colour %d of %d, %v, is close to white", i, len(cols), c)
+		}
+	}
+	for _, tc := range []struct {
+		height vg.Length
+		want   int
+	}{{PlotSize, 32}, {PlotSize * 0.4, 16}, {2 * vg.Centimeter, 8}} {
+		if got := legendColours(tc.height); got != tc.want {
+			t.Errorf("height %v: %d colours, want %d", tc.height, got, tc.want)
+		}
 	}
 }
