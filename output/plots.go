@@ -45,12 +45,19 @@ func writeFigure(w io.Writer, p *hplot.Plot, legend *hplot.H2D, width, height vg
 	return err
 }
 
-// histogram draws h as a filled histogram, with a logarithmic y axis for
-// distributions that span decades. The x ticks are xticks, or about six
-// round numbers when nil (plot's default gives two or three, with two
-// decimals even on counts).
-func histogram(w io.Writer, h *hbook.H1D, logY bool, xticks plot.Ticker, title, xlabel, ylabel, format string) error {
+// newPlot is hplot's plot with about six round ticks on each axis: the
+// default gives two or three, with two decimals even on counts and
+// pixels.
+func newPlot() *hplot.Plot {
 	p := hplot.New()
+	p.X.Tick.Marker, p.Y.Tick.Marker = hplot.Ticks{N: 6}, hplot.Ticks{N: 6}
+	return p
+}
+
+// histogram draws h as a filled histogram, with a logarithmic y axis for
+// distributions that span decades, and the x ticks xticks if not nil.
+func histogram(w io.Writer, h *hbook.H1D, logY bool, xticks plot.Ticker, title, xlabel, ylabel, format string) error {
+	p := newPlot()
 	p.Title.Text = title
 	p.X.Label.Text = xlabel
 	p.Y.Label.Text = ylabel
@@ -58,7 +65,6 @@ func histogram(w io.Writer, h *hbook.H1D, logY bool, xticks plot.Ticker, title, 
 	hh.FillColor = color.RGBA{R: 80, G: 120, B: 200, A: 255}
 	hh.LineStyle.Color = color.RGBA{R: 30, G: 50, B: 110, A: 255}
 	p.Add(hh)
-	p.X.Tick.Marker = hplot.Ticks{N: 6}
 	if xticks != nil {
 		p.X.Tick.Marker = xticks
 	}
@@ -67,7 +73,6 @@ func histogram(w io.Writer, h *hbook.H1D, logY bool, xticks plot.Ticker, title, 
 		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
 	} else {
 		p.Y.Min = 0
-		p.Y.Tick.Marker = hplot.Ticks{N: 5}
 	}
 	return writeFigure(w, p, nil, PlotSize, PlotSize*3/4, format)
 }
@@ -188,7 +193,7 @@ func ClusterMapPlot(w io.Writer, c *pixel.Clusters, width, height int, format st
 	for i := range c.Len() {
 		h.Fill(c.X[i], c.Y[i], 1)
 	}
-	p := hplot.New()
+	p := newPlot()
 	p.Title.Text = fmt.Sprintf("cluster centroids (%d clusters)", c.Len())
 	p.X.Label.Text = "x (pixel)"
 	p.Y.Label.Text = "y (pixel)"
@@ -221,16 +226,18 @@ func HitMapPlot(w io.Writer, counts *pixel.HitCounts, hot []pixel.PixelHits, tit
 	if fired == 0 {
 		return fmt.Errorf("output: no hits to plot")
 	}
-	p := hplot.New()
+	p := newPlot()
 	p.Title.Text = title
 	p.X.Label.Text = "x (pixel)"
 	p.Y.Label.Text = "y (pixel)"
-	// Light for a few hits, dark for many: the hot pixels stand out.
+	// Light for a few hits, dark for many: the hot pixels stand out. The
+	// two lightest colours go: a pixel that fired once would be hard to
+	// tell from one that did not.
 	pal, err := brewer.GetPalette(brewer.TypeSequential, "YlOrRd", 9)
 	if err != nil {
 		return fmt.Errorf("output: plot: %w", err)
 	}
-	hm := newHeat(h, grid, pal)
+	hm := newHeat(h, grid, fixedPalette(pal.Colors()[2:]))
 	hm.HeatMap.Rasterized = true
 	p.Add(hm)
 	if len(hot) > 0 {
@@ -343,7 +350,7 @@ func ClusterHitsPlot(w io.Writer, hits *pixel.Hits, byToA bool, title, format st
 			h.Fill(x0+float64(k%nx)+0.5, y0+float64(k/nx)+0.5, v)
 		}
 	}
-	p := hplot.New()
+	p := newPlot()
 	p.Title.Text = title
 	p.X.Label.Text = "x (pixel)"
 	p.Y.Label.Text = "y (pixel)"
@@ -379,7 +386,7 @@ func ImagePlot(w io.Writer, img jpet.Image, title, format string) error {
 			h.Fill(-zh+(float64(c)+0.5)*px, yh-(float64(r)+0.5)*px, img.Values[r*img.NZ+c])
 		}
 	}
-	p := hplot.New()
+	p := newPlot()
 	p.Title.Text = title
 	p.X.Label.Text = "z (" + unit + ")"
 	p.Y.Label.Text = "y (" + unit + ")"
