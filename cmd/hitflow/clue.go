@@ -112,7 +112,7 @@ func runClue(o clueOptions, in string, stdout, stderr io.Writer) error {
 		return formatError(err)
 	}
 	if o.plot != "" {
-		if err := writeCluePlot(o, tab, r); err != nil {
+		if err := writeCluePlot(o, in, tab, r); err != nil {
 			return err
 		}
 	}
@@ -134,12 +134,13 @@ func workersOf(w int) int {
 	return runtime.GOMAXPROCS(0)
 }
 
-func writeCluePlot(o clueOptions, tab *cluecsv.Table, r *clue.Result) error {
+func writeCluePlot(o clueOptions, in string, tab *cluecsv.Table, r *clue.Result) error {
 	format := strings.TrimPrefix(strings.ToLower(filepath.Ext(o.plot)), ".")
 	if format != "png" && format != "svg" {
 		return usagef("--plot %s: want a .png or .svg file", o.plot)
 	}
-	po := output.CLUEPlot{X: o.axes[0], Y: o.axes[1], Format: format, Title: filepath.Base(o.plot)}
+	title := fmt.Sprintf("%s: %d clusters, %d outliers", filepath.Base(in), r.Clusters, r.Outliers)
+	po := output.CLUEPlot{X: o.axes[0], Y: o.axes[1], Format: format, Title: title}
 	if o.plotLayer >= 0 {
 		l := int32(o.plotLayer)
 		po.Layer = &l
