@@ -29,3 +29,30 @@ func ExampleClusterer() {
 	// cluster 0: 2 hits from 0 ns, ToT 25, centroid (10.2, 10.2)
 	// cluster 1: 1 hits from 400 ns, ToT 9, centroid (12.0, 12.0)
 }
+
+func ExampleSorter() {
+	// Hits read out up to 1 us late, put back in time order; a hit is
+	// held until one at least a window later has come.
+	s, err := pixel.NewSorter(pixel.Microsecond, 0)
+	if err != nil {
+		panic(err)
+	}
+	var readout, sorted pixel.Hits
+	for _, ns := range []float64{100, 40, 900, 1500, 1200, 3000} {
+		readout.Append(1, 1, pixel.TimeFromNs(ns), 10)
+	}
+	s.PushTo(&sorted, &readout) // appends the hits released so far
+	fmt.Println("released:", sorted.Len(), "(up to 3000 - 1000 ns)")
+	s.FlushTo(&sorted) // the end of the stream: the rest
+	for _, t := range sorted.ToA {
+		fmt.Println(t.Ns())
+	}
+	// Output:
+	// released: 5 (up to 3000 - 1000 ns)
+	// 40
+	// 100
+	// 900
+	// 1200
+	// 1500
+	// 3000
+}
