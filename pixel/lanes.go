@@ -1,6 +1,7 @@
 package pixel
 
 import (
+	"math"
 	"runtime"
 	"slices"
 	"sync"
@@ -9,6 +10,12 @@ import (
 
 // DefaultWindow is the number of hits per lane window.
 const DefaultWindow = 1 << 16
+
+// handOverRoom is how many clusters a lane leaves free at the front of its
+// window's storage, for the clusters the assembler merges in at the
+// window's start (see handOver): on gamma data they are one or two more
+// than the lane's own clusters they replace in most windows.
+const handOverRoom = 32
 
 // firstCheckpoint is where a window's first state snapshot is taken; the
 // following ones are at twice, four times ... that many hits.
@@ -50,10 +57,11 @@ type Lanes struct {
 	cpu    chan struct{} // a token per worker, held while clustering
 	slots  chan struct{} // a token per window in flight, for bounded memory
 	wg     sync.WaitGroup
-	// The assembler appends the clusters in order to assembled, and the
+	// The assembler puts the clusters in order in assembled, and the
 	// caller takes them from there: into an empty output by exchanging
-	// storage, so the clusters are copied once after their lane, and the
-	// storage of both stays in use without growing anew.
+	// storage, so that the storage of both stays in use without growing
+	// anew. Most windows' clusters are not copied at all: their lane's
+	// storage itself goes to the caller (see handOver in assemble).
 	assembledMu   sync.Mutex
 	assembled     Clusters
 	assemblerDone chan struct{} // closed when the chain's assembler has finished
@@ -262,6 +270,12 @@ func (l *Lanes) newWindow() *window {
 	d.hits.Reset()
 	d.hits.Reserve(l.size)
 	d.fresh.Reset()
+	if !l.keep { // room for the assembler's handOver, dropped otherwise
+		d.fresh.extend(handOverRoom)
+		for i := range handOverRoom {
+			d.fresh.root[i] = math.MinInt64
+		}
+	}
 	d.checkpoints = d.checkpoints[:0]
 	w := &window{
 		windowData: d,
@@ -515,6 +529,7 @@ func roots(state []int64) []int64 {
 func (l *Lanes) assemble(link *window, done chan<- struct{}) {
 	defer close(done)
 	var pend, merged Clusters // earlier lanes' clusters not yet sent, by key
+	var head Clusters         // handOver's scratch
 	pend.Reset()
 	pendAt := 0
 	cut, open := int64(-1), []int64(nil)
@@ -559,9 +574,80 @@ func (l *Lanes) assemble(link *window, done chan<- struct{}) {
 			i = j
 		}
 	}
+	// handOver is push for a window's own clusters, without their copy
+	// (most of the work of assembling, and as much memory traffic as the
+	// lane's own stores): once the caller has taken what out holds, it
+	// gives out src's storage itself, which the caller takes in exchange
+	// for its own. The kept clusters from the first of src's tail that is
+	// all kept and due after every pending one go as they are; the head
+	// (the pending clusters merged with src's kept ones before that) is
+	// written over src's clusters just before the tail, which it usually
+	// fits (the lanes meet within the window's first few hundred hits).
+	// It reports false, having done nothing, when members are kept (their
+	// offsets would need rewriting) or the head does not fit.
+	handOver := func(src *Clusters) bool {
+		n := src.Len()
+		if l.keep || n == 0 {
+			return false
+		}
+		tail := n
+		for tail > 0 && keep(src, tail-1) {
+			tail--
+		}
+		if pendAt < pend.Len() {
+			for last := pend.key[pend.Len()-1]; tail < n && src.key[tail] < last; tail++ {
+			}
+		}
+		h := pend.Len() - pendAt
+		for i := range tail {
+			if keep(src, i) {
+				h++
+			}
+		}
+		if tail == n || h > tail {
+			return false
+		}
+		l.assembledMu.Lock()
+		defer l.assembledMu.Unlock()
+		// The caller takes the clusters it finds in its own batch when that
+		// is empty; into one holding others, it copies them. Waiting for it
+		// to take the last window's before handing over this one spares
+		// the copy, while the lanes go on with the windows in flight.
+		for out.Len() > 0 {
+			select {
+			case l.wake <- struct{}{}:
+			default:
+			}
+			l.taken.Wait()
+		}
+		head.Reset()
+		for i := range tail {
+			if !keep(src, i) {
+				continue
+			}
+			for ; pendAt < pend.Len() && pend.key[pendAt] < src.key[i]; pendAt++ {
+				head.appendFrom(&pend, pendAt)
+			}
+			head.appendFrom(src, i)
+		}
+		for ; pendAt < pend.Len(); pendAt++ {
+			head.appendFrom(&pend, pendAt)
+		}
+		src.setFrom(tail-h, &head)
+		storage := *out
+		*out = src.slice(tail-h, n)
+		for k := range out.ID {
+			out.ID[k] = l.nextID
+			l.nextID++
+		}
+		*src = storage
+		return true
+	}
 	for link != nil {
 		<-link.freshDone
-		push(&link.fresh)
+		if !handOver(&link.fresh) {
+			push(&link.fresh)
+		}
 		l.release(link)
 		<-l.slots
 		next := (*window)(nil)
