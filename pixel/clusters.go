@@ -93,27 +93,6 @@ func (c *Clusters) slice(i, j int) Clusters {
 	}
 }
 
-// setFrom writes the clusters of src over c's from index at on, which
-// must exist; members are not copied.
-func (c *Clusters) setFrom(at int, src *Clusters) {
-	n := src.Len()
-	copy(c.ID[at:at+n], src.ID)
-	copy(c.root[at:at+n], src.root)
-	copy(c.key[at:at+n], src.key)
-	copy(c.Size[at:at+n], src.Size)
-	copy(c.FirstToA[at:at+n], src.FirstToA)
-	copy(c.LastToA[at:at+n], src.LastToA)
-	copy(c.ToTSum[at:at+n], src.ToTSum)
-	copy(c.ESum[at:at+n], src.ESum)
-	copy(c.X[at:at+n], src.X)
-	copy(c.Y[at:at+n], src.Y)
-	copy(c.XMin[at:at+n], src.XMin)
-	copy(c.XMax[at:at+n], src.XMax)
-	copy(c.YMin[at:at+n], src.YMin)
-	copy(c.YMax[at:at+n], src.YMax)
-	copy(c.Max[at:at+n], src.Max)
-}
-
 // appendFrom appends cluster i of src, members included when src has them.
 func (c *Clusters) appendFrom(src *Clusters, i int) { c.appendRange(src, i, i+1) }
 

@@ -633,7 +633,11 @@ func (l *Lanes) assemble(link *window, done chan<- struct{}) {
 		for ; pendAt < pend.Len(); pendAt++ {
 			head.appendFrom(&pend, pendAt)
 		}
-		src.setFrom(tail-h, &head)
+		// Appended to a view of src ending before the tail, the head
+		// lands in src's own storage, where it has room.
+		at := src.slice(tail-h, tail)
+		at.truncate(0)
+		at.appendAll(&head)
 		storage := *out
 		*out = src.slice(tail-h, n)
 		for k := range out.ID {
