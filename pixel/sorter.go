@@ -65,12 +65,19 @@ func (s *Sorter) PushTo(dst, h *Hits) {
 // push takes the hits of h up to the first that restarts the stream,
 // appends those that can be released to dst and returns where it stopped.
 func (s *Sorter) push(dst, h *Hits) int {
-	onTime := 0
+	if h.Len() == 0 {
+		return 0
+	}
+	onTime, sorted := 0, true
+	t0 := h.ToA[0]
+	r := timeRange{lo: t0, hi: t0}
 	for i, t := range h.ToA {
 		if clockReset(s.maxSeen, t, s.restart) {
 			h = h.view(0, i)
 			break
 		}
+		sorted = sorted && t >= r.hi
+		r.add(t, t0)
 		s.maxSeen = max(s.maxSeen, t)
 		if t < s.released {
 			dst.AppendFrom(h, i)
@@ -79,8 +86,8 @@ func (s *Sorter) push(dst, h *Hits) int {
 		}
 	}
 	var perm []int32 // nil: h is in order as it is
-	if onTime != h.Len() || !isSorted(h.ToA) {
-		perm = s.order.sortByTime(h.ToA)
+	if onTime != h.Len() || !sorted {
+		perm = s.order.sortByTime(h.ToA, r)
 		if onTime != h.Len() { // drop the late hits, already released
 			k := 0
 			for _, i := range perm {
@@ -192,13 +199,4 @@ func mergeTo(dst, p *Hits, b sortedView) {
 	}
 	dst.AppendRange(p, i, p.Len())
 	b.appendTo(dst, j, b.Len())
-}
-
-func isSorted(t []Time) bool {
-	for i := 1; i < len(t); i++ {
-		if t[i] < t[i-1] {
-			return false
-		}
-	}
-	return true
 }

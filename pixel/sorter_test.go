@@ -149,20 +149,73 @@ func TestLateHits(t *testing.T) {
 func TestSortByTime(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	var s timeSort
-	for _, n := range []int{0, 1, 2, 3, 5, 7, 100, 4099, 5000} {
-		for _, span := range []int64{1, 3, 1 << 12, 1 << 40, 1 << 62} {
+	// Times on the Timepix3 grid (multiples of 100 units) take the keys
+	// divided by 25 and by the common power of two; times off it, even by
+	// one hit anywhere, must not.
+	grids := []struct {
+		name string
+		make func(n int, span int64) []Time
+	}{
+		{"uniform", func(n int, span int64) []Time {
 			toa := make([]Time, n)
 			for i := range toa {
 				toa[i] = Time(r.Int64N(span)) - Time(span/2)
 			}
-			perm := s.sortByTime(toa)
-			want := make([]int32, n)
-			for i := range want {
-				want[i] = int32(i)
+			return toa
+		}},
+		{"grid", func(n int, span int64) []Time {
+			toa := make([]Time, n)
+			base := Time(r.Int64N(1 << 40))
+			for i := range toa {
+				toa[i] = base + 100*Time(r.Int64N(max(span/100, 1)))
 			}
-			slices.SortStableFunc(want, func(a, b int32) int { return cmp.Compare(toa[a], toa[b]) })
-			if !slices.Equal(perm, want) {
-				t.Fatalf("n %d span %d: radix order differs from a stable sort", n, span)
+			return toa
+		}},
+		{"grid with one off", func(n int, span int64) []Time {
+			toa := make([]Time, n)
+			for i := range toa {
+				toa[i] = 300 + 100*Time(r.Int64N(max(span/100, 1)))
+			}
+			if n > 0 {
+				toa[r.IntN(n)] += Time(1 + r.Int64N(99))
+			}
+			return toa
+		}},
+		{"disordered readout", func(n int, span int64) []Time {
+			toa := make([]Time, n)
+			for i := range toa {
+				toa[i] = Time(i)*1600 + 100*Time(r.Int64N(max(span/100, 1)))
+			}
+			return toa
+		}},
+		{"two values", func(n int, span int64) []Time {
+			toa := make([]Time, n)
+			for i := range toa {
+				toa[i] = Time(r.Int64N(2)) * Time(span)
+			}
+			return toa
+		}},
+	}
+	for _, g := range grids {
+		for _, n := range []int{0, 1, 2, 3, 5, 7, 100, 4099, 5000} {
+			for _, span := range []int64{1, 3, 1 << 12, 1 << 40, 1 << 62} {
+				toa := g.make(n, span)
+				var tr timeRange
+				if n > 0 {
+					tr = timeRange{lo: toa[0], hi: toa[0]}
+					for _, t := range toa {
+						tr.add(t, toa[0])
+					}
+				}
+				perm := s.sortByTime(toa, tr)
+				want := make([]int32, n)
+				for i := range want {
+					want[i] = int32(i)
+				}
+				slices.SortStableFunc(want, func(a, b int32) int { return cmp.Compare(toa[a], toa[b]) })
+				if !slices.Equal(perm, want) {
+					t.Fatalf("%s, n %d span %d: radix order differs from a stable sort", g.name, n, span)
+				}
 			}
 		}
 	}
