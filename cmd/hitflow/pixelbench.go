@@ -45,7 +45,9 @@ with the parallel efficiency (rate / (workers x rate on one worker)).
 Then the end-to-end rate: a .tpx3 file on local disk (--file, or one
 simulated gamma and pion45 runs in the temporary directory) decoded,
 sorted, clustered and written as Parquet and as Arrow IPC, in every mode
-and auto, with the most memory its runs took. Prints Markdown tables;
+and auto, with the most memory its runs took; before each run the
+previous output is removed and the disks synced, so that no run pays for
+the write-back of the one before. Prints Markdown tables;
 --plot draws Mhit/s against workers.`,
 		Example: `  hitflow bench pixel --plot scaling.png
   hitflow bench pixel --datasets gamma,pion45 --hits 1000000 --repeat 5 --runs 3`,
@@ -171,7 +173,7 @@ func benchEndToEnd(ctx context.Context, o pixelBenchOptions, modes []pixel.Mode,
 			files = append(files, file)
 		}
 	}
-	fmt.Fprintf(stdout, "\nEnd to end: a .tpx3 file decoded, sorted (500 us window), clustered and written as Parquet or Arrow IPC to %s; median of %d runs; the most memory a run took (held by the Go runtime, sampled every 5 ms).\n\n",
+	fmt.Fprintf(stdout, "\nEnd to end: a .tpx3 file decoded, sorted (500 us window), clustered and written as Parquet or Arrow IPC to %s (each run after the previous output was removed and the disks synced); median of %d runs; the most memory a run took (held by the Go runtime, sampled every 5 ms).\n\n",
 		dir, o.runs)
 	fmt.Fprintf(stdout, "| input | output | mode | workers | hits | clusters | Mhit/s | memory MB |\n|---|---|---|---|---|---|---|---|\n")
 	for _, file := range files {
@@ -189,9 +191,13 @@ func benchEndToEnd(ctx context.Context, o pixelBenchOptions, modes []pixel.Mode,
 				var times []time.Duration
 				var sum pipeline.Summary
 				var most uint64
+				out := filepath.Join(dir, "clusters"+ext)
 				for range o.runs {
+					if err := pixelbench.SettleDisk(out); err != nil {
+						return err
+					}
 					watch := pixelbench.WatchMemory(5 * time.Millisecond)
-					sum, err = endToEnd(ctx, file, filepath.Join(dir, "clusters"+ext), m, w)
+					sum, err = endToEnd(ctx, file, out, m, w)
 					most = max(most, watch.Stop())
 					if err != nil {
 						return err

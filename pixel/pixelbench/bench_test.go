@@ -2,6 +2,10 @@ package pixelbench
 
 import (
 	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"slices"
@@ -113,4 +117,28 @@ func TestWatchMemory(t *testing.T) {
 	b = nil
 	debug.FreeOSMemory()
 	check("given back before the end", m.Stop())
+}
+
+func TestSettleDisk(t *testing.T) {
+	dir := t.TempDir()
+	name := filepath.Join(dir, "clusters.arrow")
+	if err := os.WriteFile(name, []byte("previous run"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := SettleDisk(name); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(name); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("the previous output is still there: %v", err)
+	}
+	if err := SettleDisk(name); err != nil { // nothing to remove: the first run
+		t.Fatal(err)
+	}
+	// What cannot be removed is an error, not a run on top of it.
+	if err := os.WriteFile(filepath.Join(dir, "x"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := SettleDisk(dir); err == nil {
+		t.Fatal("a directory with files in it was taken for removed")
+	}
 }
