@@ -185,9 +185,16 @@ func runCluster(ctx context.Context, o clusterOptions, files []string, stdout, s
 	// Each file may start a new clock; many more restarts mean an input in
 	// another order than time (by pixel, say), clustered as little more
 	// than single hits.
+	warn := slog.New(slog.NewTextHandler(stderr, nil)).Warn
 	if sum.Restarts > int64(sum.Files)+10 {
-		slog.New(slog.NewTextHandler(stderr, nil)).Warn("the time went back by more than --restart many times: is the input sorted by time? Sort it, or raise --unsorted and --restart above its disorder",
+		warn("the time went back by more than --restart many times: is the input sorted by time? Sort it, or raise --unsorted and --restart above its disorder",
 			"restarts", sum.Restarts)
+	}
+	// Counted in the summary, but a wrong sensor size loses hits without
+	// anything failing: say what to set.
+	if sum.OutOfRange > 0 {
+		warn("hits outside the sensor were not clustered: give text inputs their --sensor size, and .tpx3 files the --layout of their chips",
+			"hits", sum.OutOfRange, "sensor", fmt.Sprintf("%dx%d", width, height), "layout", o.input.layout)
 	}
 	if errors.Is(runErr, context.Canceled) {
 		return fmt.Errorf("interrupted; clusters of the hits read so far were written")

@@ -146,3 +146,22 @@ func TestRestartsReported(t *testing.T) {
 		t.Fatalf("pixel order: exit %d: %s", code, stderr)
 	}
 }
+
+// TestOutOfRangeWarned: hits beyond the sensor are counted and the user is
+// told which flags set its size; with the right size, nothing is said.
+func TestOutOfRangeWarned(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "quad.csv")
+	if err := os.WriteFile(in, []byte("x,y,toa_ns,tot\n10,10,100,5\n10,300,200,5\n11,301,210,5\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := hitflow(t, "cluster", "-q", "-o", filepath.Join(dir, "c.csv"), in)
+	if code != 0 || !strings.Contains(stderr, "out of range 2,") || !strings.Contains(stderr, "--sensor") ||
+		!strings.Contains(stderr, "hits=2 sensor=1027x256 layout=row") {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	code, _, stderr = hitflow(t, "cluster", "-q", "--sensor", "512x512", "-o", filepath.Join(dir, "c.csv"), in)
+	if code != 0 || !strings.Contains(stderr, "clusters 2,") || strings.Contains(stderr, "WARN") {
+		t.Fatalf("with --sensor: exit %d: %s", code, stderr)
+	}
+}
