@@ -179,7 +179,7 @@ func ReadCLUE(name string) (t *cluecsv.Table, r *clue.Result, err error) {
 		defer tbl.Release()
 		return clueFromTable(name, tbl)
 	case ".arrow":
-		return nil, nil, arrowNotRead(name)
+		return nil, nil, arrowNotRead(name, tablesRead)
 	case ".root":
 		rep, err := readROOT("clue", name)
 		if err != nil {

@@ -28,7 +28,7 @@ func ReadClusters(name string) (c *pixel.Clusters, err error) {
 	case ".csv":
 		return readClusterCSV(name)
 	case ".arrow":
-		return nil, arrowNotRead(name)
+		return nil, arrowNotRead(name, tablesRead)
 	case ".parquet":
 		tbl, err := readParquet(name, ClusterParquetFields)
 		if err != nil {
@@ -59,9 +59,16 @@ func recoverDamage(name string, err *error) {
 // them for other tools but does not read them back, because arrow-go's IPC
 // reader trusts the counts in the file, and fuzzing found a damaged field
 // count that made it allocate 300 GB, a crash no recover can catch.
-func arrowNotRead(name string) error {
-	return fmt.Errorf("output: %s: Arrow files are written for pyarrow, polars or pandas, not read back by hitflow; use .parquet, .csv or .root", name)
+// The error names the formats that are read in its place (want).
+func arrowNotRead(name, want string) error {
+	return fmt.Errorf("output: %s: Arrow files are written for pyarrow, polars or pandas, not read back by hitflow; use %s", name, want)
 }
+
+// The formats read back: of clusters and CLUE results, and of hits.
+const (
+	tablesRead = ".parquet, .csv or .root"
+	hitsRead   = ".parquet or .csv"
+)
 
 // readParquet reads a Parquet file into an Arrow table and checks that it
 // has the columns of fields.
@@ -238,7 +245,7 @@ func ReadHits(name string) (l *pixel.Labelled, err error) {
 		defer f.Close()
 		return tpx3.ReadLabelled(f, name)
 	case ".arrow":
-		return nil, arrowNotRead(name)
+		return nil, arrowNotRead(name, hitsRead)
 	case ".parquet":
 		tbl, err := readParquet(name, HitParquetFields)
 		if err != nil {
@@ -311,7 +318,7 @@ func Kind(name string) (kind string, err error) {
 		}
 		return "clue", nil
 	case ".arrow":
-		return "", arrowNotRead(name)
+		return "", arrowNotRead(name, tablesRead)
 	case ".root":
 		rep, err := readROOT("kind", name)
 		if err != nil {

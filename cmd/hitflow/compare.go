@@ -3,12 +3,11 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/spf13/cobra"
 
+	"github.com/hitflow/hitflow/output"
 	"github.com/hitflow/hitflow/pixel"
-	"github.com/hitflow/hitflow/pixel/tpx3"
 )
 
 func newCompareCmd(stdout io.Writer) *cobra.Command {
@@ -16,15 +15,16 @@ func newCompareCmd(stdout io.Writer) *cobra.Command {
 		Use:   "compare A.csv B.csv",
 		Short: "Compare two clusterings of the same hits (per-hit label files)",
 		Long: `Compare two per-hit label files (x,y,toa_ns,tot,cluster, as written by
-"hitflow cluster --hits") clustering the same hits, B being the reference.
+"hitflow cluster --hits", .csv or .parquet) clustering the same hits, B
+being the reference.
 Each cluster of A is matched with the B cluster sharing most of its hits
 and scored by intersection over union; the mean score (plain and weighted
 by cluster size) is 1 exactly when the clusterings are identical. Also
 reported: hits found in one file only and clusters without an identical
 twin in the other file.`,
 		Example: `  hitflow cluster --mode sequential --hits seq.csv -o /dev/null run.tpx3
-  hitflow cluster --mode chunked --hits chunked.csv -o /dev/null run.tpx3
-  hitflow compare chunked.csv seq.csv`,
+  hitflow cluster --mode chunked --hits chunked.parquet -o /dev/null run.tpx3
+  hitflow compare chunked.parquet seq.csv`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 2 {
 				return usagef("compare takes two label files, got %d arguments", len(args))
@@ -34,13 +34,8 @@ twin in the other file.`,
 		RunE: func(_ *cobra.Command, args []string) error {
 			var sets [2]*pixel.Labelled
 			for i, name := range args {
-				f, err := os.Open(name)
-				if err != nil {
-					return err
-				}
-				sets[i], err = tpx3.ReadLabelled(f, name)
-				f.Close()
-				if err != nil {
+				var err error
+				if sets[i], err = output.ReadHits(name); err != nil {
 					return err
 				}
 			}

@@ -11,7 +11,8 @@ import (
 )
 
 // TestModesAndCompare clusters one file in every mode: the files written
-// are identical, and compare says so; a different dt makes them differ.
+// are identical, and compare says so, of label files in CSV and Parquet;
+// a different dt makes them differ.
 func TestModesAndCompare(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "pb.tpx3")
@@ -21,6 +22,9 @@ func TestModesAndCompare(t *testing.T) {
 	var want string
 	for _, mode := range []string{"sequential", "lanes", "chunked"} {
 		out, hits := filepath.Join(dir, mode+".csv"), filepath.Join(dir, mode+"-hits.csv")
+		if mode == "lanes" {
+			hits = filepath.Join(dir, mode+"-hits.parquet")
+		}
 		if code, _, stderr := hitflow(t, "cluster", "--mode", mode, "--workers", "2", "--hits", hits, "-o", out, in); code != 0 {
 			t.Fatalf("%s: %s", mode, stderr)
 		}
@@ -34,16 +38,18 @@ func TestModesAndCompare(t *testing.T) {
 			t.Fatalf("%s clusters differ from sequential", mode)
 		}
 	}
-	code, stdout, stderr := hitflow(t, "compare", filepath.Join(dir, "chunked-hits.csv"), filepath.Join(dir, "sequential-hits.csv"))
-	m := regexp.MustCompile(`hits 200000 \(only in A 0, only in B 0\), clusters A (\d+), B (\d+), without an identical twin A 0, B 0, IoU 1.000000 \(hit-weighted 1.000000\)`).FindStringSubmatch(stdout)
-	if code != 0 || m == nil || m[1] != m[2] {
-		t.Fatalf("exit %d: %s%s", code, stdout, stderr)
+	for _, a := range []string{"chunked-hits.csv", "lanes-hits.parquet"} {
+		code, stdout, stderr := hitflow(t, "compare", filepath.Join(dir, a), filepath.Join(dir, "sequential-hits.csv"))
+		m := regexp.MustCompile(`hits 200000 \(only in A 0, only in B 0\), clusters A (\d+), B (\d+), without an identical twin A 0, B 0, IoU 1.000000 \(hit-weighted 1.000000\)`).FindStringSubmatch(stdout)
+		if code != 0 || m == nil || m[1] != m[2] {
+			t.Fatalf("%s: exit %d: %s%s", a, code, stdout, stderr)
+		}
 	}
 	wide := filepath.Join(dir, "wide-hits.csv")
 	if code, _, stderr := hitflow(t, "cluster", "--dt", "2us", "--hits", wide, "-o", filepath.Join(dir, "wide.csv"), in); code != 0 {
 		t.Fatal(stderr)
 	}
-	_, stdout, _ = hitflow(t, "compare", wide, filepath.Join(dir, "sequential-hits.csv"))
+	_, stdout, _ := hitflow(t, "compare", wide, filepath.Join(dir, "sequential-hits.csv"))
 	if strings.Contains(stdout, "twin A 0") || strings.Contains(stdout, "IoU 1.000000") {
 		t.Fatalf("a wider dt compares identical: %s", stdout)
 	}
