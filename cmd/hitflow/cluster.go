@@ -101,6 +101,11 @@ func runCluster(ctx context.Context, o clusterOptions, files []string, stdout, s
 	if o.workers < 0 {
 		return usagef("--workers must not be negative")
 	}
+	// Two tables on stdout would come out one after the other, a file no
+	// reader takes apart.
+	if stdouts := countStdout(o.out, o.hits, o.tdc); stdouts > 1 {
+		return usagef("-o, --hits and --tdc write to stdout (-) one at a time; give the others file names")
+	}
 	job := pipeline.Job{
 		Mode:     mode,
 		Workers:  o.workers,
@@ -229,4 +234,15 @@ func formatError(err error) error {
 		return usageError{err}
 	}
 	return err
+}
+
+// countStdout counts the outputs named "-", standard output.
+func countStdout(names ...string) int {
+	n := 0
+	for _, name := range names {
+		if name == "-" {
+			n++
+		}
+	}
+	return n
 }

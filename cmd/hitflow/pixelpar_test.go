@@ -65,6 +65,8 @@ func TestPixelUsageErrors(t *testing.T) {
 		{[]string{"cluster", "--unsorted", "20ms"}, "shorter than --restart"},
 		{[]string{"cluster", "--restart", "-1ms"}, "negative duration"},
 		{[]string{"compare", "a.csv"}, "two label files"},
+		{[]string{"cluster", "-o", "-", "--hits", "-"}, "one at a time"},
+		{[]string{"cluster", "-o", "c.csv", "--hits", "-", "--tdc", "-"}, "one at a time"},
 		{[]string{"bench", "pixel", "--runs", "0"}, "--runs"},
 		{[]string{"bench", "pixel", "--modes", "auto"}, "--modes"},
 		{[]string{"bench", "pixel", "--datasets", "muon"}, "muon"},
