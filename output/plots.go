@@ -99,6 +99,22 @@ func (decadeTicks) Ticks(lo, hi float64) []plot.Tick {
 	return ticks
 }
 
+// pixelTicks mark a pixel axis: every pixel on a span of a few, where
+// round ticks would fall between the pixels (168.5, 169.0), and round
+// ticks, whole numbers by then, on longer spans.
+type pixelTicks struct{}
+
+func (pixelTicks) Ticks(lo, hi float64) []plot.Tick {
+	if hi-lo > 12 {
+		return hplot.Ticks{N: 6}.Ticks(lo, hi)
+	}
+	var ticks []plot.Tick
+	for v := math.Ceil(lo); v <= hi; v++ {
+		ticks = append(ticks, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'f', -1, 64)})
+	}
+	return ticks
+}
+
 // ClusterSizePlot draws the distribution of cluster sizes: one bin per
 // size up to 100 pixels, log10 of the size beyond.
 func ClusterSizePlot(w io.Writer, c *pixel.Clusters, format string) error {
@@ -344,16 +360,19 @@ func ClusterHitsPlot(w io.Writer, hits *pixel.Hits, byToA bool, title, format st
 			grid[k] += float64(hits.ToT[i])
 		}
 	}
-	h := hbook.NewH2D(nx, x0, x0+float64(nx), ny, y0, y0+float64(ny))
+	// Pixel x spans x-0.5 to x+0.5: the ticks, whole numbers, fall on
+	// the pixels they name.
+	h := hbook.NewH2D(nx, x0-0.5, x0-0.5+float64(nx), ny, y0-0.5, y0-0.5+float64(ny))
 	for k, v := range grid {
 		if !math.IsNaN(v) {
-			h.Fill(x0+float64(k%nx)+0.5, y0+float64(k/nx)+0.5, v)
+			h.Fill(x0+float64(k%nx), y0+float64(k/nx), v)
 		}
 	}
 	p := newPlot()
 	p.Title.Text = title
 	p.X.Label.Text = "x (pixel)"
 	p.Y.Label.Text = "y (pixel)"
+	p.X.Tick.Marker, p.Y.Tick.Marker = pixelTicks{}, pixelTicks{}
 	hm := newHeat(h, grid, onWhite())
 	p.Add(hm)
 	return writeFigure(w, p, hm, PlotSize, PlotSize, format)

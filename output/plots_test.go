@@ -111,6 +111,29 @@ func TestDecadeTicks(t *testing.T) {
 	}
 }
 
+// TestPixelTicks: a cluster a few pixels wide has a labelled tick on every
+// pixel, whole numbers only; a wide one has round ticks, whole numbers too.
+func TestPixelTicks(t *testing.T) {
+	label := func(lo, hi float64) []string {
+		var got []string
+		for _, tk := range (pixelTicks{}).Ticks(lo, hi) {
+			if tk.Label != "" {
+				got = append(got, tk.Label)
+				if tk.Value != math.Trunc(tk.Value) {
+					t.Fatalf("[%v, %v]: labelled tick at %v", lo, hi, tk.Value)
+				}
+			}
+		}
+		return got
+	}
+	if got, want := label(167.5, 172.5), []string{"168", "169", "170", "171", "172"}; !slices.Equal(got, want) {
+		t.Fatalf("ticks %q, want %q", got, want)
+	}
+	if got := label(-0.5, 255.5); len(got) < 4 || len(got) > 8 || got[0] != "0" {
+		t.Fatalf("sensor-wide ticks %q", got)
+	}
+}
+
 // TestPalettesFit: the maps on white keep their busiest pixel visible
 // (the palette stops short of white), and every colour bar fits its
 // figure, the lowest value's label included.
