@@ -205,7 +205,7 @@ func ClusterMapPlot(w io.Writer, c *pixel.Clusters, width, height int, format st
 	if c.Len() == 0 {
 		return fmt.Errorf("output: no clusters to plot")
 	}
-	h := hbook.NewH2D(width, 0, float64(width), height, 0, float64(height))
+	h := sensorBins(width, height)
 	for i := range c.Len() {
 		h.Fill(c.X[i], c.Y[i], 1)
 	}
@@ -219,6 +219,13 @@ func ClusterMapPlot(w io.Writer, c *pixel.Clusters, width, height int, format st
 	return writeFigure(w, p, hm, PlotSize, PlotSize, format)
 }
 
+// sensorBins is one bin per pixel of a sensor, pixel x spanning x-0.5 to
+// x+0.5: whole-number ticks fall on the pixels they name, and a centroid
+// goes to its nearest pixel.
+func sensorBins(width, height int) *hbook.H2D {
+	return hbook.NewH2D(width, -0.5, float64(width)-0.5, height, -0.5, float64(height)-0.5)
+}
+
 // HitMapPlot draws the hits of every pixel on the sensor on a
 // logarithmic colour scale, log10 of the hits (hot pixels fire millions
 // of times, the rest a few), pixels without hits white, and circles the
@@ -226,7 +233,7 @@ func ClusterMapPlot(w io.Writer, c *pixel.Clusters, width, height int, format st
 // than a dot.
 func HitMapPlot(w io.Writer, counts *pixel.HitCounts, hot []pixel.PixelHits, title, format string) error {
 	width, height := counts.Size()
-	h := hbook.NewH2D(width, 0, float64(width), height, 0, float64(height))
+	h := sensorBins(width, height)
 	grid := make([]float64, width*height)
 	fired := 0
 	for y := range height {
@@ -259,7 +266,7 @@ func HitMapPlot(w io.Writer, counts *pixel.HitCounts, hot []pixel.PixelHits, tit
 	if len(hot) > 0 {
 		xy := make(plotter.XYs, len(hot))
 		for i, q := range hot {
-			xy[i].X, xy[i].Y = float64(q.X)+0.5, float64(q.Y)+0.5
+			xy[i].X, xy[i].Y = float64(q.X), float64(q.Y)
 		}
 		s, err := plotter.NewScatter(xy)
 		if err != nil {
@@ -360,8 +367,7 @@ func ClusterHitsPlot(w io.Writer, hits *pixel.Hits, byToA bool, title, format st
 			grid[k] += float64(hits.ToT[i])
 		}
 	}
-	// Pixel x spans x-0.5 to x+0.5: the ticks, whole numbers, fall on
-	// the pixels they name.
+	// Pixel x spans x-0.5 to x+0.5 (see sensorBins).
 	h := hbook.NewH2D(nx, x0-0.5, x0-0.5+float64(nx), ny, y0-0.5, y0-0.5+float64(ny))
 	for k, v := range grid {
 		if !math.IsNaN(v) {
