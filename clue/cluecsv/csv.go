@@ -72,14 +72,14 @@ func Read(r io.Reader, name string) (*Table, error) {
 						t.Coords = append(t.Coords, f)
 					case resultColumns[lf]:
 					default:
-						return nil, errorf("unknown column %q (want x, y, z or x0..xN, layer, weight)", f)
+						return nil, errorf("unknown column %.40q (want x, y, z or x0..xN, layer, weight)", f)
 					}
 				}
 				if weightCol < 0 {
-					return nil, errorf("header %q has no weight column", text)
+					return nil, errorf("header %.80q has no weight column", text)
 				}
 				if len(coordCol) == 0 {
-					return nil, errorf("header %q has no coordinate columns", text)
+					return nil, errorf("header %.80q has no coordinate columns", text)
 				}
 				t.Layer = layerCol >= 0
 				t.Points.Coords = make([][]float64, len(coordCol))

@@ -55,6 +55,8 @@ func TestErrors(t *testing.T) {
 		{"x,y,layer,weight\n1,2,1.5,1\n", `line 2: layer "1.5" is not an integer`},
 		{"1,2,3\n", "line 1: no header and 3 columns"},
 		{"", "no header and no points"},
+		// A binary file read as CSV: the column quoted is cut short.
+		{strings.Repeat("\xf6q", 500) + ",weight\n", `line 1: unknown column "` + strings.Repeat(`\xf6q`, 20) + `" (want`},
 	} {
 		_, err := Read(strings.NewReader(tc.in), "bad.csv")
 		if err == nil || !strings.Contains(err.Error(), "bad.csv: "+tc.want) && !strings.Contains(err.Error(), tc.want) {

@@ -45,7 +45,7 @@ func ReadLabelled(r io.Reader, name string) (*pixel.Labelled, error) {
 					}
 				}
 				if cols[k] < 0 {
-					return l, sc.errorf("header %q has no column %q", line, want)
+					return l, sc.errorf("header %.80q has no column %q", line, want)
 				}
 			}
 			header = true

@@ -69,6 +69,8 @@ func TestLabelledErrors(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
 		{"", "line 0: no header"},
 		{"x,y,toa_ns,tot\n1,2,3,4\n", `line 1: header "x,y,toa_ns,tot" has no column "cluster"`},
+		// A binary file read as labels: the header quoted is cut short.
+		{strings.Repeat("\x00\x01", 300) + "\n", `line 1: header "` + strings.Repeat(`\x00\x01`, 40) + `" has no column "x"`},
 		{"cluster,x,y,toa_ns,tot\n1,2,3,4\n", "line 2: 4 fields, want 5"},
 		{"x,y,toa_ns,tot,cluster\n1,2,3,4,5\n1,2,3,4,a\n", `line 3: cluster "a" is not an integer`},
 		{"x,y,toa_ns,tot,cluster\n1,-2,3,4,5\n", "line 2: pixel"},
