@@ -1,11 +1,15 @@
 package pixel_test
 
 import (
+	"errors"
 	"fmt"
+	"io"
+	"os"
 	"testing"
 
 	"github.com/hitflow/hitflow/pixel"
 	"github.com/hitflow/hitflow/pixel/pixelsim"
+	"github.com/hitflow/hitflow/pixel/tpx3"
 )
 
 // benchSets are the clustering benchmarks' datasets: gamma at one cluster
@@ -101,8 +105,14 @@ func benchStream(b *testing.B, batches []*pixel.Hits, c interface {
 // gamma hits: at one cluster per microsecond, sorted and read out with up
 // to 100 us of disorder; and as the end-to-end runs read them from .tpx3
 // files, at 10 Mhit/s with up to 50 us of disorder and times in the
-// readout's steps of 1.5625 ns.
+// readout's steps of 1.5625 ns; and on the real four-chip background run
+// of ../shared/data, in its own order (88 % of its hits in order).
 func BenchmarkSorter(b *testing.B) {
+	b.Run("real", func(b *testing.B) {
+		batches := realReadout(b)
+		s, _ := pixel.NewSorter(500*pixel.Microsecond, 0)
+		repeatShifted(b, batches, pixel.Second, func(h *pixel.Hits) { s.Push(h) })
+	})
 	for _, set := range []struct {
 		name     string
 		rate     float64
@@ -201,4 +211,42 @@ func BenchmarkManyOpenClusters(b *testing.B) {
 			b.ReportMetric(float64(hits)/b.Elapsed().Seconds()/1e6, "Mhit/s")
 		})
 	}
+}
+
+// realReadout returns the hits of the four-chip background run of
+// ../shared/data/tpx3 in the file's order, in batches of 64Ki, or skips
+// when the data are absent.
+func realReadout(b *testing.B) []*pixel.Hits {
+	const name = "../../shared/data/tpx3/suann_socket_background_serval32.tpx3"
+	f, err := os.Open(name)
+	if errors.Is(err, os.ErrNotExist) {
+		b.Skipf("shared data %s not present; skipping", name)
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	layout, _ := tpx3.LayoutByName("quad")
+	r := tpx3.NewRawReader(f, name, layout)
+	var all, h pixel.Hits
+	for {
+		err := r.Read(&h)
+		all.AppendRange(&h, 0, h.Len())
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	if all.Len() != 98548 {
+		b.Fatalf("%d hits read, want 98548", all.Len())
+	}
+	var batches []*pixel.Hits
+	for i := 0; i < all.Len(); i += 1 << 16 {
+		h := &pixel.Hits{}
+		h.AppendRange(&all, i, min(all.Len(), i+1<<16))
+		batches = append(batches, h)
+	}
+	return batches
 }

@@ -68,15 +68,14 @@ func (s *Sorter) push(dst, h *Hits) int {
 	if h.Len() == 0 {
 		return 0
 	}
-	onTime, sorted := 0, true
+	onTime := 0
 	t0 := h.ToA[0]
-	r := timeRange{lo: t0, hi: t0}
+	r := startRange(t0)
 	for i, t := range h.ToA {
 		if clockReset(s.maxSeen, t, s.restart) {
 			h = h.view(0, i)
 			break
 		}
-		sorted = sorted && t >= r.hi
 		r.add(t, t0)
 		s.maxSeen = max(s.maxSeen, t)
 		if t < s.released {
@@ -86,7 +85,7 @@ func (s *Sorter) push(dst, h *Hits) int {
 		}
 	}
 	var perm []int32 // nil: h is in order as it is
-	if onTime != h.Len() || !sorted {
+	if onTime != h.Len() || r.behind > 0 {
 		perm = s.order.sortByTime(h.ToA, r)
 		if onTime != h.Len() { // drop the late hits, already released
 			k := 0

@@ -188,6 +188,18 @@ func TestSortByTime(t *testing.T) {
 			}
 			return toa
 		}},
+		// A real readout: most hits in order (three to a time here, for
+		// ties), a few late by up to span, so that mergeBehind sorts it.
+		{"few behind", func(n int, span int64) []Time {
+			toa := make([]Time, n)
+			for i := range toa {
+				toa[i] = 100 * Time(i/3)
+				if r.IntN(10) == 0 {
+					toa[i] -= Time(r.Int64N(max(span/100, 1)) * 100)
+				}
+			}
+			return toa
+		}},
 		{"two values", func(n int, span int64) []Time {
 			toa := make([]Time, n)
 			for i := range toa {
@@ -196,16 +208,20 @@ func TestSortByTime(t *testing.T) {
 			return toa
 		}},
 	}
+	merged := 0 // batches sorted by mergeBehind
 	for _, g := range grids {
 		for _, n := range []int{0, 1, 2, 3, 5, 7, 100, 4099, 5000} {
 			for _, span := range []int64{1, 3, 1 << 12, 1 << 40, 1 << 62} {
 				toa := g.make(n, span)
 				var tr timeRange
 				if n > 0 {
-					tr = timeRange{lo: toa[0], hi: toa[0]}
+					tr = startRange(toa[0])
 					for _, t := range toa {
 						tr.add(t, toa[0])
 					}
+				}
+				if tr.behind > 0 && tr.behind <= n/behindMost {
+					merged++
 				}
 				perm := s.sortByTime(toa, tr)
 				want := make([]int32, n)
@@ -218,6 +234,9 @@ func TestSortByTime(t *testing.T) {
 				}
 			}
 		}
+	}
+	if merged < 10 {
+		t.Fatalf("only %d batches went through mergeBehind", merged)
 	}
 }
 
