@@ -220,7 +220,7 @@ func TestSortByTime(t *testing.T) {
 						tr.add(t, toa[0])
 					}
 				}
-				if tr.behind > 0 && tr.behind <= n/behindMost {
+				if tr.fewBehind(n) {
 					merged++
 				}
 				perm := s.sortByTime(toa, tr)
