@@ -10,11 +10,11 @@ import (
 type timeSort struct {
 	perm      []int32
 	keys, tmp []uint64
-	// mergeBehind's: the hits in order and those behind, the times and
-	// order of the latter.
-	ahead, behind []int32
-	behindToA     []Time
-	behindPerm    []int32
+	// mergeBehind's: the hits in order and those behind (late), the
+	// times and order of the latter.
+	inOrder, late []int32
+	lateToA       []Time
+	latePerm      []int32
 }
 
 // timeRange is what sortByTime needs to know of a batch's times, found
@@ -46,7 +46,13 @@ func (s *timeSort) sortByTime(toa []Time, r timeRange) []int32 {
 	n := len(toa)
 	perm := growLen(s.perm, n)
 	s.perm = perm
-	if r.fewBehind(n) {
+	switch {
+	case r.behind == 0: // in order, but for hits the caller drops
+		for i := range perm {
+			perm[i] = int32(i)
+		}
+		return perm
+	case r.fewBehind(n):
 		return s.mergeBehind(perm, toa, r.behind)
 	}
 	radixSort(perm, toa, r, &s.keys, &s.tmp)
@@ -76,36 +82,36 @@ func (r timeRange) fewBehind(n int) bool {
 // a time behind is below every time after it in order, so it can only
 // equal times before it.
 func (s *timeSort) mergeBehind(perm []int32, toa []Time, behind int) []int32 {
-	ahead := growLen(s.ahead, len(toa)-behind)[:0]
-	late := growLen(s.behind, behind)[:0]
-	times := growLen(s.behindToA, behind)[:0]
+	inOrder := growLen(s.inOrder, len(toa)-behind)[:0]
+	late := growLen(s.late, behind)[:0]
+	times := growLen(s.lateToA, behind)[:0]
 	hi := toa[0]
 	for i, t := range toa {
 		if t >= hi {
-			ahead, hi = append(ahead, int32(i)), t
+			inOrder, hi = append(inOrder, int32(i)), t
 		} else {
 			late, times = append(late, int32(i)), append(times, t)
 		}
 	}
-	s.ahead, s.behind, s.behindToA = ahead, late, times
+	s.inOrder, s.late, s.lateToA = inOrder, late, times
 	r := startRange(times[0])
 	for _, t := range times {
 		r.add(t, times[0])
 	}
-	order := growLen(s.behindPerm, len(times))
-	s.behindPerm = order
+	order := growLen(s.latePerm, len(times))
+	s.latePerm = order
 	radixSort(order, times, r, &s.keys, &s.tmp)
 	k, i := 0, 0
 	for _, j := range order {
 		t := times[j]
-		for i < len(ahead) && toa[ahead[i]] <= t {
-			perm[k] = ahead[i]
+		for i < len(inOrder) && toa[inOrder[i]] <= t {
+			perm[k] = inOrder[i]
 			i, k = i+1, k+1
 		}
 		perm[k] = late[j]
 		k++
 	}
-	copy(perm[k:], ahead[i:])
+	copy(perm[k:], inOrder[i:])
 	return perm
 }
 
