@@ -103,7 +103,7 @@ func runCluster(ctx context.Context, o clusterOptions, files []string, stdout, s
 	}
 	// Two tables on stdout would come out one after the other, a file no
 	// reader takes apart.
-	if stdouts := countStdout(o.out, o.hits, o.tdc); stdouts > 1 {
+	if countStdout(o.out, o.hits, o.tdc) > 1 {
 		return usagef("-o, --hits and --tdc write to stdout (-) one at a time; give the others file names")
 	}
 	job := pipeline.Job{
