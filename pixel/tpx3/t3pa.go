@@ -44,7 +44,7 @@ func NewT3PAReader(r io.Reader, name string, width, height int) Reader {
 			for k, name := range []string{"Matrix Index", "ToA", "ToT", "FToA"} {
 				i, ok := col[name]
 				if !ok {
-					return tr.sc.errorf("header %q lacks the column %q", line, name)
+					return tr.sc.errorf("header %.80q lacks the column %q", line, name)
 				}
 				need[k] = i
 			}

@@ -86,6 +86,9 @@ func TestTextErrors(t *testing.T) {
 		hits       int
 	}{
 		{T3PA, "Index\tToA\tToT\n", "t3pa: bad.txt: line 1: header \"Index\\tToA\\tToT\" lacks the column \"Matrix Index\"", 0},
+		// A long header is quoted in part: a binary file read as text
+		// printed kilobytes of escapes.
+		{T3PA, strings.Repeat("Index\t", 40) + "\n", "t3pa: bad.txt: line 1: header \"" + strings.Repeat("Index\\t", 13) + "In\" lacks", 0},
 		{T3PA, "Index\tMatrix Index\tToA\tToT\tFToA\tOverflow\n0\t1\t2\t3\t4\t0\n1\t1\tx\t3\t4\t0\n", "t3pa: bad.txt: line 3: field 3 \"x\" is not an integer", 1},
 		{T3PA, "Index\tMatrix Index\tToA\tToT\tFToA\tOverflow\n0\t1\t2\n", "t3pa: bad.txt: line 2: 3 fields, want 6", 0},
 		// A header whose names repeat (two blank ones) has more fields than
