@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -92,6 +91,11 @@ func runClue(o clueOptions, in string, stdout, stderr io.Writer) error {
 	if len(o.axes) != 2 {
 		return usagef("--plot-axes takes two coordinates, got %v", o.axes)
 	}
+	if o.plot != "" { // before the clustering, not after
+		if _, err := plotFormat(o.plot); err != nil {
+			return err
+		}
+	}
 	f, err := os.Open(in)
 	if err != nil {
 		return err
@@ -135,9 +139,9 @@ func workersOf(w int) int {
 }
 
 func writeCluePlot(o clueOptions, in string, tab *cluecsv.Table, r *clue.Result) error {
-	format := strings.TrimPrefix(strings.ToLower(filepath.Ext(o.plot)), ".")
-	if format != "png" && format != "svg" {
-		return usagef("--plot %s: want a .png or .svg file", o.plot)
+	format, err := plotFormat(o.plot)
+	if err != nil {
+		return err
 	}
 	title := fmt.Sprintf("%s: %d clusters, %d outliers", filepath.Base(in), r.Clusters, r.Outliers)
 	po := output.CLUEPlot{X: o.axes[0], Y: o.axes[1], Format: format, Title: title}

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -159,4 +160,14 @@ func openSources(files []string) (sources []pipeline.Source, total int64, closeA
 		sources = append(sources, pipeline.Source{Name: name, R: f, Size: size})
 	}
 	return sources, total, closeAll, nil
+}
+
+// plotFormat returns the image format of a --plot file from its name:
+// png or svg.
+func plotFormat(name string) (string, error) {
+	format := strings.TrimPrefix(strings.ToLower(filepath.Ext(name)), ".")
+	if format != "png" && format != "svg" {
+		return "", usagef("--plot %s: want a .png or .svg file", name)
+	}
+	return format, nil
 }

@@ -25,6 +25,7 @@ type pixelBenchOptions struct {
 	datasets, modes, plot, file string
 	hits, repeat, runs, e2eHits int
 	rate                        float64
+	input                       inputFlags // how --file is read
 }
 
 func newBenchPixelCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -33,7 +34,7 @@ func newBenchPixelCmd(stdout, stderr io.Writer) *cobra.Command {
 		names = append(names, d.Name)
 	}
 	o := pixelBenchOptions{datasets: strings.Join(names, ","), modes: "sequential,lanes,chunked",
-		hits: 4000000, repeat: 25, runs: 5, rate: 10, e2eHits: 20000000}
+		hits: 4000000, repeat: 25, runs: 5, rate: 10, e2eHits: 20000000, input: defaultInput}
 	cmd := &cobra.Command{
 		Use:   "pixel",
 		Short: "The clustering benchmark of Čelko et al. on the simulated datasets",
@@ -42,8 +43,9 @@ then the clock runs while the set is repeated --repeat times with a ToA
 offset and clustered (local definition, dt 200 ns); --runs runs, median
 reported. Every mode runs on 1 .. GOMAXPROCS workers (sequential on one),
 with the parallel efficiency (rate / (workers x rate on one worker)).
-Then the end-to-end rate: a .tpx3 file on local disk (--file, or one
-simulated gamma and pion45 runs in the temporary directory) decoded,
+Then the end-to-end rate: a file on local disk (--file, read as cluster
+reads it: --format, --layout and --sensor apply; or one simulated gamma
+and pion45 .tpx3 run in the temporary directory) decoded,
 sorted, clustered and written as Parquet and as Arrow IPC, in every mode
 and auto, with the most memory its runs took; before each run the
 previous output is removed and the disks synced, so that no run pays for
@@ -64,14 +66,24 @@ the write-back of the one before. Prints Markdown tables;
 	f.IntVar(&o.runs, "runs", o.runs, "runs per measurement (median)")
 	f.Float64Var(&o.rate, "rate", o.rate, "simulated hit rate in Mhit/s")
 	f.StringVar(&o.plot, "plot", "", "also draw Mhit/s against workers (.png or .svg)")
-	f.StringVar(&o.file, "file", "", ".tpx3 file for the end-to-end rate (default: simulate gamma and pion45 runs)")
+	f.StringVar(&o.file, "file", "", "hit file for the end-to-end rate (default: simulate gamma and pion45 .tpx3 runs)")
 	f.IntVar(&o.e2eHits, "e2e-hits", o.e2eHits, "hits of the simulated end-to-end file (0: skip)")
+	o.input.add(f)
 	return cmd
 }
 
 func runBenchPixel(ctx context.Context, o pixelBenchOptions, stdout, stderr io.Writer) error {
-	if o.hits < 1 || o.repeat < 1 || o.runs < 1 || o.e2eHits < 0 || !(o.rate > 0) {
-		return usagef("--hits, --repeat, --runs and --rate must be positive")
+	switch {
+	case o.hits < 1:
+		return usagef("--hits %d: must be positive", o.hits)
+	case o.repeat < 1:
+		return usagef("--repeat %d: must be positive", o.repeat)
+	case o.runs < 1:
+		return usagef("--runs %d: must be positive", o.runs)
+	case !(o.rate > 0):
+		return usagef("--rate %v: must be positive", o.rate)
+	case o.e2eHits < 0:
+		return usagef("--e2e-hits %d: must be positive, or 0 for no simulated end-to-end run", o.e2eHits)
 	}
 	var datasets []pixelsim.Dataset
 	for _, name := range strings.Split(o.datasets, ",") {
@@ -79,7 +91,9 @@ func runBenchPixel(ctx context.Context, o pixelBenchOptions, stdout, stderr io.W
 		if err != nil {
 			return usageError{err}
 		}
-		datasets = append(datasets, d)
+		if !slices.ContainsFunc(datasets, func(e pixelsim.Dataset) bool { return e.Name == d.Name }) {
+			datasets = append(datasets, d)
+		}
 	}
 	var modes []pixel.Mode
 	for _, name := range strings.Split(o.modes, ",") {
@@ -87,7 +101,19 @@ func runBenchPixel(ctx context.Context, o pixelBenchOptions, stdout, stderr io.W
 		if err != nil || m == pixel.Auto {
 			return usagef("--modes: %q is not sequential, lanes or chunked", name)
 		}
-		modes = append(modes, m)
+		if !slices.Contains(modes, m) {
+			modes = append(modes, m)
+		}
+	}
+	// What can be checked before the long clustering runs is.
+	if o.plot != "" {
+		if _, err := plotFormat(o.plot); err != nil {
+			return err
+		}
+	}
+	inputs, err := e2eInputs(o)
+	if err != nil {
+		return err
 	}
 	cfg := pixel.DefaultConfig()
 	maxWorkers := runtime.GOMAXPROCS(0)
@@ -130,18 +156,21 @@ func runBenchPixel(ctx context.Context, o pixelBenchOptions, stdout, stderr io.W
 			return err
 		}
 	}
-	if o.file == "" && o.e2eHits == 0 {
+	if len(inputs) == 0 {
 		return nil
 	}
-	return benchEndToEnd(ctx, o, modes, maxWorkers, stdout, stderr)
+	return benchEndToEnd(ctx, o, inputs, modes, maxWorkers, stdout, stderr)
 }
 
 func writeScalingPlot(name string, series []output.Series) error {
+	format, err := plotFormat(name)
+	if err != nil {
+		return err
+	}
 	f, err := os.Create(name)
 	if err != nil {
 		return err
 	}
-	format := strings.TrimPrefix(filepath.Ext(name), ".")
 	if err := output.WriteScalingPlot(f, "hitflow clustering, "+time.Now().Format("2006-01-02"), series, format); err != nil {
 		f.Close()
 		return err
@@ -153,35 +182,84 @@ func writeScalingPlot(name string, series []output.Series) error {
 // sparse source and tracks, for which different modes are fastest.
 var e2eDatasets = []string{"gamma", "pion45"}
 
-// benchEndToEnd times .tpx3 file -> clusters file (Parquet, then Arrow IPC)
-// for every mode on all workers, and for auto.
-func benchEndToEnd(ctx context.Context, o pixelBenchOptions, modes []pixel.Mode, workers int, stdout, stderr io.Writer) error {
+// e2eInput is a file of the end-to-end runs, with how it is read and
+// clustered; a simulated one has no name until it is written.
+type e2eInput struct {
+	dataset, name string
+	reader        tpx3.Options
+	cluster       pixel.Config
+}
+
+// e2eInputs returns the inputs of the end-to-end runs: --file, read as
+// cluster reads it (its first batch read now, so that a file that cannot
+// be read fails before the clustering runs, not after them), or the
+// simulated single-chip runs unless --e2e-hits is 0.
+func e2eInputs(o pixelBenchOptions) ([]e2eInput, error) {
+	if o.file == "" {
+		if o.e2eHits == 0 {
+			return nil, nil
+		}
+		single, err := tpx3.LayoutByName("single")
+		if err != nil {
+			return nil, err
+		}
+		var inputs []e2eInput
+		for _, name := range e2eDatasets {
+			inputs = append(inputs, e2eInput{dataset: name, reader: tpx3.Options{Format: tpx3.TPX3, Layout: single}, cluster: pixel.DefaultConfig()})
+		}
+		return inputs, nil
+	}
+	opt, width, height, err := o.input.options()
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.Open(o.file)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	r, err := tpx3.NewReader(f, o.file, opt)
+	if err == nil {
+		if err = r.Read(&pixel.Hits{}); err == io.EOF {
+			err = nil
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	cfg := pixel.DefaultConfig()
+	cfg.Width, cfg.Height = width, height
+	return []e2eInput{{name: o.file, reader: opt, cluster: cfg}}, nil
+}
+
+// benchEndToEnd times file -> clusters file (Parquet, then Arrow IPC) for
+// every mode on all workers, and for auto.
+func benchEndToEnd(ctx context.Context, o pixelBenchOptions, inputs []e2eInput, modes []pixel.Mode, workers int, stdout, stderr io.Writer) error {
 	dir, err := os.MkdirTemp("", "hitflow-bench")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	files := []string{o.file}
-	if o.file == "" {
-		files = files[:0]
-		for _, name := range e2eDatasets {
-			file := filepath.Join(dir, name+".tpx3")
-			fmt.Fprintf(stderr, "hitflow: simulating %d %s hits into %s\n", o.e2eHits, name, file)
-			if err := simulateToFile(file, name, o.e2eHits, o.rate); err != nil {
-				return err
-			}
-			files = append(files, file)
+	for i, in := range inputs {
+		if in.dataset == "" {
+			continue
+		}
+		inputs[i].name = filepath.Join(dir, in.dataset+".tpx3")
+		fmt.Fprintf(stderr, "hitflow: simulating %d %s hits into %s\n", o.e2eHits, in.dataset, inputs[i].name)
+		if err := simulateToFile(inputs[i].name, in.dataset, o.e2eHits, o.rate); err != nil {
+			return err
 		}
 	}
-	fmt.Fprintf(stdout, "\nEnd to end: a .tpx3 file decoded, sorted (500 us window), clustered and written as Parquet or Arrow IPC to %s (each run after the previous output was removed and the disks synced); median of %d runs; the most memory a run took (held by the Go runtime, sampled every 5 ms).\n\n",
+	fmt.Fprintf(stdout, "\nEnd to end: a file decoded, sorted (500 us window), clustered and written as Parquet or Arrow IPC to %s (each run after the previous output was removed and the disks synced); median of %d runs; the most memory a run took (held by the Go runtime, sampled every 5 ms); hits outside the sensor are read but not clustered.\n\n",
 		dir, o.runs)
-	fmt.Fprintf(stdout, "| input | output | mode | workers | hits | clusters | Mhit/s | memory MB |\n|---|---|---|---|---|---|---|---|\n")
-	for _, file := range files {
-		fi, err := os.Stat(file)
+	fmt.Fprintf(stdout, "| input | output | mode | workers | hits | out of range | clusters | Mhit/s | memory MB |\n|---|---|---|---|---|---|---|---|---|\n")
+	for _, in := range inputs {
+		fi, err := os.Stat(in.name)
 		if err != nil {
 			return err
 		}
-		input := fmt.Sprintf("%s (%.0f MB)", filepath.Base(file), float64(fi.Size())/1e6)
+		label := fmt.Sprintf("%s (%.0f MB)", filepath.Base(in.name), float64(fi.Size())/1e6)
+		var outOfRange int64
 		for _, ext := range []string{".parquet", ".arrow"} {
 			for _, m := range append(slices.Clone(modes), pixel.Auto) {
 				w := workers
@@ -197,7 +275,7 @@ func benchEndToEnd(ctx context.Context, o pixelBenchOptions, modes []pixel.Mode,
 						return err
 					}
 					watch := pixelbench.WatchMemory(5 * time.Millisecond)
-					sum, err = endToEnd(ctx, file, out, m, w)
+					sum, err = endToEnd(ctx, in, out, m, w)
 					most = max(most, watch.Stop())
 					if err != nil {
 						return err
@@ -205,16 +283,21 @@ func benchEndToEnd(ctx context.Context, o pixelBenchOptions, modes []pixel.Mode,
 					times = append(times, sum.Elapsed)
 				}
 				med := median(times)
-				fmt.Fprintf(stdout, "| %s | %s | %s | %d | %d | %d | %.2f | %.0f |\n", input, ext, m, w, sum.Hits, sum.Clusters,
+				fmt.Fprintf(stdout, "| %s | %s | %s | %d | %d | %d | %d | %.2f | %.0f |\n", label, ext, m, w, sum.Hits, sum.OutOfRange, sum.Clusters,
 					float64(sum.Hits)/med.Seconds()/1e6, float64(most)/1e6)
+				outOfRange = sum.OutOfRange
 			}
+		}
+		if outOfRange > 0 {
+			fmt.Fprintf(stderr, "hitflow: %s: %d hits outside the %dx%d sensor were not clustered: give .tpx3 files the --layout of their chips, text inputs their --sensor size\n",
+				in.name, outOfRange, in.cluster.Width, in.cluster.Height)
 		}
 	}
 	return nil
 }
 
-func endToEnd(ctx context.Context, in, out string, mode pixel.Mode, workers int) (pipeline.Summary, error) {
-	f, err := os.Open(in)
+func endToEnd(ctx context.Context, in e2eInput, out string, mode pixel.Mode, workers int) (pipeline.Summary, error) {
+	f, err := os.Open(in.name)
 	if err != nil {
 		return pipeline.Summary{}, err
 	}
@@ -223,12 +306,11 @@ func endToEnd(ctx context.Context, in, out string, mode pixel.Mode, workers int)
 	if err != nil {
 		return pipeline.Summary{}, err
 	}
-	layout, _ := tpx3.LayoutByName("single")
 	sum, err := pipeline.Run(ctx, pipeline.Job{
-		Sources:  []pipeline.Source{{Name: in, R: f}},
-		Reader:   tpx3.Options{Format: tpx3.TPX3, Layout: layout},
+		Sources:  []pipeline.Source{{Name: in.name, R: f}},
+		Reader:   in.reader,
 		Unsorted: 500 * pixel.Microsecond,
-		Cluster:  pixel.DefaultConfig(),
+		Cluster:  in.cluster,
 		Mode:     mode,
 		Workers:  workers,
 		Clusters: cw,

@@ -70,6 +70,11 @@ func TestPixelUsageErrors(t *testing.T) {
 		{[]string{"bench", "pixel", "--runs", "0"}, "--runs"},
 		{[]string{"bench", "pixel", "--modes", "auto"}, "--modes"},
 		{[]string{"bench", "pixel", "--datasets", "muon"}, "muon"},
+		{[]string{"bench", "pixel", "--e2e-hits", "-1"}, "--e2e-hits -1"},
+		{[]string{"bench", "pixel", "--rate", "0"}, "--rate 0"},
+		{[]string{"bench", "pixel", "--plot", "scaling.txt"}, "--plot scaling.txt: want a .png or .svg file"},
+		{[]string{"bench", "pixel", "--file", "x.tpx3", "--layout", "hex"}, "hex"},
+		{[]string{"clue", "--dc", "2", "--rhoc", "1", "--deltac", "2", "--deltao", "2", "--plot", "x.jpg", "missing.csv"}, "--plot x.jpg"},
 	} {
 		code, _, stderr := hitflow(t, tc.args...)
 		if code != 2 || !strings.Contains(stderr, tc.want) {
@@ -112,8 +117,11 @@ func TestBenchPixel(t *testing.T) {
 		}
 		rows++
 		f := strings.Split(strings.Trim(line, "| "), " | ")
-		if mb, err := strconv.Atoi(f[len(f)-1]); len(f) != 8 || err != nil || mb < 0 || mb > 1000 {
+		if mb, err := strconv.Atoi(f[len(f)-1]); len(f) != 9 || err != nil || mb < 0 || mb > 1000 {
 			t.Errorf("end-to-end row %q: no memory", line)
+		}
+		if f[5] != "0" {
+			t.Errorf("end-to-end row %q: hits out of range", line)
 		}
 	}
 	if rows != 16 || !strings.Contains(stdout, "| memory MB |") {
@@ -121,6 +129,34 @@ func TestBenchPixel(t *testing.T) {
 	}
 	if fi, err := os.Stat(plot); err != nil || fi.Size() < 1000 {
 		t.Fatalf("plot: %v", err)
+	}
+}
+
+// TestBenchPixelFile: --file is read as cluster reads it, with its chip
+// layout (the four-chip background run of ../shared/data: all its hits
+// clustered with the default row layout, nearly all out of range as one
+// chip, and said so), and a file that cannot be read fails before the
+// clustering runs.
+func TestBenchPixelFile(t *testing.T) {
+	const real = "../../../shared/data/tpx3/suann_socket_background_serval32.tpx3"
+	if _, err := os.Stat(real); err != nil {
+		t.Skipf("no shared data: %v", err)
+	}
+	args := []string{"bench", "pixel", "--datasets", "gamma", "--hits", "2000", "--repeat", "1", "--runs", "1", "--modes", "sequential", "--file", real}
+	code, stdout, stderr := hitflow(t, args...)
+	if code != 0 || !strings.Contains(stdout, "| .arrow | sequential | 1 | 98548 | 0 | 89371 |") || strings.Contains(stderr, "not clustered") {
+		t.Fatalf("row layout: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	code, stdout, stderr = hitflow(t, append(args, "--layout", "single")...)
+	if code != 0 || !strings.Contains(stdout, "| .arrow | sequential | 1 | 98548 | 96207 | 128 |") ||
+		!strings.Contains(stderr, "96207 hits outside the 256x256 sensor were not clustered") {
+		t.Fatalf("single layout: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	for _, bad := range [][]string{{"--file", filepath.Join(t.TempDir(), "missing.tpx3")}, {"--file", real, "--format", "csv"}} {
+		code, stdout, stderr = hitflow(t, append(args[:len(args)-2], bad...)...)
+		if code != 1 || !strings.Contains(stderr, bad[1]) || strings.Contains(stdout, "| gamma |") {
+			t.Errorf("%v: exit %d, clustered first: %v\n%s", bad, code, strings.Contains(stdout, "| gamma |"), stderr)
+		}
 	}
 }
 
