@@ -30,8 +30,12 @@ var ErrUnknownFormat = errors.New("unknown format")
 
 // CreateClusters creates the clusters file name in the format its
 // extension says: .csv, .clog, .parquet, .arrow or .root; "-" writes CSV to
-// stdout. Close flushes and closes the file.
+// stdout, and os.DevNull nothing (the clusters are not even formatted).
+// Close flushes and closes the file.
 func CreateClusters(name string, stdout io.Writer) (ClusterWriter, error) {
+	if name == os.DevNull {
+		return discard{}, nil
+	}
 	ext := strings.ToLower(filepath.Ext(name))
 	if name == "-" {
 		ext = ".csv"
@@ -90,9 +94,12 @@ type HitWriter interface {
 
 // CreateHits creates a per-hit label file: .csv (x,y,toa_ns,tot,cluster,
 // with energy_kev before cluster for calibrated hits), .parquet or .arrow
-// (with energy_kev, null without calibration); "-" writes CSV to stdout. Close
-// flushes and closes the file.
+// (with energy_kev, null without calibration); "-" writes CSV to stdout,
+// and os.DevNull nothing. Close flushes and closes the file.
 func CreateHits(name string, stdout io.Writer) (HitWriter, error) {
+	if name == os.DevNull {
+		return discard{}, nil
+	}
 	ext := strings.ToLower(filepath.Ext(name))
 	if name == "-" {
 		ext = ".csv"
@@ -119,6 +126,15 @@ func CreateHits(name string, stdout io.Writer) (HitWriter, error) {
 	}
 	return fileHitWriter{hw, closeFile}, nil
 }
+
+// discard is the writer of os.DevNull: a run timed or checked without
+// output pays nothing for it.
+type discard struct{}
+
+func (discard) Write(*pixel.Clusters) error        { return nil }
+func (discard) WriteMembers(*pixel.Clusters) error { return nil }
+func (discard) NeedsMembers() bool                 { return false }
+func (discard) Close() error                       { return nil }
 
 type fileHitWriter struct {
 	HitWriter

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"math"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -107,6 +108,28 @@ func TestCLog(t *testing.T) {
 			t.Fatalf("%s: error %v", ext, err)
 		}
 		hw.Close()
+	}
+}
+
+// TestDevNull: -o /dev/null has no extension, and writes nothing: the
+// clusters are not formatted, the hits not asked for.
+func TestDevNull(t *testing.T) {
+	cw, err := CreateClusters(os.DevNull, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hw, err := CreateHits(os.DevNull, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A cluster without its hits: a hit writer that formatted would refuse it.
+	c, _ := pixel.NewClusterer(pixel.DefaultConfig())
+	var h pixel.Hits
+	h.Append(1, 1, 0, 1)
+	c.Add(&h)
+	bare := c.Flush()
+	if _, ok := cw.(discard); !ok || cw.NeedsMembers() || cw.Write(bare) != nil || hw.WriteMembers(bare) != nil || cw.Close() != nil || hw.Close() != nil {
+		t.Fatalf("writers %T, %T", cw, hw)
 	}
 }
 

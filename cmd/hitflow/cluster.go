@@ -80,7 +80,7 @@ A one-line summary goes to stderr.`, pixel.DefaultMemberLimit),
 	f.StringVar(&o.mask, "mask", "", "file of pixels whose hits are dropped and counted: lines x y, or a 0/1 matrix (row = y)")
 	f.StringVar(&o.hits, "hits", "", "also write every hit with its cluster id (.csv: x,y,toa_ns,tot,cluster, with energy_kev before cluster when calibrated; .parquet or .arrow)")
 	f.StringVar(&o.tdc, "tdc", "", "also write the TDC packets of .tpx3 input (CSV)")
-	f.StringVarP(&o.out, "output", "o", o.out, "clusters file (.csv, .clog, .parquet, .arrow or .root); - for CSV on stdout")
+	f.StringVarP(&o.out, "output", "o", o.out, "clusters file (.csv, .clog, .parquet, .arrow or .root); - for CSV on stdout, /dev/null for none")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress bar")
 	return cmd
 }
