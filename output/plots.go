@@ -200,7 +200,9 @@ func ClusterTimePlot(w io.Writer, c *pixel.Clusters, format string) error {
 }
 
 // ClusterMapPlot draws the centroids of the clusters on the sensor, one
-// bin per pixel, with a colour bar.
+// bin per pixel, with a colour bar: the clusters per pixel, or their
+// log10 where they span two decades or more (a hot pixel's thousands
+// would leave every other pixel the darkest colour).
 func ClusterMapPlot(w io.Writer, c *pixel.Clusters, width, height int, format string) error {
 	if c.Len() == 0 {
 		return fmt.Errorf("output: no clusters to plot")
@@ -210,13 +212,42 @@ func ClusterMapPlot(w io.Writer, c *pixel.Clusters, width, height int, format st
 		h.Fill(c.X[i], c.Y[i], 1)
 	}
 	p := newPlot()
-	p.Title.Text = fmt.Sprintf("cluster centroids (%d clusters)", c.Len())
 	p.X.Label.Text = "x (pixel)"
 	p.Y.Label.Text = "y (pixel)"
-	hm := newHeat(h, nil, onWhite())
-	hm.HeatMap.Min = 0 // counts: a single cluster is not the darkest colour
+	grid := make([]float64, width*height)
+	most := 0.0
+	for y := range height {
+		for x := range width {
+			n := h.Binning.Bins[y*width+x].SumW()
+			most = max(most, n)
+			grid[y*width+x] = n
+		}
+	}
+	var hm *hplot.H2D
+	if most >= 100 {
+		p.Title.Text = fmt.Sprintf("log10 cluster centroids per pixel (%d clusters)", c.Len())
+		for i, n := range grid {
+			grid[i] = math.Log10(n) // empty pixels -Inf, not drawn
+			if n == 0 {
+				grid[i] = math.NaN()
+			}
+		}
+		hm = newHeat(h, grid, onWhite(mapHeight(width, height)))
+	} else {
+		p.Title.Text = fmt.Sprintf("cluster centroids per pixel (%d clusters)", c.Len())
+		hm = newHeat(h, nil, onWhite(mapHeight(width, height)))
+		hm.HeatMap.Min = 0 // counts: a single cluster is not the darkest colour
+	}
+	hm.HeatMap.Rasterized = true
 	p.Add(hm)
-	return writeFigure(w, p, hm, PlotSize, PlotSize, format)
+	return writeFigure(w, p, hm, PlotSize, mapHeight(width, height), format)
+}
+
+// mapHeight is the height of a map of a sensor: square for a chip,
+// flatter for a row of chips, but never so flat that the rows cannot be
+// seen.
+func mapHeight(width, height int) vg.Length {
+	return PlotSize * vg.Length(math.Max(0.5, math.Min(1, float64(height)/float64(width))))
 }
 
 // sensorBins is one bin per pixel of a sensor, pixel x spanning x-0.5 to
@@ -276,9 +307,7 @@ func HitMapPlot(w io.Writer, counts *pixel.HitCounts, hot []pixel.PixelHits, tit
 		p.Add(s)
 		p.Legend.Add("hot pixels", s)
 	}
-	// Square for a chip, flatter for a row of chips, but never so flat
-	// that the rows cannot be seen.
-	return writeFigure(w, p, hm, PlotSize, PlotSize*vg.Length(math.Max(0.5, math.Min(1, float64(height)/float64(width)))), format)
+	return writeFigure(w, p, hm, PlotSize, mapHeight(width, height), format)
 }
 
 // newHeat draws h as a heat map whose empty cells stay white:
@@ -316,12 +345,12 @@ func newHeat(h *hbook.H2D, grid []float64, pal palette.Palette) *hplot.H2D {
 	return hm
 }
 
-// onWhite is a sequential palette for the square maps whose empty pixels
-// are white: Kindlmann's, black to pale yellow-green, without its last
-// fifth, which fades into white (the busiest pixel would vanish into the
-// background).
-func onWhite() palette.Palette {
-	n := legendColours(PlotSize)
+// onWhite is a sequential palette for the maps whose empty pixels are
+// white, with a colour bar to fit a figure of the given height:
+// Kindlmann's, black to pale yellow-green, without its last fifth, which
+// fades into white (the busiest pixel would vanish into the background).
+func onWhite(height vg.Length) palette.Palette {
+	n := legendColours(height)
 	all := moreland.Kindlmann().Palette(n + n/4).Colors()
 	return fixedPalette(all[:n])
 }
@@ -379,7 +408,7 @@ func ClusterHitsPlot(w io.Writer, hits *pixel.Hits, byToA bool, title, format st
 	p.X.Label.Text = "x (pixel)"
 	p.Y.Label.Text = "y (pixel)"
 	p.X.Tick.Marker, p.Y.Tick.Marker = pixelTicks{}, pixelTicks{}
-	hm := newHeat(h, grid, onWhite())
+	hm := newHeat(h, grid, onWhite(PlotSize))
 	p.Add(hm)
 	return writeFigure(w, p, hm, PlotSize, PlotSize, format)
 }

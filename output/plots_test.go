@@ -40,6 +40,7 @@ func TestClusterPlots(t *testing.T) {
 		checkPNG(t, "spectrum", func(w io.Writer) error { return ClusterSpectrumPlot(w, c, "png") }, 605, 454)
 		checkPNG(t, "time", func(w io.Writer) error { return ClusterTimePlot(w, c, "png") }, 605, 454)
 		checkPNG(t, "map", func(w io.Writer) error { return ClusterMapPlot(w, c, 256, 256, "png") }, 605, 605)
+		checkPNG(t, "map of a row of chips", func(w io.Writer) error { return ClusterMapPlot(w, c, 1027, 256, "png") }, 605, 302)
 		one := &pixel.Hits{}
 		one.AppendRange(&c.Members, c.Start[3], c.Start[4])
 		for _, byToA := range []bool{false, true} {
@@ -52,6 +53,26 @@ func TestClusterPlots(t *testing.T) {
 	var buf bytes.Buffer
 	if err := ClusterMapPlot(&buf, small, 256, 256, "svg"); err != nil || !strings.HasPrefix(buf.String(), "<?xml") {
 		t.Fatalf("svg: %v", err)
+	}
+	// Counts on a linear scale, unless a hot pixel's span two decades.
+	for _, tc := range []struct {
+		hot   int
+		title string
+	}{{99, ">cluster centroids per pixel (100 clusters)<"}, {100, ">log10 cluster centroids per pixel (101 clusters)<"}} {
+		var h pixel.Hits
+		h.Append(20, 20, 0, 5)
+		for i := range tc.hot {
+			h.Append(10, 10, pixel.Time(i+1)*pixel.Microsecond, 5)
+		}
+		cl, _ := pixel.NewClusterer(pixel.DefaultConfig())
+		hot := &pixel.Clusters{}
+		hot.Reset()
+		cl.AddTo(hot, &h)
+		cl.FlushTo(hot)
+		buf.Reset()
+		if err := ClusterMapPlot(&buf, hot, 256, 256, "svg"); err != nil || !strings.Contains(buf.String(), tc.title) {
+			t.Fatalf("%d clusters on a pixel: %v, no title %q", tc.hot, err, tc.title)
+		}
 	}
 	empty := &pixel.Clusters{}
 	if err := ClusterSizePlot(&buf, empty, "png"); err == nil {
@@ -138,8 +159,8 @@ func TestPixelTicks(t *testing.T) {
 // (the palette stops short of white), and every colour bar fits its
 // figure, the lowest value's label included.
 func TestPalettesFit(t *testing.T) {
-	cols := onWhite().Colors()
-	if len(cols) != 32 {
+	cols := onWhite(PlotSize).Colors()
+	if len(cols) != 32 || len(onWhite(mapHeight(1027, 256)).Colors()) != 20 {
 		t.Fatalf("%d colours", len(cols))
 	}
 	for i, c := range cols {
