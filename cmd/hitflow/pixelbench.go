@@ -146,9 +146,7 @@ func runBenchPixel(ctx context.Context, o pixelBenchOptions, stdout, stderr io.W
 					m, w, rate, 100*rate/(float64(w)*one), r.Clusters)
 				s.Workers, s.Rate = append(s.Workers, w), append(s.Rate, rate)
 			}
-			if m != pixel.Sequential {
-				series = append(series, s)
-			}
+			series = append(series, s)
 		}
 	}
 	if o.plot != "" {
