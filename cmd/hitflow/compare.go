@@ -10,7 +10,7 @@ import (
 	"github.com/hitflow/hitflow/pixel"
 )
 
-func newCompareCmd(stdout io.Writer) *cobra.Command {
+func newCompareCmd(stdout, stderr io.Writer) *cobra.Command {
 	return &cobra.Command{
 		Use:   "compare A.csv B.csv",
 		Short: "Compare two clusterings of the same hits (per-hit label files)",
@@ -40,8 +40,16 @@ twin in the other file.`,
 				}
 			}
 			a := pixel.Compare(sets[0], sets[1])
-			_, err := fmt.Fprintf(stdout, "hits %d (only in A %d, only in B %d), clusters A %d, B %d, without an identical twin A %d, B %d, IoU %.6f (hit-weighted %.6f)\n",
-				a.Hits, a.OnlyA, a.OnlyB, a.ClustersA, a.ClustersB, a.DifferA, a.DifferB, a.IoU, a.HitIoU)
+			iou := fmt.Sprintf("IoU %.6f (hit-weighted %.6f)", a.IoU, a.HitIoU)
+			if a.Hits == 0 {
+				iou = "IoU undefined (no hit in both files)"
+			}
+			if a.OnlyA > 0 || a.OnlyB > 0 {
+				fmt.Fprintf(stderr, "hitflow: the files do not hold the same hits (%d in %s only, %d in %s only): the scores count the %d in both\n",
+					a.OnlyA, args[0], a.OnlyB, args[1], a.Hits)
+			}
+			_, err := fmt.Fprintf(stdout, "hits %d (only in A %d, only in B %d), clusters A %d, B %d, without an identical twin A %d, B %d, %s\n",
+				a.Hits, a.OnlyA, a.OnlyB, a.ClustersA, a.ClustersB, a.DifferA, a.DifferB, iou)
 			return err
 		},
 	}

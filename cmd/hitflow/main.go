@@ -75,7 +75,7 @@ the papers' datasets for tests and benchmarks. Every command takes
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newClusterCmd(stdout, stderr), newClueCmd(stdout, stderr), newPetCmd(stdout, stderr), newSimulateCmd(stderr), newBenchCmd(stdout, stderr), newCompareCmd(stdout), newMaskCmd(stdout, stderr), newPlotCmd(stdout), newVersionCmd(stdout))
+	root.AddCommand(newClusterCmd(stdout, stderr), newClueCmd(stdout, stderr), newPetCmd(stdout, stderr), newSimulateCmd(stderr), newBenchCmd(stdout, stderr), newCompareCmd(stdout, stderr), newMaskCmd(stdout, stderr), newPlotCmd(stdout), newVersionCmd(stdout))
 	return root
 }
 

@@ -88,6 +88,31 @@ func TestPixelUsageErrors(t *testing.T) {
 	}
 }
 
+// TestCompareOtherHits: files of other hits are told apart from
+// disagreeing clusterings; files without a hit in common have no score.
+func TestCompareOtherHits(t *testing.T) {
+	dir := t.TempDir()
+	a, b, empty := filepath.Join(dir, "a.csv"), filepath.Join(dir, "b.csv"), filepath.Join(dir, "empty.csv")
+	for name, text := range map[string]string{
+		a:     "x,y,toa_ns,tot,cluster\n1,1,5,3,0\n2,2,5,3,0\n",
+		b:     "x,y,toa_ns,tot,cluster\n1,1,5,3,7\n2,2,5,3,7\n9,9,9,9,8\n",
+		empty: "x,y,toa_ns,tot,cluster\n",
+	} {
+		if err := os.WriteFile(name, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, stdout, stderr := hitflow(t, "compare", a, b)
+	if code != 0 || !strings.Contains(stdout, "hits 2 (only in A 0, only in B 1), clusters A 1, B 2, without an identical twin A 0, B 1, IoU 1.000000") ||
+		!strings.Contains(stderr, "do not hold the same hits (0 in "+a+" only, 1 in "+b+" only): the scores count the 2 in both") {
+		t.Fatalf("exit %d: %s%s", code, stdout, stderr)
+	}
+	code, stdout, stderr = hitflow(t, "compare", empty, empty)
+	if code != 0 || !strings.Contains(stdout, "IoU undefined (no hit in both files)") || stderr != "" {
+		t.Fatalf("empty: exit %d: %s%s", code, stdout, stderr)
+	}
+}
+
 func TestBenchPixel(t *testing.T) {
 	plot := filepath.Join(t.TempDir(), "scaling.png")
 	code, stdout, stderr := hitflow(t, "bench", "pixel", "--datasets", "gamma", "--hits", "20000", "--repeat", "2", "--runs", "1",
