@@ -27,15 +27,15 @@ import (
 // square.
 const PlotSize = 16 * vg.Centimeter
 
-// writeFigure renders p, with a colour bar when legend is set, as png or
+// writeFigure renders p, with a colour bar when bar is set, as png or
 // svg.
-func writeFigure(w io.Writer, p *hplot.Plot, legend *hplot.H2D, width, height vg.Length, format string) error {
+func writeFigure(w io.Writer, p *hplot.Plot, bar *hplot.Legend, width, height vg.Length, format string) error {
 	if format == "" {
 		format = "png"
 	}
 	var d hplot.Drawer = p
-	if legend != nil {
-		d = hplot.Figure(p, hplot.WithLegend(legend.Legend()))
+	if bar != nil {
+		d = hplot.Figure(p, hplot.WithLegend(*bar))
 	}
 	wt, err := hplot.WriterTo(d, width, height, format)
 	if err != nil {
@@ -201,8 +201,8 @@ func ClusterTimePlot(w io.Writer, c *pixel.Clusters, format string) error {
 
 // ClusterMapPlot draws the centroids of the clusters on the sensor, one
 // bin per pixel, with a colour bar: the clusters per pixel, or their
-// log10 where they span two decades or more (a hot pixel's thousands
-// would leave every other pixel the darkest colour).
+// on a log scale where they span two decades or more (a hot pixel's
+// thousands would leave every other pixel the darkest colour).
 func ClusterMapPlot(w io.Writer, c *pixel.Clusters, width, height int, format string) error {
 	if c.Len() == 0 {
 		return fmt.Errorf("output: no clusters to plot")
@@ -224,8 +224,9 @@ func ClusterMapPlot(w io.Writer, c *pixel.Clusters, width, height int, format st
 		}
 	}
 	var hm *hplot.H2D
-	if most >= 100 {
-		p.Title.Text = fmt.Sprintf("log10 cluster centroids per pixel (%d clusters)", c.Len())
+	log10 := most >= 100
+	if log10 {
+		p.Title.Text = fmt.Sprintf("cluster centroids per pixel, log scale (%d clusters)", c.Len())
 		for i, n := range grid {
 			grid[i] = math.Log10(n) // empty pixels -Inf, not drawn
 			if n == 0 {
@@ -240,7 +241,7 @@ func ClusterMapPlot(w io.Writer, c *pixel.Clusters, width, height int, format st
 	}
 	hm.HeatMap.Rasterized = true
 	p.Add(hm)
-	return writeFigure(w, p, hm, PlotSize, mapHeight(width, height), format)
+	return writeFigure(w, p, colourBar(hm, log10), PlotSize, mapHeight(width, height), format)
 }
 
 // mapHeight is the height of a map of a sensor: square for a chip,
@@ -258,8 +259,8 @@ func sensorBins(width, height int) *hbook.H2D {
 }
 
 // HitMapPlot draws the hits of every pixel on the sensor on a
-// logarithmic colour scale, log10 of the hits (hot pixels fire millions
-// of times, the rest a few), pixels without hits white, and circles the
+// logarithmic colour scale (hot pixels fire millions of times, the rest
+// a few), pixels without hits white, and circles the
 // hot pixels given: one pixel of a sensor drawn on a page may be smaller
 // than a dot.
 func HitMapPlot(w io.Writer, counts *pixel.HitCounts, hot []pixel.PixelHits, title, format string) error {
@@ -307,7 +308,44 @@ func HitMapPlot(w io.Writer, counts *pixel.HitCounts, hot []pixel.PixelHits, tit
 		p.Add(s)
 		p.Legend.Add("hot pixels", s)
 	}
-	return writeFigure(w, p, hm, PlotSize, mapHeight(width, height), format)
+	return writeFigure(w, p, colourBar(hm, true), PlotSize, mapHeight(width, height), format)
+}
+
+// colourBar is the colour bar of a heat map with its lowest and highest
+// values written out, or, on a map of log10 values, 10 to their power:
+// the counts themselves. hplot's own labels are %.2g, 180 as 1.8e+02.
+func colourBar(hm *hplot.H2D, log10 bool) *hplot.Legend {
+	bar := hplot.NewLegend()
+	thumbs := plotter.PaletteThumbnailers(hm.HeatMap.Palette)
+	for i := len(thumbs) - 1; i >= 0; i-- {
+		label := ""
+		switch i {
+		case 0:
+			label = scaleLabel(hm.HeatMap.Min, log10)
+		case len(thumbs) - 1:
+			label = scaleLabel(hm.HeatMap.Max, log10)
+		}
+		bar.Add(label, thumbs[i])
+	}
+	bar.Top = true
+	return &bar
+}
+
+// scaleLabel writes v (or 10^v) without an exponent where it reads
+// well: whole from 100 on, to three significant digits below, down to
+// 0.001.
+func scaleLabel(v float64, log10 bool) string {
+	if log10 {
+		v = math.Pow(10, v)
+	}
+	switch a := math.Abs(v); {
+	case a >= 1e6 || a < 1e-3 && a != 0:
+		return strconv.FormatFloat(v, 'g', 3, 64)
+	case a >= 100:
+		return strconv.FormatFloat(math.Round(v), 'f', 0, 64)
+	}
+	r, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 3, 64), 64)
+	return strconv.FormatFloat(r, 'f', -1, 64)
 }
 
 // newHeat draws h as a heat map whose empty cells stay white:
@@ -410,7 +448,7 @@ func ClusterHitsPlot(w io.Writer, hits *pixel.Hits, byToA bool, title, format st
 	p.X.Tick.Marker, p.Y.Tick.Marker = pixelTicks{}, pixelTicks{}
 	hm := newHeat(h, grid, onWhite(PlotSize))
 	p.Add(hm)
-	return writeFigure(w, p, hm, PlotSize, PlotSize, format)
+	return writeFigure(w, p, colourBar(hm, false), PlotSize, PlotSize, format)
 }
 
 // nanGrid is the histogram's grid with empty pixels as NaN.
@@ -448,7 +486,7 @@ func ImagePlot(w io.Writer, img jpet.Image, title, format string) error {
 	hm := hplot.NewH2D(h, moreland.BlackBody().Palette(legendColours(height)))
 	hm.HeatMap.Rasterized = true
 	p.Add(hm)
-	return writeFigure(w, p, hm, PlotSize, height, format)
+	return writeFigure(w, p, colourBar(hm, false), PlotSize, height, format)
 }
 
 // WriteClusterPlots writes the overview figures of a clusters file:

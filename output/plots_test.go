@@ -58,7 +58,7 @@ func TestClusterPlots(t *testing.T) {
 	for _, tc := range []struct {
 		hot   int
 		title string
-	}{{99, ">cluster centroids per pixel (100 clusters)<"}, {100, ">log10 cluster centroids per pixel (101 clusters)<"}} {
+	}{{99, ">cluster centroids per pixel (100 clusters)<"}, {100, ">cluster centroids per pixel, log scale (101 clusters)<"}} {
 		var h pixel.Hits
 		h.Append(20, 20, 0, 5)
 		for i := range tc.hot {
@@ -77,6 +77,29 @@ func TestClusterPlots(t *testing.T) {
 	empty := &pixel.Clusters{}
 	if err := ClusterSizePlot(&buf, empty, "png"); err == nil {
 		t.Fatal("empty clusters plotted")
+	}
+}
+
+// TestScaleLabels: colour bars read 180, not hplot's 1.8e+02, and a log
+// map's bar the counts.
+func TestScaleLabels(t *testing.T) {
+	for _, tc := range []struct {
+		v     float64
+		log10 bool
+		want  string
+	}{
+		{184.27, false, "184"}, {0, false, "0"}, {4.65, false, "4.65"}, {2.5, false, "2.5"}, {0.012345, false, "0.0123"},
+		{-3.14159, false, "-3.14"}, {1.5e7, false, "1.5e+07"}, {2e-5, false, "2e-05"}, {99.96, false, "100"},
+		{0, true, "1"}, {math.Log10(45123), true, "45123"}, {0.5, true, "3.16"},
+	} {
+		if got := scaleLabel(tc.v, tc.log10); got != tc.want {
+			t.Errorf("scaleLabel(%v, %v) = %q, want %q", tc.v, tc.log10, got, tc.want)
+		}
+	}
+	img := jpet.Image{Values: []float64{0, 60, 120, 184.27}, NZ: 2, NY: 2, Pixel: 0.004}
+	var buf bytes.Buffer
+	if err := ImagePlot(&buf, img, "bar", "svg"); err != nil || !strings.Contains(buf.String(), ">184<") || strings.Contains(buf.String(), "e+02") {
+		t.Fatalf("colour bar of an image up to 184.27: %v", err)
 	}
 }
 

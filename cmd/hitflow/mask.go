@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"path/filepath"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -66,9 +64,12 @@ func runMask(ctx context.Context, o maskOptions, files []string, stdout, stderr 
 	if o.factor < 0 || o.least < 0 {
 		return usagef("--factor and --min-hits must not be negative")
 	}
-	plotFormat := strings.TrimPrefix(filepath.Ext(o.plot), ".")
-	if o.plot != "" && plotFormat != "png" && plotFormat != "svg" {
-		return usagef("--plot %s: want a .png or .svg file", o.plot)
+	var format string
+	if o.plot != "" {
+		var err error
+		if format, err = plotFormat(o.plot); err != nil {
+			return err
+		}
 	}
 	reader, width, height, err := o.input.options()
 	if err != nil {
@@ -114,8 +115,8 @@ func runMask(ctx context.Context, o maskOptions, files []string, stdout, stderr 
 	}
 	fmt.Fprintln(stderr, line)
 	if err == nil && o.plot != "" {
-		title := fmt.Sprintf("log10 hits per pixel (%d hits, %d hot pixels)", counted, len(hot))
-		err = output.WriteFile(o.plot, func(w io.Writer) error { return output.HitMapPlot(w, counts, hot, title, plotFormat) })
+		title := fmt.Sprintf("hits per pixel, log scale (%d hits, %d hot pixels)", counted, len(hot))
+		err = output.WriteFile(o.plot, func(w io.Writer) error { return output.HitMapPlot(w, counts, hot, title, format) })
 	}
 	return err
 }
