@@ -10,22 +10,29 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/hitflow/hitflow/pixel"
 )
 
-// Series is one line of a scaling plot: a rate per worker count.
+// Series is one line of a scaling plot: the rate of a mode on a dataset
+// per worker count.
 type Series struct {
-	Label   string
+	Dataset string
+	Mode    pixel.Mode
 	Workers []int
 	Rate    []float64
-	Color   int  // series with the same Color share it
-	Dashed  bool // a dashed line
 }
 
-// WriteScalingPlot draws rate (Mhit/s) against workers, one line and set
-// of markers per series, a series of one point (the sequential
-// clusterer) as a ring, and grey dotted lines of perfect scaling from the
-// one-worker rate of each series of several points; format is "png" or
-// "svg".
+// guidesMost is the most series of several points that get a line of
+// perfect scaling each: past it, the lines hide the data (the table
+// beside the figure has the efficiencies).
+const guidesMost = 6
+
+// WriteScalingPlot draws rate (Mhit/s) against workers: a colour per
+// dataset, a line per mode (solid, chunked dashed), the sequential
+// clusterer as a ring, and, for a few series, grey dotted lines of
+// perfect scaling from their one-worker rate. The legend names the
+// datasets and the modes once each. format is "png" or "svg".
 func WriteScalingPlot(w io.Writer, title string, series []Series, format string) error {
 	p := newPlot()
 	p.Title.Text = title
@@ -34,38 +41,39 @@ func WriteScalingPlot(w io.Writer, title string, series []Series, format string)
 	p.Y.Min = 0
 	p.Legend.Top = false
 	p.Legend.Left = false
-	maxWorkers, top := 1, 0.0
+	maxWorkers, top, several := 1, 0.0, 0
+	var datasets []string
+	var modes []pixel.Mode
 	for _, s := range series {
 		if len(s.Workers) != len(s.Rate) || len(s.Workers) == 0 {
-			return fmt.Errorf("output: series %q has %d worker counts and %d rates", s.Label, len(s.Workers), len(s.Rate))
+			return fmt.Errorf("output: series %s %v has %d worker counts and %d rates", s.Dataset, s.Mode, len(s.Workers), len(s.Rate))
 		}
 		for i, n := range s.Workers {
 			maxWorkers, top = max(maxWorkers, n), max(top, s.Rate[i])
 		}
+		if len(s.Workers) > 1 {
+			several++
+		}
+		if !slices.Contains(datasets, s.Dataset) {
+			datasets = append(datasets, s.Dataset)
+		}
+		if !slices.Contains(modes, s.Mode) {
+			modes = append(modes, s.Mode)
+		}
 	}
+	guides := several <= guidesMost
 	for _, s := range series {
 		xy := make(plotter.XYs, len(s.Workers))
 		for i := range xy {
 			xy[i].X, xy[i].Y = float64(s.Workers[i]), s.Rate[i]
 		}
-		line, points, err := plotter.NewLinePoints(xy)
-		if err != nil {
-			return fmt.Errorf("output: plot: %w", err)
-		}
-		c := clusterColor(int32(s.Color))
-		line.Color, points.Color = c, c
-		line.Width = vg.Points(1.5)
-		if s.Dashed {
-			line.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
-		}
-		points.Shape = draw.CircleGlyph{}
+		line, points := modeStyle(s.Mode, clusterColor(int32(slices.Index(datasets, s.Dataset))))
+		line.XYs, points.XYs = xy, xy
 		if len(xy) == 1 {
-			points.Shape, points.Radius = draw.RingGlyph{}, vg.Points(4)
 			p.Add(points)
-			p.Legend.Add(s.Label, points)
 			continue
 		}
-		if one := slices.Index(s.Workers, 1); one >= 0 {
+		if one := slices.Index(s.Workers, 1); one >= 0 && guides {
 			ideal, err := plotter.NewLine(plotter.XYs{{X: 1, Y: s.Rate[one]}, {X: float64(maxWorkers), Y: s.Rate[one] * float64(maxWorkers)}})
 			if err != nil {
 				return fmt.Errorf("output: plot: %w", err)
@@ -75,23 +83,47 @@ func WriteScalingPlot(w io.Writer, title string, series []Series, format string)
 			top = max(top, s.Rate[one]*float64(maxWorkers))
 		}
 		p.Add(line, points)
-		p.Legend.Add(s.Label, line, points)
 	}
-	p.Legend.Add("perfect scaling", guideLine())
+	for k, d := range datasets {
+		line, points := modeStyle(pixel.LanesMode, clusterColor(int32(k)))
+		p.Legend.Add(d, line, points)
+	}
+	for _, m := range modes {
+		line, points := modeStyle(m, color.Black)
+		if m == pixel.Sequential {
+			p.Legend.Add(m.String(), points)
+		} else {
+			p.Legend.Add(m.String(), line, points)
+		}
+	}
+	if guides {
+		p.Legend.Add("perfect scaling", &plotter.Line{LineStyle: guideStyle})
+	}
 	p.Y.Max = top * 1.05
 	// Room on the right for the legend.
-	p.X.Min, p.X.Max = 0.5, float64(maxWorkers)+0.5+0.15*float64(maxWorkers)*float64(min(len(series), 12))/4
+	p.X.Min, p.X.Max = 0.5, float64(maxWorkers)+0.5+0.15*float64(maxWorkers)
 	ticks := make([]plot.Tick, maxWorkers)
 	for i := range ticks {
 		ticks[i] = plot.Tick{Value: float64(i + 1), Label: fmt.Sprint(i + 1)}
 	}
 	p.X.Tick.Marker = plot.ConstantTicks(ticks)
-	return writeFigure(w, p, nil, PlotSize, PlotSize*3/4, format)
+	// Tall enough for a legend entry a row.
+	height := max(PlotSize*3/4, vg.Length(len(datasets)+len(modes)+3)*5*vg.Millimeter)
+	return writeFigure(w, p, nil, PlotSize, height, format)
 }
 
-// guideLine is the legend's sample of the perfect-scaling lines.
-func guideLine() plot.Thumbnailer {
-	return &plotter.Line{LineStyle: guideStyle}
+// modeStyle is the line and markers of a mode's series in colour c:
+// solid with dots, dashed for chunked, a ring alone for sequential.
+func modeStyle(m pixel.Mode, c color.Color) (*plotter.Line, *plotter.Scatter) {
+	line := &plotter.Line{LineStyle: draw.LineStyle{Color: c, Width: vg.Points(1.5)}}
+	points := &plotter.Scatter{GlyphStyleFunc: nil, GlyphStyle: draw.GlyphStyle{Color: c, Radius: vg.Points(3), Shape: draw.CircleGlyph{}}}
+	switch m {
+	case pixel.Chunked:
+		line.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
+	case pixel.Sequential:
+		points.Shape, points.Radius = draw.RingGlyph{}, vg.Points(4)
+	}
+	return line, points
 }
 
 // guideStyle draws the perfect-scaling lines: grey, dotted.

@@ -122,13 +122,13 @@ func runBenchPixel(ctx context.Context, o pixelBenchOptions, stdout, stderr io.W
 		o.hits, o.repeat, o.runs, o.rate)
 	fmt.Fprintf(stdout, "| dataset | mean size | mode | workers | Mhit/s | efficiency | clusters per run |\n|---|---|---|---|---|---|---|\n")
 	var series []output.Series
-	for k, d := range datasets {
+	for _, d := range datasets {
 		set, err := pixelbench.Load(d, o.hits, o.rate, 1)
 		if err != nil {
 			return err
 		}
 		for _, m := range modes {
-			s := output.Series{Label: d.Name + " " + m.String(), Color: k, Dashed: m == pixel.Chunked}
+			s := output.Series{Dataset: d.Name, Mode: m}
 			var one float64
 			for w := 1; w <= maxWorkers; w++ {
 				if m == pixel.Sequential && w > 1 {
