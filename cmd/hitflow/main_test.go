@@ -116,11 +116,17 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"simulate", "pixel"}, 2, "needs -o"},
 		{[]string{"simulate", "pixel", "--dataset", "muon", "-o", "x.csv"}, 2, "unknown dataset"},
 		{[]string{"simulate", "pixel", "-o", filepath.Join(dir, "x.clog")}, 2, "extension"},
+		// 0 would have been the library's default rate, with "0 Mhit/s" said.
+		{[]string{"simulate", "pixel", "--rate", "0", "-o", filepath.Join(dir, "r.csv")}, 2, "--rate 0: must be a positive"},
+		{[]string{"simulate", "pixel", "--hits", "-1", "-o", filepath.Join(dir, "r.csv")}, 2, "--hits -1"},
 		{[]string{"version", "extra"}, 2, "takes no arguments"},
 	} {
 		code, stdout, stderr := hitflow(t, tc.args...)
 		if code != tc.code || !strings.Contains(stderr, tc.msg) {
 			t.Errorf("%v: exit %d, stderr %q; want %d with %q", tc.args, code, stderr, tc.code, tc.msg)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "r.csv")); err == nil {
+			t.Errorf("%v: the output was created", tc.args)
 		}
 		if tc.args[0] == "version" && tc.code == 0 && !strings.HasPrefix(stdout, "hitflow ") {
 			t.Errorf("version printed %q", stdout)

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -66,6 +67,12 @@ Datasets (the paper's mean and std of the cluster size):
 func runSimulatePixel(o simulatePixelOptions, stderr io.Writer) error {
 	if o.out == "" {
 		return usagef("simulate pixel needs -o FILE")
+	}
+	switch {
+	case o.hits < 0:
+		return usagef("--hits %d: must not be negative", o.hits)
+	case !(o.rate > 0) || math.IsInf(o.rate, 0): // 0 would be the library's default, 2.5
+		return usagef("--rate %v: must be a positive number of Mhit/s", o.rate)
 	}
 	d, err := pixelsim.DatasetByName(o.dataset)
 	if err != nil {
