@@ -116,7 +116,7 @@ func WriteScalingPlot(w io.Writer, title string, series []Series, format string)
 // solid with dots, dashed for chunked, a ring alone for sequential.
 func modeStyle(m pixel.Mode, c color.Color) (*plotter.Line, *plotter.Scatter) {
 	line := &plotter.Line{LineStyle: draw.LineStyle{Color: c, Width: vg.Points(1.5)}}
-	points := &plotter.Scatter{GlyphStyleFunc: nil, GlyphStyle: draw.GlyphStyle{Color: c, Radius: vg.Points(3), Shape: draw.CircleGlyph{}}}
+	points := &plotter.Scatter{GlyphStyle: draw.GlyphStyle{Color: c, Radius: vg.Points(3), Shape: draw.CircleGlyph{}}}
 	switch m {
 	case pixel.Chunked:
 		line.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
