@@ -200,9 +200,9 @@ func ClusterTimePlot(w io.Writer, c *pixel.Clusters, format string) error {
 }
 
 // ClusterMapPlot draws the centroids of the clusters on the sensor, one
-// bin per pixel, with a colour bar: the clusters per pixel, or their
-// on a log scale where they span two decades or more (a hot pixel's
-// thousands would leave every other pixel the darkest colour).
+// bin per pixel, with a colour bar: the clusters per pixel, on a log
+// scale where they span two decades or more (a hot pixel's thousands
+// would leave every other pixel the darkest colour).
 func ClusterMapPlot(w io.Writer, c *pixel.Clusters, width, height int, format string) error {
 	if c.Len() == 0 {
 		return fmt.Errorf("output: no clusters to plot")
@@ -224,13 +224,13 @@ func ClusterMapPlot(w io.Writer, c *pixel.Clusters, width, height int, format st
 		}
 	}
 	var hm *hplot.H2D
-	log10 := most >= 100
+	log10 := most >= 100 // the fewest in a pixel with any is one
 	if log10 {
 		p.Title.Text = fmt.Sprintf("cluster centroids per pixel, log scale (%d clusters)", c.Len())
 		for i, n := range grid {
-			grid[i] = math.Log10(n) // empty pixels -Inf, not drawn
-			if n == 0 {
-				grid[i] = math.NaN()
+			grid[i] = math.NaN() // empty: white
+			if n > 0 {
+				grid[i] = math.Log10(n)
 			}
 		}
 		hm = newHeat(h, grid, onWhite(mapHeight(width, height)))
@@ -260,9 +260,8 @@ func sensorBins(width, height int) *hbook.H2D {
 
 // HitMapPlot draws the hits of every pixel on the sensor on a
 // logarithmic colour scale (hot pixels fire millions of times, the rest
-// a few), pixels without hits white, and circles the
-// hot pixels given: one pixel of a sensor drawn on a page may be smaller
-// than a dot.
+// a few), pixels without hits white, and circles the hot pixels given:
+// one pixel of a sensor drawn on a page may be smaller than a dot.
 func HitMapPlot(w io.Writer, counts *pixel.HitCounts, hot []pixel.PixelHits, title, format string) error {
 	width, height := counts.Size()
 	h := sensorBins(width, height)
