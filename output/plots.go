@@ -214,29 +214,26 @@ func ClusterMapPlot(w io.Writer, c *pixel.Clusters, width, height int, format st
 	p := newPlot()
 	p.X.Label.Text = "x (pixel)"
 	p.Y.Label.Text = "y (pixel)"
-	grid := make([]float64, width*height)
+	grid := make([]float64, width*height) // row r is y = r
 	most := 0.0
-	for y := range height {
-		for x := range width {
-			n := h.Binning.Bins[y*width+x].SumW()
-			most = max(most, n)
-			grid[y*width+x] = n
+	for i := range grid {
+		n := h.Binning.Bins[i].SumW()
+		most = max(most, n)
+		grid[i] = math.NaN() // empty: white
+		if n > 0 {
+			grid[i] = n
 		}
 	}
-	var hm *hplot.H2D
 	log10 := most >= 100 // the fewest in a pixel with any is one
+	p.Title.Text = fmt.Sprintf("cluster centroids per pixel (%d clusters)", c.Len())
 	if log10 {
 		p.Title.Text = fmt.Sprintf("cluster centroids per pixel, log scale (%d clusters)", c.Len())
 		for i, n := range grid {
-			grid[i] = math.NaN() // empty: white
-			if n > 0 {
-				grid[i] = math.Log10(n)
-			}
+			grid[i] = math.Log10(n) // NaN stays NaN
 		}
-		hm = newHeat(h, grid, onWhite(mapHeight(width, height)))
-	} else {
-		p.Title.Text = fmt.Sprintf("cluster centroids per pixel (%d clusters)", c.Len())
-		hm = newHeat(h, nil, onWhite(mapHeight(width, height)))
+	}
+	hm := newHeat(h, grid, onWhite(mapHeight(width, height)))
+	if !log10 {
 		hm.HeatMap.Min = 0 // counts: a single cluster is not the darkest colour
 	}
 	hm.HeatMap.Rasterized = true
