@@ -241,12 +241,30 @@ func randSpan(r *rand.Rand) int64 {
 	return 1 + r.Int64N(200)
 }
 
+// checkSpace checks that a group space (if any) has no pixel occupied
+// between groups: clusterers share them (see groupSpace).
+func checkSpace(t *testing.T, sp *groupSpace) {
+	t.Helper()
+	if sp == nil {
+		return
+	}
+	for i, b := range sp.occ {
+		if b != 0 {
+			t.Fatalf("group space: pixels %08b occupied at byte %d after the group", b, i)
+		}
+	}
+}
+
 // checkBuffer checks the bookkeeping of the buffer: the count of emitted
 // hits (which decides compaction), the front, and the long clusters set
 // aside (live hits in order before the scan: roots, or hits that have
 // joined an earlier cluster since the last look at them).
 func checkBuffer(t *testing.T, c *Clusterer) {
 	t.Helper()
+	if c.group.lent != nil {
+		t.Fatal("a clusterer kept the group space lent to it")
+	}
+	checkSpace(t, c.group.own)
 	dead := 0
 	for i, nd := range c.nodes {
 		if nd.parent == -1 {

@@ -91,8 +91,9 @@ type Lanes struct {
 	clusterers freeList[*Clusterer]
 	storage    freeList[*windowData]
 	segments   freeList[*segment]
-	cur        *window // being filled
-	last       *window // last dispatched
+	spaces     freeList[*groupSpace] // one a worker (see work)
+	cur        *window               // being filled
+	last       *window               // last dispatched
 	position
 	out Clusters  // Add's batch
 	dst *Clusters // where the clusters go in the current call
@@ -174,6 +175,7 @@ func NewLanes(cfg Config, workers, windowHits int) (*Lanes, error) {
 	l.clusterers.max = cap(l.slots) + workers
 	l.storage.max = cap(l.slots) + workers
 	l.segments.max = cap(l.slots) + workers
+	l.spaces.max = workers
 	l.out.Reset()
 	return l, nil
 }
@@ -395,11 +397,11 @@ func (l *Lanes) take() {
 // snapshots at the checkpoints, then carries on into the next windows.
 func (l *Lanes) run(w *window) {
 	defer l.wg.Done()
-	l.cpu <- struct{}{}
 	c, ok := l.clusterers.get()
 	if !ok {
 		c, _ = NewClusterer(l.cfg) // validated in NewLanes
 	}
+	l.work(c)
 	c.KeepMembers(l.keep)
 	c.restart(w.base)
 	if l.foldAt > 0 {
@@ -424,9 +426,28 @@ func (l *Lanes) run(w *window) {
 	l.noteErr(c)
 	close(w.freshDone)
 	l.release(w)
-	<-l.cpu
+	l.rest(c)
 	l.extend(w, c)
 	l.clusterers.put(c)
+}
+
+// work waits for a worker to cluster with c, and lends c the worker's
+// group space: the one most recently given back, likely still in the
+// caches of the core, rather than c's own (see groupSpace).
+func (l *Lanes) work(c *Clusterer) {
+	l.cpu <- struct{}{}
+	sp, ok := l.spaces.get()
+	if !ok {
+		sp = newGroupSpace(c)
+	}
+	c.group.lent = sp
+}
+
+// rest ends c's work: the worker and its group space are free.
+func (l *Lanes) rest(c *Clusterer) {
+	l.spaces.put(c.group.lent)
+	c.group.lent = nil
+	<-l.cpu
 }
 
 // extend goes on from the end of w's lane into the following windows until
@@ -463,7 +484,7 @@ func (l *Lanes) extend(w *window, c *Clusterer) {
 			}
 		}
 		seg := l.newSegment(nx)
-		l.cpu <- struct{}{}
+		l.work(c)
 		if nx == nil {
 			c.FlushTo(&seg.out)
 		} else {
@@ -491,7 +512,7 @@ func (l *Lanes) extend(w *window, c *Clusterer) {
 			l.noteErr(c)
 			l.release(nx)
 		}
-		<-l.cpu
+		l.rest(c)
 		last := nx == nil || seg.cut >= 0 // seg is the assembler's once sent
 		select {
 		case w.ext <- seg:

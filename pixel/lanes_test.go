@@ -148,6 +148,17 @@ func TestParallelMatchesSequential(t *testing.T) {
 		if ls, ss := lanes.Stats(), seq.Stats(); ls != ss {
 			t.Fatalf("seed %d: stats %+v, sequential %+v", seed, ls, ss)
 		}
+		if n := len(lanes.spaces.items); n > workers {
+			t.Fatalf("seed %d: %d group spaces for %d workers", seed, n, workers)
+		}
+		for _, sp := range lanes.spaces.items {
+			checkSpace(t, sp)
+		}
+		for _, c := range lanes.clusterers.items {
+			if c.group.lent != nil || c.group.own != nil {
+				t.Fatalf("seed %d: a lane's clusterer has a group space of its own or kept the one lent", seed)
+			}
+		}
 		if cfg.Definition != Local {
 			return
 		}
