@@ -620,8 +620,10 @@ func (l *Lanes) assemble(link *window, done chan<- struct{}) {
 		if l.keep || n == 0 {
 			return false
 		}
-		tail := n
-		for tail > 0 && keep(src, tail-1) {
+		// Past the cut (nearly all of the window) without the call, as
+		// in push: calls for every cluster took 2 % of a run on gamma rays.
+		tail, root := n, src.root[:n]
+		for tail > 0 && (root[tail-1] >= cut || keep(src, tail-1)) {
 			tail--
 		}
 		if pendAt < pend.Len() {
