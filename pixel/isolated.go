@@ -481,9 +481,8 @@ func findIn(parent *[groupMax]int32, j int32) int32 {
 // clusterGroup clusters the isolated group of hits [i, j) of h as join
 // does, but without copying the hits into the buffer, on a group space
 // (whose matrix points at hits of the group), which it gives back
-// cleared. It
-// writes the clusters to out from index k in the order of their first
-// hits and returns the index after the last.
+// cleared. It writes the clusters to out from index k in the order of
+// their first hits and returns the index after the last.
 func (c *Clusterer) clusterGroup(out *Clusters, k int, h *Hits, i, j int) int {
 	n := j - i
 	g := &c.group
