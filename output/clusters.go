@@ -143,17 +143,43 @@ type fileHitWriter struct {
 
 func (f fileHitWriter) Close() error { return closeBoth(f.HitWriter.Close, f.closeFile) }
 
-// CreateFile opens a file for writing, or returns stdout for "-"; the
-// function returned closes the file (and does nothing for stdout).
+// CreateFile opens a file for writing (see [Create]), or returns stdout
+// for "-"; the function returned closes the file (and does nothing for
+// stdout).
 func CreateFile(name string, stdout io.Writer) (io.Writer, func() error, error) {
 	if name == "-" {
 		return stdout, func() error { return nil }, nil
 	}
-	f, err := os.Create(name)
+	f, err := Create(name)
 	if err != nil {
 		return nil, nil, err
 	}
 	return f, f.Close, nil
+}
+
+// Create creates the file name for writing as os.Create does, except that
+// a regular file already there is removed first, not truncated (as GNU ld
+// treats its output). ext4, the usual Linux file system, takes a file
+// truncated and written again for a replacement whose data must reach the
+// disk soon, and starts writing all of it back when it is closed: a run
+// writing 620 MB of clusters over the file of the run before took 0.25 s
+// longer, all in close, than one writing a new file (0.95 against 0.72 s
+// for 20 M hits). A new file goes to the disk at the system's pace. Links
+// to the old file keep its contents; symbolic links, devices and pipes
+// are opened as os.Create opens them.
+func Create(name string) (*os.File, error) {
+	removeRegular(name)
+	return os.Create(name)
+}
+
+// removeRegular removes name if it is a regular file, for a writer that
+// creates it afresh (see [Create]).
+func removeRegular(name string) {
+	if fi, err := os.Lstat(name); err == nil && fi.Mode().IsRegular() {
+		// A file that cannot be removed (a directory without write
+		// permission) is still truncated by the creation, or refused there.
+		_ = os.Remove(name)
+	}
 }
 
 // ClusterCSV writes one row per cluster. A large batch is formatted by

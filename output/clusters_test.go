@@ -3,6 +3,7 @@ package output
 import (
 	"bytes"
 	"errors"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -139,6 +140,64 @@ func TestUnknownExtension(t *testing.T) {
 	}
 	if _, err := CreateHits("out.root", nil); !errors.Is(err, ErrUnknownFormat) {
 		t.Fatalf("error %v", err)
+	}
+}
+
+// TestCreateReplaces checks that Create replaces a regular file rather
+// than truncating it (a reader of the old file keeps its contents), writes
+// through a symbolic link, and creates a file that was not there.
+func TestCreateReplaces(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) {
+		t.Helper()
+		f, err := Create(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.WriteString(text); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read := func(name string) string {
+		t.Helper()
+		b, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+
+	name := filepath.Join(dir, "clusters.csv")
+	write(name, "old run")
+	old, err := os.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer old.Close()
+	write(name, "new")
+	kept, err := io.ReadAll(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := read(name); got != "new" || string(kept) != "old run" {
+		t.Fatalf("file %q, old reader %q; want new, old run", got, kept)
+	}
+
+	target, link := filepath.Join(dir, "target.csv"), filepath.Join(dir, "link.csv")
+	write(target, "target before")
+	if err := os.Symlink(target, link); err != nil {
+		t.Skip("no symbolic links here:", err)
+	}
+	write(link, "through the link")
+	fi, err := os.Lstat(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode()&os.ModeSymlink == 0 || read(target) != "through the link" {
+		t.Fatalf("link mode %v, target %q", fi.Mode(), read(target))
 	}
 }
 

@@ -33,6 +33,7 @@ const rootBasket = 1 << 20
 // installed where this was written: the files are checked with groot's
 // reader only.
 func createROOT(name string) (*riofs.File, error) {
+	removeRegular(name) // see Create
 	f, err := groot.Create(name)
 	if err != nil {
 		return nil, fmt.Errorf("output: %w", err)

@@ -4,12 +4,12 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/hitflow/hitflow/output"
 	"github.com/hitflow/hitflow/pixel"
 	"github.com/hitflow/hitflow/pixel/pixelsim"
 	"github.com/hitflow/hitflow/pixel/tpx3"
@@ -82,7 +82,7 @@ func runSimulatePixel(o simulatePixelOptions, stderr io.Writer) error {
 	if err != nil || format == tpx3.Auto || format == tpx3.Katherine {
 		return usagef("%s: output extension must be .tpx3, .t3pa or .csv", o.out)
 	}
-	f, err := os.Create(o.out)
+	f, err := output.Create(o.out)
 	if err != nil {
 		return err
 	}
