@@ -65,7 +65,8 @@ real time: Timepix3 pixel hits into clusters (exactly, with the three
 cluster definitions of Čelko et al.), calorimeter hits into CLUE
 clusters, and J-PET list-mode events into MLEM images; with simulation of
 the papers' datasets for tests and benchmarks. Every command takes
---cpuprofile and --memprofile for go tool pprof.`,
+--cpuprofile and --memprofile for go tool pprof, and --trace for go tool
+trace.`,
 		Example: `  hitflow simulate pixel --dataset gamma --hits 1000000 -o gamma.tpx3
   hitflow cluster -o clusters.csv gamma.tpx3
   hitflow cluster -o clusters.csv      # clusters a built-in simulated sample`,

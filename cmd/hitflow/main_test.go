@@ -187,8 +187,8 @@ func TestProfiles(t *testing.T) {
 		{[]string{"simulate", "pixel", "--hits", "200000", "-q", "-o", filepath.Join(dir, "g.tpx3")}, exitOK},
 		{[]string{"cluster", "-q", "-o", filepath.Join(dir, "c.csv"), filepath.Join(dir, "missing.tpx3")}, exitRuntime},
 	} {
-		cpu, mem := filepath.Join(dir, tc.args[0]+".cpu"), filepath.Join(dir, tc.args[0]+".mem")
-		code, _, stderr := hitflow(t, append(tc.args, "--cpuprofile", cpu, "--memprofile", mem)...)
+		cpu, mem, trace := filepath.Join(dir, tc.args[0]+".cpu"), filepath.Join(dir, tc.args[0]+".mem"), filepath.Join(dir, tc.args[0]+".trace")
+		code, _, stderr := hitflow(t, append(tc.args, "--cpuprofile", cpu, "--memprofile", mem, "--trace", trace)...)
 		if code != tc.code {
 			t.Fatalf("%v: exit %d, want %d: %s", tc.args, code, tc.code, stderr)
 		}
@@ -201,10 +201,21 @@ func TestProfiles(t *testing.T) {
 				t.Fatalf("%s: %d bytes, not a gzipped profile", name, len(b))
 			}
 		}
+		// A finished trace: the header of the Go version, and the stacks
+		// of the command's own goroutines.
+		b, err := os.ReadFile(trace)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.HasPrefix(b, []byte("go 1.")) || !bytes.Contains(b, []byte("github.com/hitflow/hitflow/cmd/hitflow.")) {
+			t.Fatalf("%s: %d bytes, not a trace of hitflow", trace, len(b))
+		}
 	}
-	code, _, stderr := hitflow(t, "version", "--cpuprofile", filepath.Join(dir, "no", "such", "dir"))
-	if code != exitUsage || !strings.Contains(stderr, "--cpuprofile") {
-		t.Fatalf("unwritable profile: exit %d: %s", code, stderr)
+	for _, flag := range []string{"--cpuprofile", "--trace"} {
+		code, _, stderr := hitflow(t, "version", flag, filepath.Join(dir, "no", "such", "dir"))
+		if code != exitUsage || !strings.Contains(stderr, flag) {
+			t.Fatalf("unwritable %s: exit %d: %s", flag, code, stderr)
+		}
 	}
 }
 

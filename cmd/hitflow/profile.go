@@ -3,19 +3,24 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"runtime/trace"
 
 	"github.com/spf13/cobra"
 )
 
-// profiles are the --cpuprofile and --memprofile files of any command, for
-// `go tool pprof`: the way to see where a real run (a user's file, their
-// output format) spends its time, which the benchmarks only approximate.
+// profiles are the --cpuprofile, --memprofile and --trace files of any
+// command, for `go tool pprof` and `go tool trace`: the way to see where a
+// real run (a user's file, their output format) spends its time, which the
+// benchmarks only approximate. The trace shows what a profile cannot: a
+// stage waiting for another, or in a system call (it found a run to Arrow
+// spending a quarter of its time closing the file it overwrote).
 type profiles struct {
-	cpu, mem string
-	cpuFile  *os.File
+	cpu, mem, trace    string
+	cpuFile, traceFile *os.File
 }
 
 // addFlags adds the flags to every command of root, and starts the CPU
@@ -25,23 +30,35 @@ func (p *profiles) addFlags(root *cobra.Command) {
 	f := root.PersistentFlags()
 	f.StringVar(&p.cpu, "cpuprofile", "", "write a CPU profile of the command to this file")
 	f.StringVar(&p.mem, "memprofile", "", "write a heap profile (allocations included) at the end of the command to this file")
+	f.StringVar(&p.trace, "trace", "", "write an execution trace of the command to this file (go tool trace)")
 }
 
-// start begins the CPU profile, once the flags are parsed.
+// start begins the CPU profile and the trace, once the flags are parsed;
+// stop ends what started, whatever start returned.
 func (p *profiles) start() error {
-	if p.cpu == "" {
-		return nil
+	var err error
+	if p.cpuFile, err = startProfile("cpuprofile", p.cpu, pprof.StartCPUProfile); err != nil {
+		return err
 	}
-	f, err := os.Create(p.cpu)
+	p.traceFile, err = startProfile("trace", p.trace, trace.Start)
+	return err
+}
+
+// startProfile creates the file name of the flag and starts writing to
+// it; an empty name starts nothing.
+func startProfile(flag, name string, start func(io.Writer) error) (*os.File, error) {
+	if name == "" {
+		return nil, nil
+	}
+	f, err := os.Create(name)
 	if err != nil {
-		return usagef("--cpuprofile: %v", err)
+		return nil, usagef("--%s: %v", flag, err)
 	}
-	if err := pprof.StartCPUProfile(f); err != nil {
+	if err := start(f); err != nil {
 		f.Close()
-		return fmt.Errorf("--cpuprofile %s: %w", p.cpu, err)
+		return nil, fmt.Errorf("--%s %s: %w", flag, name, err)
 	}
-	p.cpuFile = f
-	return nil
+	return f, nil
 }
 
 // stop ends the profiles, also after a failed command: a profile of what
@@ -54,6 +71,13 @@ func (p *profiles) stop() error {
 			errs = append(errs, fmt.Errorf("--cpuprofile %s: %w", p.cpu, err))
 		}
 		p.cpuFile = nil
+	}
+	if p.traceFile != nil {
+		trace.Stop()
+		if err := p.traceFile.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("--trace %s: %w", p.trace, err))
+		}
+		p.traceFile = nil
 	}
 	if p.mem != "" {
 		if err := writeHeapProfile(p.mem); err != nil {
