@@ -24,7 +24,7 @@ type profiles struct {
 }
 
 // addFlags adds the flags to every command of root, and starts the CPU
-// profile once they are parsed.
+// profile and the trace once they are parsed.
 func (p *profiles) addFlags(root *cobra.Command) {
 	root.PersistentPreRunE = func(*cobra.Command, []string) error { return p.start() }
 	f := root.PersistentFlags()
