@@ -40,7 +40,10 @@ func (s *lineScanner) next() ([]byte, error) {
 	}
 	s.line++
 	s.off += int64(len(b))
-	b = bytes.TrimRight(b, "\r\n")
+	// bytes.TrimRight would build its set of two bytes for every line.
+	for len(b) > 0 && (b[len(b)-1] == '\n' || b[len(b)-1] == '\r') {
+		b = b[:len(b)-1]
+	}
 	return b, nil
 }
 
