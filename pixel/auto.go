@@ -3,6 +3,8 @@ package pixel
 import (
 	"runtime"
 	"time"
+
+	"github.com/hitflow/hitflow/internal/cputime"
 )
 
 // autoStream is the Auto mode on more than one worker. Whether lanes beat
@@ -48,7 +50,7 @@ type autoStream struct {
 	warm, trial, recheck int64
 	clock                func() time.Time
 	callClock            func() time.Time     // times the calls of the clusterer in use
-	cpu                  func() time.Duration // the process's CPU time so far, or -1 (processCPU)
+	cpu                  func() time.Duration // the process's CPU time so far, or -1 (cputime.Process)
 	procs                int                  // the cores the process may use
 	phase                autoPhase
 	timed                int64         // hits given in this phase
@@ -106,7 +108,7 @@ func newAutoStream(cfg Config, workers int) (*autoStream, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &autoStream{seq: seq, lanes: lanes, clock: time.Now, callClock: time.Now, cpu: processCPU, procs: runtime.GOMAXPROCS(0),
+	a := &autoStream{seq: seq, lanes: lanes, clock: time.Now, callClock: time.Now, cpu: cputime.Process, procs: runtime.GOMAXPROCS(0),
 		warm: autoWarmHits, trial: autoTrialHits, recheck: autoRecheckHits}
 	a.cur, a.first = seq, seq
 	a.out.Reset()

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hitflow/hitflow/internal/cputime"
 	"github.com/hitflow/hitflow/output"
 	"github.com/hitflow/hitflow/pixel"
 	"github.com/hitflow/hitflow/pixel/pipeline"
@@ -248,9 +249,9 @@ func benchEndToEnd(ctx context.Context, o pixelBenchOptions, inputs []e2eInput, 
 			return err
 		}
 	}
-	fmt.Fprintf(stdout, "\nEnd to end: a file decoded, sorted (500 us window), clustered and written as Parquet or Arrow IPC to %s, timed from opening the input to closing the output (each run after the previous output was removed and the disks synced); median of %d runs; the most memory a run took (held by the Go runtime, sampled every 5 ms); hits outside the sensor are read but not clustered.\n\n",
-		dir, o.runs)
-	fmt.Fprintf(stdout, "| input | output | mode | workers | hits | out of range | clusters | Mhit/s | memory MB |\n|---|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(stdout, "\nEnd to end: a file decoded, sorted (500 us window), clustered and written as Parquet or Arrow IPC to %s, timed from opening the input to closing the output (each run after the previous output was removed and the disks synced); median of %d runs; the process's CPU time over the runs' wall time (%d %% when all %d cores were busy throughout); the most memory a run took (held by the Go runtime, sampled every 5 ms); hits outside the sensor are read but not clustered.\n\n",
+		dir, o.runs, 100*runtime.GOMAXPROCS(0), runtime.GOMAXPROCS(0))
+	fmt.Fprintf(stdout, "| input | output | mode | workers | hits | out of range | clusters | Mhit/s | CPU %% | memory MB |\n|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, in := range inputs {
 		fi, err := os.Stat(in.name)
 		if err != nil {
@@ -267,23 +268,31 @@ func benchEndToEnd(ctx context.Context, o pixelBenchOptions, inputs []e2eInput, 
 				var times []time.Duration
 				var sum pipeline.Summary
 				var most uint64
+				var wall, cpu time.Duration
 				out := filepath.Join(dir, "clusters"+ext)
 				for range o.runs {
 					if err := pixelbench.SettleDisk(out); err != nil {
 						return err
 					}
 					watch := pixelbench.WatchMemory(5 * time.Millisecond)
+					cpu0 := cputime.Process()
 					var took time.Duration
 					sum, took, err = endToEnd(ctx, in, out, m, w)
+					cpu += cputime.Process() - cpu0
 					most = max(most, watch.Stop())
 					if err != nil {
 						return err
 					}
 					times = append(times, took)
+					wall += took
 				}
 				med := median(times)
-				fmt.Fprintf(stdout, "| %s | %s | %s | %d | %d | %d | %d | %.2f | %.0f |\n", label, ext, m, w, sum.Hits, sum.OutOfRange, sum.Clusters,
-					float64(sum.Hits)/med.Seconds()/1e6, float64(most)/1e6)
+				busy := "?" // the CPU time is not known here
+				if cputime.Process() >= 0 {
+					busy = fmt.Sprintf("%.0f", 100*cpu.Seconds()/wall.Seconds())
+				}
+				fmt.Fprintf(stdout, "| %s | %s | %s | %d | %d | %d | %d | %.2f | %s | %.0f |\n", label, ext, m, w, sum.Hits, sum.OutOfRange, sum.Clusters,
+					float64(sum.Hits)/med.Seconds()/1e6, busy, float64(most)/1e6)
 				outOfRange = sum.OutOfRange
 			}
 		}

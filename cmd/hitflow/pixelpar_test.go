@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -136,7 +137,8 @@ func TestBenchPixel(t *testing.T) {
 	if len(counts) < 3 || strings.Count(strings.Join(counts, ""), counts[0]) != len(counts) {
 		t.Errorf("cluster counts %q", counts)
 	}
-	// Every end-to-end row says how much memory its runs took.
+	// Every end-to-end row says how busy the cores were and how much
+	// memory its runs took.
 	rows := 0
 	for _, line := range strings.Split(stdout, "\n") {
 		if !strings.Contains(line, ".tpx3 (") {
@@ -144,14 +146,19 @@ func TestBenchPixel(t *testing.T) {
 		}
 		rows++
 		f := strings.Split(strings.Trim(line, "| "), " | ")
-		if mb, err := strconv.Atoi(f[len(f)-1]); len(f) != 9 || err != nil || mb < 0 || mb > 1000 {
+		if mb, err := strconv.Atoi(f[len(f)-1]); len(f) != 10 || err != nil || mb < 0 || mb > 1000 {
 			t.Errorf("end-to-end row %q: no memory", line)
+		}
+		// A run keeps at least a core busy now and then, and cannot use
+		// more than all of them (with slack for the clock's granularity).
+		if busy, err := strconv.Atoi(f[8]); err != nil || busy < 5 || busy > 100*runtime.GOMAXPROCS(0)+20 {
+			t.Errorf("end-to-end row %q: CPU %q", line, f[8])
 		}
 		if f[5] != "0" {
 			t.Errorf("end-to-end row %q: hits out of range", line)
 		}
 	}
-	if rows != 16 || !strings.Contains(stdout, "| memory MB |") {
+	if rows != 16 || !strings.Contains(stdout, "| CPU % | memory MB |") {
 		t.Errorf("%d end-to-end rows", rows)
 	}
 	if fi, err := os.Stat(plot); err != nil || fi.Size() < 1000 {
