@@ -46,12 +46,12 @@ reported. Every mode runs on 1 .. GOMAXPROCS workers (sequential on one),
 with the parallel efficiency (rate / (workers x rate on one worker)).
 Then the end-to-end rate: a file on local disk (--file, read as cluster
 reads it: --format, --layout and --sensor apply; or one simulated gamma
-and pion45 .tpx3 run in the temporary directory) decoded,
-sorted, clustered and written as Parquet and as Arrow IPC, in every mode
-and auto, with the most memory its runs took; before each run the
-previous output is removed and the disks synced, so that no run pays for
-the write-back of the one before. Prints Markdown tables;
---plot draws Mhit/s against workers.`,
+and pion45 .tpx3 run in the temporary directory) decoded, sorted,
+clustered and written as Parquet and as Arrow IPC, in every mode and
+auto, with how busy the cores were and the most memory its runs took;
+before each run the previous output is removed and the disks synced, so
+that no run pays for the write-back of the one before. Prints Markdown
+tables; --plot draws Mhit/s against workers.`,
 		Example: `  hitflow bench pixel --plot scaling.png
   hitflow bench pixel --datasets gamma,pion45 --hits 1000000 --repeat 5 --runs 3`,
 		Args: noArgs,
