@@ -182,20 +182,48 @@ func removeRegular(name string) {
 	}
 }
 
-// ClusterCSV writes one row per cluster. A large batch is formatted by
-// several goroutines, each into a buffer of its own, and the buffers are
-// written in order: the text (shortest floats that read back exactly)
-// costs more than the clustering, and the file gets the same bytes.
+// ClusterCSV writes one row per cluster.
 type ClusterCSV struct {
-	w     *bufio.Writer
-	parts [][]byte
+	w    *bufio.Writer
+	text textParts
 }
 
 // ClusterCSVHeader is the header line of the cluster CSV.
 const ClusterCSVHeader = "id,size,toa_ns,span_ns,tot_sum,energy_kev,x,y,xmin,xmax,ymin,ymax,max"
 
-// rowsPerPart is the fewest rows worth a goroutine of their own.
+// textParts formats a batch of clusters as text. A large batch is
+// formatted by several goroutines, each into a buffer of its own, and the
+// buffers are written in order: the text (shortest floats that read back
+// exactly) costs more than the clustering, and the file gets the same
+// bytes.
+type textParts struct{ parts [][]byte }
+
+// rowsPerPart is the fewest clusters worth a goroutine of their own.
 const rowsPerPart = 2048
+
+// write formats clusters [0, n) with format, which appends the text of
+// clusters [lo, hi) to dst, and writes it to w.
+func (t *textParts) write(w io.Writer, n int, format func(dst []byte, lo, hi int) []byte) error {
+	k := max(1, min(runtime.GOMAXPROCS(0), n/rowsPerPart))
+	for len(t.parts) < k {
+		t.parts = append(t.parts, nil)
+	}
+	if k == 1 {
+		t.parts[0] = format(t.parts[0][:0], 0, n)
+	} else {
+		var wg sync.WaitGroup
+		for p := range k {
+			wg.Go(func() { t.parts[p] = format(t.parts[p][:0], p*n/k, (p+1)*n/k) })
+		}
+		wg.Wait()
+	}
+	for _, b := range t.parts[:k] {
+		if _, err := w.Write(b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 // NewClusterCSV writes the header and returns the writer.
 func NewClusterCSV(w io.Writer) (*ClusterCSV, error) {
@@ -207,26 +235,7 @@ func NewClusterCSV(w io.Writer) (*ClusterCSV, error) {
 func (c *ClusterCSV) NeedsMembers() bool { return false }
 
 func (c *ClusterCSV) Write(cl *pixel.Clusters) error {
-	n := cl.Len()
-	k := max(1, min(runtime.GOMAXPROCS(0), n/rowsPerPart))
-	for len(c.parts) < k {
-		c.parts = append(c.parts, nil)
-	}
-	if k == 1 {
-		c.parts[0] = appendClusterRows(c.parts[0][:0], cl, 0, n)
-	} else {
-		var wg sync.WaitGroup
-		for p := range k {
-			wg.Go(func() { c.parts[p] = appendClusterRows(c.parts[p][:0], cl, p*n/k, (p+1)*n/k) })
-		}
-		wg.Wait()
-	}
-	for _, b := range c.parts[:k] {
-		if _, err := c.w.Write(b); err != nil {
-			return err
-		}
-	}
-	return nil
+	return c.text.write(c.w, cl.Len(), func(dst []byte, lo, hi int) []byte { return appendClusterRows(dst, cl, lo, hi) })
 }
 
 // appendClusterRows appends the CSV rows of clusters [lo, hi) of cl.
@@ -275,8 +284,8 @@ func appendFloat(b []byte, v float64) []byte {
 // CLog writes the ADVACAM cluster log.
 type CLog struct {
 	w     *bufio.Writer
-	frame int64
-	line  []byte
+	frame int64 // frames written
+	text  textParts
 }
 
 // NewCLog returns a .clog writer.
@@ -288,11 +297,18 @@ func (c *CLog) Write(cl *pixel.Clusters) error {
 	if !cl.HasMembers() {
 		return fmt.Errorf("output: clog: %w", pixel.ErrNoMembers)
 	}
+	first := c.frame + 1
+	c.frame += int64(cl.Len())
+	return c.text.write(c.w, cl.Len(), func(dst []byte, lo, hi int) []byte { return appendFrames(dst, cl, first, lo, hi) })
+}
+
+// appendFrames appends the frames of clusters [lo, hi) of cl, cluster 0
+// being frame number first.
+func appendFrames(l []byte, cl *pixel.Clusters, first int64, lo, hi int) []byte {
 	m := &cl.Members
-	for i := range cl.Len() {
-		c.frame++
-		l := append(c.line[:0], "Frame "...)
-		l = strconv.AppendInt(l, c.frame, 10)
+	for i := lo; i < hi; i++ {
+		l = append(l, "Frame "...)
+		l = strconv.AppendInt(l, first+int64(i), 10)
 		l = append(l, " ("...)
 		l = strconv.AppendFloat(l, float64(cl.FirstToA[i])/float64(pixel.Second), 'f', 6, 64)
 		l = append(l, ", 0.000000 s)\n"...)
@@ -312,12 +328,8 @@ func (c *CLog) Write(cl *pixel.Clusters) error {
 			l = append(l, "] "...)
 		}
 		l = append(l, "\n\n"...)
-		c.line = l
-		if _, err := c.w.Write(l); err != nil {
-			return err
-		}
 	}
-	return nil
+	return l
 }
 
 func (c *CLog) Close() error { return c.w.Flush() }

@@ -7,11 +7,13 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/hitflow/hitflow/pixel"
+	"github.com/hitflow/hitflow/pixel/pixelsim"
 )
 
 // twoClusters clusters a hand-made set: a 3-hit cluster and a single hit.
@@ -109,6 +111,74 @@ func TestCLog(t *testing.T) {
 			t.Fatalf("%s: error %v", ext, err)
 		}
 		hw.Close()
+	}
+}
+
+// TestTextPartsInOrder: a batch formatted by several goroutines gives
+// the bytes of its clusters written a few at a time, for the CSV and the
+// cluster log (whose frame numbers run on from batch to batch), with ToT
+// and with energies.
+func TestTextPartsInOrder(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4)) // parts on any machine
+	d, _ := pixelsim.DatasetByName("gamma")
+	for _, calibrated := range []bool{false, true} {
+		c, _ := pixel.NewClusterer(pixel.DefaultConfig())
+		c.KeepMembers(true)
+		var small []*pixel.Clusters // each below rowsPerPart clusters
+		keep := func(cl *pixel.Clusters) {
+			cp := &pixel.Clusters{}
+			cp.Reset()
+			cp.Append(cl)
+			small = append(small, cp)
+		}
+		err := pixelsim.Generate(pixelsim.Options{Dataset: d, Hits: 60000, Seed: 2, RateMHz: 10}, func(h *pixel.Hits) error {
+			if calibrated {
+				h.E = make([]float32, h.Len())
+				for i := range h.E {
+					h.E[i] = float32(h.ToT[i]) / 3
+				}
+			}
+			for lo := 0; lo < h.Len(); lo += 1000 {
+				var piece pixel.Hits
+				piece.AppendRange(h, lo, min(lo+1000, h.Len()))
+				keep(c.Add(&piece))
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		keep(c.Flush())
+		all := concat(small)
+		if all.Len() < 4*rowsPerPart {
+			t.Fatalf("%d clusters: too few for four parts", all.Len())
+		}
+		for _, w := range []struct {
+			name string
+			open func(io.Writer) ClusterWriter
+		}{
+			{"csv", func(w io.Writer) ClusterWriter { cw, _ := NewClusterCSV(w); return cw }},
+			{"clog", func(w io.Writer) ClusterWriter { return NewCLog(w) }},
+		} {
+			var parts, pieces bytes.Buffer
+			for _, write := range []struct {
+				buf     *bytes.Buffer
+				batches []*pixel.Clusters
+			}{{&parts, []*pixel.Clusters{all}}, {&pieces, small}} {
+				cw := w.open(write.buf)
+				for _, b := range write.batches {
+					if err := cw.Write(b); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if err := cw.Close(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if parts.Len() == 0 || !bytes.Equal(parts.Bytes(), pieces.Bytes()) {
+				t.Errorf("%s, calibrated %v: %d bytes in parts, %d a few clusters at a time", w.name, calibrated, parts.Len(), pieces.Len())
+			}
+		}
 	}
 }
 
