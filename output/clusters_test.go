@@ -13,7 +13,6 @@ import (
 	"testing"
 
 	"github.com/hitflow/hitflow/pixel"
-	"github.com/hitflow/hitflow/pixel/pixelsim"
 )
 
 // twoClusters clusters a hand-made set: a 3-hit cluster and a single hit.
@@ -120,35 +119,8 @@ func TestCLog(t *testing.T) {
 // and with energies.
 func TestTextPartsInOrder(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4)) // parts on any machine
-	d, _ := pixelsim.DatasetByName("gamma")
 	for _, calibrated := range []bool{false, true} {
-		c, _ := pixel.NewClusterer(pixel.DefaultConfig())
-		c.KeepMembers(true)
-		var small []*pixel.Clusters // each below rowsPerPart clusters
-		keep := func(cl *pixel.Clusters) {
-			cp := &pixel.Clusters{}
-			cp.Reset()
-			cp.Append(cl)
-			small = append(small, cp)
-		}
-		err := pixelsim.Generate(pixelsim.Options{Dataset: d, Hits: 60000, Seed: 2, RateMHz: 10}, func(h *pixel.Hits) error {
-			if calibrated {
-				h.E = make([]float32, h.Len())
-				for i := range h.E {
-					h.E[i] = float32(h.ToT[i]) / 3
-				}
-			}
-			for lo := 0; lo < h.Len(); lo += 1000 {
-				var piece pixel.Hits
-				piece.AppendRange(h, lo, min(lo+1000, h.Len()))
-				keep(c.Add(&piece))
-			}
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		keep(c.Flush())
+		small := simulatedBatches(t, "gamma", 60000, 1000, calibrated) // each below rowsPerPart clusters
 		all := concat(small)
 		if all.Len() < 4*rowsPerPart {
 			t.Fatalf("%d clusters: too few for four parts", all.Len())

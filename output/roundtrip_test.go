@@ -1,6 +1,7 @@
 package output
 
 import (
+	"cmp"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -19,8 +20,16 @@ import (
 // simulatedClusters clusters simulated Pb hits (large clusters), with
 // random energies when calibrated, in batches as a run delivers them.
 func simulatedClusters(t *testing.T, calibrated bool) []*pixel.Clusters {
+	return simulatedBatches(t, "pb0", 150000, 0, calibrated)
+}
+
+// simulatedBatches clusters n simulated hits of the dataset, with random
+// energies when calibrated, and returns the batches of clusters (with
+// their hits) that the clusterer gave, fed piece hits at a time (0: as
+// generated).
+func simulatedBatches(t *testing.T, dataset string, n, piece int, calibrated bool) []*pixel.Clusters {
 	t.Helper()
-	d, _ := pixelsim.DatasetByName("pb0")
+	d, _ := pixelsim.DatasetByName(dataset)
 	c, _ := pixel.NewClusterer(pixel.DefaultConfig())
 	c.KeepMembers(true)
 	r := rand.New(rand.NewPCG(1, 2))
@@ -31,14 +40,19 @@ func simulatedClusters(t *testing.T, calibrated bool) []*pixel.Clusters {
 		cp.Append(cl)
 		out = append(out, cp)
 	}
-	err := pixelsim.Generate(pixelsim.Options{Dataset: d, Hits: 150000, Seed: 4, RateMHz: 5}, func(h *pixel.Hits) error {
+	err := pixelsim.Generate(pixelsim.Options{Dataset: d, Hits: n, Seed: 4, RateMHz: 5}, func(h *pixel.Hits) error {
 		if calibrated {
 			h.E = make([]float32, h.Len())
 			for i := range h.E {
 				h.E[i] = r.Float32() * 60
 			}
 		}
-		keep(c.Add(h))
+		step := cmp.Or(piece, h.Len())
+		for lo := 0; lo < h.Len(); lo += step {
+			var p pixel.Hits
+			p.AppendRange(h, lo, min(lo+step, h.Len()))
+			keep(c.Add(&p))
+		}
 		return nil
 	})
 	if err != nil {
