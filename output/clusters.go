@@ -8,11 +8,10 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 
+	"github.com/hitflow/hitflow/internal/textparts"
 	"github.com/hitflow/hitflow/pixel"
 	"github.com/hitflow/hitflow/pixel/tpx3"
 )
@@ -185,45 +184,11 @@ func removeRegular(name string) {
 // ClusterCSV writes one row per cluster.
 type ClusterCSV struct {
 	w    *bufio.Writer
-	text textParts
+	text textparts.Parts
 }
 
 // ClusterCSVHeader is the header line of the cluster CSV.
 const ClusterCSVHeader = "id,size,toa_ns,span_ns,tot_sum,energy_kev,x,y,xmin,xmax,ymin,ymax,max"
-
-// textParts formats a batch of clusters as text. A large batch is
-// formatted by several goroutines, each into a buffer of its own, and the
-// buffers are written in order: the text (shortest floats that read back
-// exactly) costs more than the clustering, and the file gets the same
-// bytes.
-type textParts struct{ parts [][]byte }
-
-// rowsPerPart is the fewest clusters worth a goroutine of their own.
-const rowsPerPart = 2048
-
-// write formats clusters [0, n) with format, which appends the text of
-// clusters [lo, hi) to dst, and writes it to w.
-func (t *textParts) write(w io.Writer, n int, format func(dst []byte, lo, hi int) []byte) error {
-	k := max(1, min(runtime.GOMAXPROCS(0), n/rowsPerPart))
-	for len(t.parts) < k {
-		t.parts = append(t.parts, nil)
-	}
-	if k == 1 {
-		t.parts[0] = format(t.parts[0][:0], 0, n)
-	} else {
-		var wg sync.WaitGroup
-		for p := range k {
-			wg.Go(func() { t.parts[p] = format(t.parts[p][:0], p*n/k, (p+1)*n/k) })
-		}
-		wg.Wait()
-	}
-	for _, b := range t.parts[:k] {
-		if _, err := w.Write(b); err != nil {
-			return err
-		}
-	}
-	return nil
-}
 
 // NewClusterCSV writes the header and returns the writer.
 func NewClusterCSV(w io.Writer) (*ClusterCSV, error) {
@@ -235,7 +200,7 @@ func NewClusterCSV(w io.Writer) (*ClusterCSV, error) {
 func (c *ClusterCSV) NeedsMembers() bool { return false }
 
 func (c *ClusterCSV) Write(cl *pixel.Clusters) error {
-	return c.text.write(c.w, cl.Len(), func(dst []byte, lo, hi int) []byte { return appendClusterRows(dst, cl, lo, hi) })
+	return c.text.Write(c.w, cl.Len(), func(dst []byte, lo, hi int) []byte { return appendClusterRows(dst, cl, lo, hi) })
 }
 
 // appendClusterRows appends the CSV rows of clusters [lo, hi) of cl.
@@ -285,7 +250,7 @@ func appendFloat(b []byte, v float64) []byte {
 type CLog struct {
 	w     *bufio.Writer
 	frame int64 // frames written
-	text  textParts
+	text  textparts.Parts
 }
 
 // NewCLog returns a .clog writer.
@@ -299,7 +264,7 @@ func (c *CLog) Write(cl *pixel.Clusters) error {
 	}
 	first := c.frame + 1
 	c.frame += int64(cl.Len())
-	return c.text.write(c.w, cl.Len(), func(dst []byte, lo, hi int) []byte { return appendFrames(dst, cl, first, lo, hi) })
+	return c.text.Write(c.w, cl.Len(), func(dst []byte, lo, hi int) []byte { return appendFrames(dst, cl, first, lo, hi) })
 }
 
 // appendFrames appends the frames of clusters [lo, hi) of cl, cluster 0

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hitflow/hitflow/internal/textparts"
 	"github.com/hitflow/hitflow/pixel"
 )
 
@@ -120,9 +121,9 @@ func TestCLog(t *testing.T) {
 func TestTextPartsInOrder(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4)) // parts on any machine
 	for _, calibrated := range []bool{false, true} {
-		small := simulatedBatches(t, "gamma", 60000, 1000, calibrated) // each below rowsPerPart clusters
+		small := simulatedBatches(t, "gamma", 60000, 1000, calibrated) // each below textparts.MinRows clusters
 		all := concat(small)
-		if all.Len() < 4*rowsPerPart {
+		if all.Len() < 4*textparts.MinRows {
 			t.Fatalf("%d clusters: too few for four parts", all.Len())
 		}
 		for _, w := range []struct {

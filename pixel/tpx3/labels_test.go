@@ -2,9 +2,12 @@ package tpx3
 
 import (
 	"bytes"
+	"math/rand/v2"
+	"runtime"
 	"strings"
 	"testing"
 
+	"github.com/hitflow/hitflow/internal/textparts"
 	"github.com/hitflow/hitflow/pixel"
 )
 
@@ -94,5 +97,60 @@ func TestTDCWriter(t *testing.T) {
 	want := "edge,trigger,time_ns,chip\ntdc1_rise,5,80.5,0\ntdc2_fall,4095,-0.015625,3\n"
 	if buf.String() != want {
 		t.Fatalf("got %q, want %q", buf.String(), want)
+	}
+}
+
+// TestCSVWriterParts: batches large enough to be formatted in parts on
+// several goroutines give the bytes of the same hits written a cluster at
+// a time, labelled or not, with energies or not.
+func TestCSVWriterParts(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4)) // parts on any machine
+	r := rand.New(rand.NewPCG(3, 3))
+	h := randomHits(r, 40000)
+	cl := &pixel.Clusters{}
+	cl.Reset()
+	for i := 0; i < h.Len(); {
+		j := min(h.Len(), i+1+r.IntN(5))
+		cl.ID = append(cl.ID, int64(2*cl.Len()+7))
+		cl.Members.AppendRange(h, i, j)
+		cl.Start = append(cl.Start, j)
+		i = j
+	}
+	if cl.Len() < 4*textparts.MinRows {
+		t.Fatalf("%d clusters: too few for four parts", cl.Len())
+	}
+	for _, calibrated := range []bool{false, true} {
+		if calibrated {
+			h.E = make([]float32, h.Len())
+			for i := range h.E {
+				h.E[i] = r.Float32() * 100
+			}
+			cl.Members.E = h.E
+		}
+		for _, labelled := range []bool{false, true} {
+			var parts, pieces bytes.Buffer
+			w := NewCSVWriter(&parts, labelled)
+			err := w.Write(h)
+			if labelled {
+				parts.Reset()
+				w = NewCSVWriter(&parts, labelled)
+				err = w.WriteMembers(cl)
+			}
+			if err != nil || w.Close() != nil {
+				t.Fatal(err)
+			}
+			w = NewCSVWriter(&pieces, labelled)
+			for i := range cl.Len() {
+				label := cl.ID[i]
+				if !labelled {
+					label = -1
+				}
+				w.WriteLabelled(h, cl.Start[i], cl.Start[i+1], label)
+			}
+			w.Close()
+			if parts.Len() < 10*h.Len() || !bytes.Equal(parts.Bytes(), pieces.Bytes()) {
+				t.Errorf("calibrated %v, labelled %v: %d bytes in parts, %d a cluster at a time", calibrated, labelled, parts.Len(), pieces.Len())
+			}
+		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"strconv"
 
+	"github.com/hitflow/hitflow/internal/textparts"
 	"github.com/hitflow/hitflow/pixel"
 )
 
@@ -131,13 +132,15 @@ func (t *t3paWriter) Write(h *pixel.Hits) error {
 func (t *t3paWriter) Close() error { return t.w.Flush() }
 
 // CSVWriter writes hits as x,y,toa_ns,tot, then energy_kev when the hits
-// are calibrated, then cluster when labelled.
+// are calibrated, then cluster when labelled. Large batches are formatted
+// on several goroutines (see textparts).
 type CSVWriter struct {
 	w        *bufio.Writer
 	labelled bool
 	started  bool // the header is written
 	energy   bool // the header has energy_kev
-	line     []byte
+	text     textparts.Parts
+	line     []byte // WriteLabelled's
 }
 
 // NewCSVWriter returns a writer of hits. The header follows the first
@@ -146,8 +149,12 @@ func NewCSVWriter(w io.Writer, labelled bool) *CSVWriter {
 	return &CSVWriter{w: bufio.NewWriterSize(w, 1<<20), labelled: labelled}
 }
 
-// start writes the header, with energies for calibrated hits.
+// start writes the header, with energies for calibrated hits, unless it
+// is written.
 func (c *CSVWriter) start(calibrated bool) error {
+	if c.started {
+		return nil
+	}
 	c.started, c.energy = true, calibrated
 	hdr := "x,y,toa_ns,tot"
 	if c.energy {
@@ -161,7 +168,15 @@ func (c *CSVWriter) start(calibrated bool) error {
 }
 
 // Write writes hits without labels.
-func (c *CSVWriter) Write(h *pixel.Hits) error { return c.WriteLabelled(h, 0, h.Len(), -1) }
+func (c *CSVWriter) Write(h *pixel.Hits) error {
+	if h.Len() == 0 {
+		return nil
+	}
+	if err := c.start(h.Calibrated()); err != nil {
+		return err
+	}
+	return c.text.Write(c.w, h.Len(), func(dst []byte, lo, hi int) []byte { return c.appendRows(dst, h, lo, hi, -1) })
+}
 
 // WriteLabelled writes hits [from, to) of h with the cluster id label; a
 // writer made without labels leaves the label out. Hits without energies
@@ -170,14 +185,40 @@ func (c *CSVWriter) WriteLabelled(h *pixel.Hits, from, to int, label int64) erro
 	if from == to {
 		return nil
 	}
-	if !c.started {
-		if err := c.start(h.Calibrated()); err != nil {
-			return err
-		}
+	if err := c.start(h.Calibrated()); err != nil {
+		return err
 	}
+	c.line = c.appendRows(c.line[:0], h, from, to, label)
+	_, err := c.w.Write(c.line)
+	return err
+}
+
+// WriteMembers writes the hits of every cluster of c, each with its id.
+func (c *CSVWriter) WriteMembers(cl *pixel.Clusters) error {
+	if !cl.HasMembers() {
+		return fmt.Errorf("tpx3: %w", pixel.ErrNoMembers)
+	}
+	m := &cl.Members
+	if m.Len() == 0 {
+		return nil
+	}
+	if err := c.start(m.Calibrated()); err != nil {
+		return err
+	}
+	return c.text.Write(c.w, cl.Len(), func(dst []byte, lo, hi int) []byte {
+		for i := lo; i < hi; i++ {
+			dst = c.appendRows(dst, m, cl.Start[i], cl.Start[i+1], cl.ID[i])
+		}
+		return dst
+	})
+}
+
+// appendRows appends the lines of hits [from, to) of h with the cluster
+// id label (when the writer is labelled) to l.
+func (c *CSVWriter) appendRows(l []byte, h *pixel.Hits, from, to int, label int64) []byte {
 	withE := c.energy && h.Calibrated()
 	for i := from; i < to; i++ {
-		l := strconv.AppendUint(c.line[:0], uint64(h.X[i]), 10)
+		l = strconv.AppendUint(l, uint64(h.X[i]), 10)
 		l = append(l, ',')
 		l = strconv.AppendUint(l, uint64(h.Y[i]), 10)
 		l = append(l, ',')
@@ -195,33 +236,14 @@ func (c *CSVWriter) WriteLabelled(h *pixel.Hits, from, to int, label int64) erro
 			l = strconv.AppendInt(l, label, 10)
 		}
 		l = append(l, '\n')
-		c.line = l
-		if _, err := c.w.Write(l); err != nil {
-			return err
-		}
 	}
-	return nil
-}
-
-// WriteMembers writes the hits of every cluster of c, each with its id.
-func (c *CSVWriter) WriteMembers(cl *pixel.Clusters) error {
-	if !cl.HasMembers() {
-		return fmt.Errorf("tpx3: %w", pixel.ErrNoMembers)
-	}
-	for i, id := range cl.ID {
-		if err := c.WriteLabelled(&cl.Members, cl.Start[i], cl.Start[i+1], id); err != nil {
-			return err
-		}
-	}
-	return nil
+	return l
 }
 
 // Close writes the header if no hit came, and flushes.
 func (c *CSVWriter) Close() error {
-	if !c.started {
-		if err := c.start(false); err != nil {
-			return err
-		}
+	if err := c.start(false); err != nil {
+		return err
 	}
 	return c.w.Flush()
 }
