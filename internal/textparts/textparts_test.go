@@ -9,17 +9,28 @@ import (
 	"testing"
 )
 
-// TestWriteInOrder: for batch sizes around the part threshold, the text
-// written is every row once, in order, and rows are split among
-// goroutines only from 2*MinRows on.
+// TestWriteInOrder: for batch sizes around the part threshold and beyond
+// a round of parts, the text written is every row once, in order; rows
+// are split among goroutines only from 2*MinRows on, and no part formats
+// more than MaxRows at once.
 func TestWriteInOrder(t *testing.T) {
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for _, procs := range []int{1, 4} {
+		runtime.GOMAXPROCS(procs)
+		writeInOrder(t, procs)
+	}
+}
+
+func writeInOrder(t *testing.T, procs int) {
 	var p Parts
-	for _, n := range []int{0, 1, MinRows, 2*MinRows - 1, 2 * MinRows, 3*MinRows + 7, 4 * MinRows, 10*MinRows + 3} {
+	for _, n := range []int{0, 1, MinRows, 2*MinRows - 1, 2 * MinRows, 3*MinRows + 7, 4 * MinRows, 10*MinRows + 3, MaxRows + 1, 4 * MaxRows, 9*MaxRows + 5} {
 		var calls atomic.Int32
 		var got, want bytes.Buffer
 		err := p.Write(&got, n, func(dst []byte, lo, hi int) []byte {
 			calls.Add(1)
+			if hi-lo > MaxRows {
+				t.Errorf("%d rows: a part of %d", n, hi-lo)
+			}
 			for i := lo; i < hi; i++ {
 				dst = fmt.Appendf(dst, "%d\n", i)
 			}
@@ -32,10 +43,11 @@ func TestWriteInOrder(t *testing.T) {
 			fmt.Fprintf(&want, "%d\n", i)
 		}
 		if !bytes.Equal(got.Bytes(), want.Bytes()) {
-			t.Errorf("%d rows: %d bytes, want %d", n, got.Len(), want.Len())
+			t.Errorf("%d rows on %d Ps: %d bytes, want %d", n, procs, got.Len(), want.Len())
 		}
-		if parts := max(1, min(4, n/MinRows)); int(calls.Load()) != parts {
-			t.Errorf("%d rows: %d parts, want %d", n, calls.Load(), parts)
+		k := max(1, min(procs, n/MinRows))
+		if parts := (n + k*MaxRows - 1) / (k * MaxRows) * k; int(calls.Load()) != parts {
+			t.Errorf("%d rows on %d Ps: %d parts, want %d", n, procs, calls.Load(), parts)
 		}
 	}
 }

@@ -102,7 +102,8 @@ func TestTDCWriter(t *testing.T) {
 
 // TestCSVWriterParts: batches large enough to be formatted in parts on
 // several goroutines give the bytes of the same hits written a cluster at
-// a time, labelled or not, with energies or not.
+// a time, and of all of them in one call of WriteLabelled; labelled or
+// not, with energies or not.
 func TestCSVWriterParts(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4)) // parts on any machine
 	r := rand.New(rand.NewPCG(3, 3))
@@ -148,6 +149,16 @@ func TestCSVWriterParts(t *testing.T) {
 			w.Close()
 			if parts.Len() < 10*h.Len() || !bytes.Equal(parts.Bytes(), pieces.Bytes()) {
 				t.Errorf("calibrated %v, labelled %v: %d bytes in parts, %d a cluster at a time", calibrated, labelled, parts.Len(), pieces.Len())
+			}
+			if labelled {
+				continue
+			}
+			var whole bytes.Buffer // all hits in one call, written in pieces
+			w = NewCSVWriter(&whole, false)
+			w.WriteLabelled(h, 0, h.Len(), 1)
+			w.Close()
+			if !bytes.Equal(whole.Bytes(), parts.Bytes()) {
+				t.Errorf("calibrated %v: %d bytes in one call, %d in parts", calibrated, whole.Len(), parts.Len())
 			}
 		}
 	}

@@ -188,9 +188,15 @@ func (c *CSVWriter) WriteLabelled(h *pixel.Hits, from, to int, label int64) erro
 	if err := c.start(h.Calibrated()); err != nil {
 		return err
 	}
-	c.line = c.appendRows(c.line[:0], h, from, to, label)
-	_, err := c.w.Write(c.line)
-	return err
+	for from < to { // in pieces, so that the line buffer stays small
+		end := min(to, from+textparts.MinRows)
+		c.line = c.appendRows(c.line[:0], h, from, end, label)
+		if _, err := c.w.Write(c.line); err != nil {
+			return err
+		}
+		from = end
+	}
+	return nil
 }
 
 // WriteMembers writes the hits of every cluster of c, each with its id.
