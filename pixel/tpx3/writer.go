@@ -150,7 +150,7 @@ func NewCSVWriter(w io.Writer, labelled bool) *CSVWriter {
 }
 
 // start writes the header, with energies for calibrated hits, unless it
-// is written.
+// is already written.
 func (c *CSVWriter) start(calibrated bool) error {
 	if c.started {
 		return nil
