@@ -133,13 +133,24 @@ func (e *columnEncoder) encode(rgw file.BufferedRowGroupWriter, cols []arrow.Arr
 }
 
 // definitionLevels are the Parquet definition levels of a nullable
-// top-level column: 1 where a value is present, 0 for a null.
+// top-level column: 1 where a value is present, 0 for a null. A column
+// with no nulls or only nulls (the energies of a batch, calibrated or
+// not) is filled without a look at each value.
 func (e *columnEncoder) definitionLevels(col arrow.Array) []int16 {
 	e.levels = slices.Grow(e.levels[:0], col.Len())[:col.Len()]
-	for i := range e.levels {
-		e.levels[i] = 0
-		if col.IsValid(i) {
+	switch col.NullN() {
+	case 0:
+		for i := range e.levels {
 			e.levels[i] = 1
+		}
+	case col.Len():
+		clear(e.levels)
+	default:
+		for i := range e.levels {
+			e.levels[i] = 0
+			if col.IsValid(i) {
+				e.levels[i] = 1
+			}
 		}
 	}
 	return e.levels
