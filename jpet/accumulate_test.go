@@ -50,7 +50,7 @@ func (r *Reconstructor) accumulateReference(events []prepared, acc []float64, ca
 // or none of the events; progress counts every event once an iteration.
 func TestKernelCache(t *testing.T) {
 	s := PaperScanner().WithDefaults()
-	sim, _ := Simulate(s, PaperPhantom(), SimOptions{Emissions: 20000, Seed: 8})
+	sim, _ := Simulate(t.Context(), s, PaperPhantom(), SimOptions{Emissions: 20000, Seed: 8})
 	run := func(budget int64) ([]float64, int) {
 		last := 0
 		progress := func(done int) {
@@ -90,7 +90,7 @@ func TestKernelCache(t *testing.T) {
 // constants, stepped Gaussian) against the pixel-by-pixel twin.
 func TestAccumulateMatchesReference(t *testing.T) {
 	s := PaperScanner().WithDefaults()
-	sim, _ := Simulate(s, PaperPhantom(), SimOptions{Emissions: 30000, Seed: 5, MaxAngle: 1.5})
+	sim, _ := Simulate(t.Context(), s, PaperPhantom(), SimOptions{Emissions: 30000, Seed: 5, MaxAngle: 1.5})
 	for _, opt := range []Options{{}, {Kernel: Gaussian}, {Sensitivity: true}, {Kernel: Gaussian, AuthorsBox: true}} {
 		opt.Workers = 1
 		r, _ := NewReconstructor(s, sim.Events, opt)

@@ -9,7 +9,7 @@ import (
 // the paper's set-up, computing the kernel every time and from kept values.
 func BenchmarkIteration(b *testing.B) {
 	s := PaperScanner().WithDefaults()
-	sim, err := Simulate(s, PaperPhantom(), SimOptions{Emissions: 1250000, Seed: 1})
+	sim, err := Simulate(b.Context(), s, PaperPhantom(), SimOptions{Emissions: 1250000, Seed: 1})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -39,7 +39,7 @@ func BenchmarkIteration(b *testing.B) {
 // one worker (80,000 events of the paper's set-up, 70 MB of kept values).
 func BenchmarkKeptIteration(b *testing.B) {
 	s := PaperScanner().WithDefaults()
-	sim, err := Simulate(s, PaperPhantom(), SimOptions{Emissions: 100000, Seed: 1})
+	sim, err := Simulate(b.Context(), s, PaperPhantom(), SimOptions{Emissions: 100000, Seed: 1})
 	if err != nil {
 		b.Fatal(err)
 	}

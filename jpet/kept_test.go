@@ -81,7 +81,7 @@ func TestKeptPasses(t *testing.T) {
 // (events there run in float64), agree with computed ones.
 func TestKeptTinyActivity(t *testing.T) {
 	s := PaperScanner().WithDefaults()
-	sim, _ := Simulate(s, PaperPhantom(), SimOptions{Emissions: 5000, Seed: 2})
+	sim, _ := Simulate(t.Context(), s, PaperPhantom(), SimOptions{Emissions: 5000, Seed: 2})
 	run := func(cache int64, scale func(iz int) float64) []float64 {
 		r, _ := NewReconstructor(s, sim.Events, Options{Workers: 2, KernelCache: cache})
 		r.Iterate()
@@ -135,7 +135,7 @@ func TestAnalyticValues(t *testing.T) {
 // chunk order whoever computes them).
 func TestKeptDeterministic(t *testing.T) {
 	s := PaperScanner().WithDefaults()
-	sim, _ := Simulate(s, PaperPhantom(), SimOptions{Emissions: 30000, Seed: 3})
+	sim, _ := Simulate(t.Context(), s, PaperPhantom(), SimOptions{Emissions: 30000, Seed: 3})
 	r, _ := NewReconstructor(s, sim.Events, Options{Workers: 3, KernelCache: 1 << 30})
 	r.Iterate()
 	var k keptIterations

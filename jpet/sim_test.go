@@ -2,7 +2,9 @@ package jpet
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
+	"errors"
 	"math"
 	"slices"
 	"strings"
@@ -14,12 +16,12 @@ func TestSimulationReproducibleAndPlausible(t *testing.T) {
 	ph := PaperPhantom()
 	// The authors' A.bin (82,510 detected of 200,000) was made with angles
 	// over (-pi/2, pi/2), not the paper's (-pi/4, pi/4).
-	a, err := Simulate(s, ph, SimOptions{Emissions: 200000, Seed: 7, Workers: 1, MaxAngle: math.Pi / 2})
+	a, err := Simulate(t.Context(), s, ph, SimOptions{Emissions: 200000, Seed: 7, Workers: 1, MaxAngle: math.Pi / 2})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var calls, last int
-	b, _ := Simulate(s, ph, SimOptions{Emissions: 200000, Seed: 7, Workers: 3, MaxAngle: math.Pi / 2,
+	b, _ := Simulate(t.Context(), s, ph, SimOptions{Emissions: 200000, Seed: 7, Workers: 3, MaxAngle: math.Pi / 2,
 		Progress: func(done int) { calls, last = calls+1, max(last, done) }})
 	if !slices.Equal(a.Events, b.Events) || !slices.Equal(a.Naive, b.Naive) {
 		t.Fatal("worker count changed the simulation")
@@ -46,7 +48,7 @@ func TestSimulationReproducibleAndPlausible(t *testing.T) {
 func TestReconstructionQuality(t *testing.T) {
 	s := PaperScanner().WithDefaults()
 	ph := PaperPhantom()
-	sim, err := Simulate(s, ph, SimOptions{Emissions: 150000, Seed: 3})
+	sim, err := Simulate(t.Context(), s, ph, SimOptions{Emissions: 150000, Seed: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +84,7 @@ func TestReconstructionQuality(t *testing.T) {
 // TestWorkersAgree: computed and kept kernels, 1 to 7 workers.
 func TestWorkersAgree(t *testing.T) {
 	s := PaperScanner().WithDefaults()
-	sim, _ := Simulate(s, PaperPhantom(), SimOptions{Emissions: 20000, Seed: 1})
+	sim, _ := Simulate(t.Context(), s, PaperPhantom(), SimOptions{Emissions: 20000, Seed: 1})
 	for _, cache := range []int64{0, 1 << 30} {
 		run := func(w int) []float64 {
 			r, _ := NewReconstructor(s, sim.Events, Options{Workers: w, KernelCache: cache})
@@ -247,4 +249,15 @@ func FuzzReadNRRD(f *testing.F) {
 			t.Fatalf("%d values for %dx%d", len(img.Values), img.NZ, img.NY)
 		}
 	})
+}
+
+// TestSimulateStops checks that a cancelled simulation returns the
+// context's error rather than a partial set of events.
+func TestSimulateStops(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	sim, err := Simulate(ctx, PaperScanner(), PaperPhantom(), SimOptions{Emissions: 1 << 20, Seed: 1})
+	if !errors.Is(err, context.Canceled) || sim != nil {
+		t.Fatalf("cancelled simulation: %v, %v", sim, err)
+	}
 }

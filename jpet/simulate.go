@@ -1,6 +1,7 @@
 package jpet
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -34,7 +35,8 @@ const simBlock = 1 << 14
 // rejection from its activity), angles uniform, exact hits, acceptance when
 // both hits are on the strips, then Gaussian resolution on z_u, z_d (sigma_z)
 // and dl (sigma_dl). Seeded and reproducible for any number of workers.
-func Simulate(s Scanner, ph Phantom, opt SimOptions) (*Simulation, error) {
+// Once ctx is done it stops and returns ctx's error.
+func Simulate(ctx context.Context, s Scanner, ph Phantom, opt SimOptions) (*Simulation, error) {
 	s = s.WithDefaults()
 	if err := s.Validate(); err != nil {
 		return nil, err
@@ -138,10 +140,16 @@ func Simulate(s Scanner, ph Phantom, opt SimOptions) (*Simulation, error) {
 		})
 	}
 	for b := range blocks {
+		if ctx.Err() != nil {
+			break
+		}
 		next <- b
 	}
 	close(next)
 	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	sim := &Simulation{Emitted: make([]float64, s.NZ*s.NY), Detected: make([]float64, s.NZ*s.NY), Naive: make([]float64, s.NZ*s.NY)}
 	for _, b := range results {
 		sim.Events = append(sim.Events, b.Events...)

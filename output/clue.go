@@ -31,7 +31,7 @@ func WriteCLUE(name string, stdout io.Writer, t *cluecsv.Table, r *clue.Result) 
 	}
 	switch ext {
 	case ".csv", ".parquet", ".arrow":
-		w, closeFile, err := CreateFile(name, stdout)
+		w, err := CreateFile(name, stdout)
 		if err != nil {
 			return err
 		}
@@ -43,10 +43,11 @@ func WriteCLUE(name string, stdout io.Writer, t *cluecsv.Table, r *clue.Result) 
 		default:
 			err = writeCLUETable(newParquetTable, w, t, r)
 		}
-		if cerr := closeFile(); err == nil {
-			err = cerr
+		if err != nil {
+			w.Abort()
+			return err
 		}
-		return err
+		return w.Close()
 	case ".root":
 		return writeCLUEROOT(name, t, r)
 	}
@@ -129,15 +130,14 @@ func (e *clueEntry) vars() []rtree.WriteVar {
 }
 
 func writeCLUEROOT(name string, t *cluecsv.Table, r *clue.Result) error {
-	f, err := createROOT(name)
+	f, out, err := createROOT(name)
 	if err != nil {
 		return err
 	}
 	e := newCLUEEntry(t.Coords, t.Layer)
 	tw, err := rtree.NewWriter(f, "clue", e.vars(), rtree.WithZstd(1), rtree.WithTitle("hitflow CLUE result"))
 	if err != nil {
-		f.Close()
-		return fmt.Errorf("output: %s: %w", name, err)
+		return closeROOT(f, out, err)
 	}
 	p := &t.Points
 	for i := range p.Len() {
@@ -156,13 +156,7 @@ func writeCLUEROOT(name string, t *cluecsv.Table, r *clue.Result) error {
 	if cerr := tw.Close(); err == nil {
 		err = cerr
 	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("output: %s: %w", name, err)
-	}
-	return nil
+	return closeROOT(f, out, err)
 }
 
 // ReadCLUE reads a file written by WriteCLUE.

@@ -186,61 +186,49 @@ func TestUnknownExtension(t *testing.T) {
 	}
 }
 
-// TestCreateReplaces checks that Create replaces a regular file rather
-// than truncating it (a reader of the old file keeps its contents), writes
-// through a symbolic link, and creates a file that was not there.
-func TestCreateReplaces(t *testing.T) {
+// TestWritersReplaceWhenClosed checks that every clusters and hits
+// writer leaves an existing file of its name untouched until Close, and
+// that Abort keeps it (a run that failed or was interrupted), whatever the
+// format.
+func TestWritersReplaceWhenClosed(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name, text string) {
-		t.Helper()
-		f, err := Create(name)
-		if err != nil {
-			t.Fatal(err)
+	c := simulatedClusters(t, true)[0]
+	for _, ext := range []string{".csv", ".clog", ".parquet", ".arrow", ".root"} {
+		for _, abort := range []bool{false, true} {
+			name := filepath.Join(dir, "clusters"+ext)
+			if err := os.WriteFile(name, []byte("old run"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			w, err := CreateClusters(name, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := w.Write(c); err != nil {
+				t.Fatal(err)
+			}
+			if b, _ := os.ReadFile(name); string(b) != "old run" {
+				t.Fatalf("%s changed before Close", ext)
+			}
+			if abort {
+				Abort(w)
+			} else if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			b, _ := os.ReadFile(name)
+			if abort != (string(b) == "old run") {
+				t.Fatalf("%s, abort %v: the old file is there: %v", ext, abort, string(b) == "old run")
+			}
+			if es, _ := os.ReadDir(dir); len(es) != 1 {
+				t.Fatalf("%s: %d files in the directory", ext, len(es))
+			}
+			if !abort && ext != ".clog" && ext != ".arrow" {
+				got, err := ReadClusters(name)
+				if err != nil || got.Len() != c.Len() {
+					t.Fatalf("%s: read back %v, %v", ext, got, err)
+				}
+			}
+			os.Remove(name)
 		}
-		if _, err := f.WriteString(text); err != nil {
-			t.Fatal(err)
-		}
-		if err := f.Close(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	read := func(name string) string {
-		t.Helper()
-		b, err := os.ReadFile(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(b)
-	}
-
-	name := filepath.Join(dir, "clusters.csv")
-	write(name, "old run")
-	old, err := os.Open(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer old.Close()
-	write(name, "new")
-	kept, err := io.ReadAll(old)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := read(name); got != "new" || string(kept) != "old run" {
-		t.Fatalf("file %q, old reader %q; want new, old run", got, kept)
-	}
-
-	target, link := filepath.Join(dir, "target.csv"), filepath.Join(dir, "link.csv")
-	write(target, "target before")
-	if err := os.Symlink(target, link); err != nil {
-		t.Skip("no symbolic links here:", err)
-	}
-	write(link, "through the link")
-	fi, err := os.Lstat(link)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if fi.Mode()&os.ModeSymlink == 0 || read(target) != "through the link" {
-		t.Fatalf("link mode %v, target %q", fi.Mode(), read(target))
 	}
 }
 

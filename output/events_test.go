@@ -14,7 +14,7 @@ import (
 // format: both read back to the same events.
 func TestEventsParquet(t *testing.T) {
 	s := jpet.PaperScanner().WithDefaults()
-	sim, err := jpet.Simulate(s, jpet.PaperPhantom(), jpet.SimOptions{Emissions: 200000, Seed: 3})
+	sim, err := jpet.Simulate(t.Context(), s, jpet.PaperPhantom(), jpet.SimOptions{Emissions: 200000, Seed: 3})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,6 @@ import (
 	"image/color"
 	"io"
 	"math"
-	"os"
 	"slices"
 	"strconv"
 
@@ -19,6 +18,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
+	"github.com/hitflow/hitflow/internal/outfile"
 	"github.com/hitflow/hitflow/jpet"
 	"github.com/hitflow/hitflow/pixel"
 )
@@ -485,22 +485,23 @@ func ImagePlot(w io.Writer, img jpet.Image, title, format string) error {
 	return writeFigure(w, p, colourBar(hm, false), PlotSize, height, format)
 }
 
+// ClusterFigures name the overview figures of [WriteClusterPlots].
+var ClusterFigures = []string{"size", "spectrum", "map", "time"}
+
 // WriteClusterPlots writes the overview figures of a clusters file:
 // PREFIX_size, PREFIX_spectrum, PREFIX_map and PREFIX_time, with the
 // format as extension, and returns their names.
 func WriteClusterPlots(prefix string, c *pixel.Clusters, width, height int, format string) ([]string, error) {
 	var names []string
-	for _, fig := range []struct {
-		name string
-		draw func(io.Writer) error
-	}{
-		{"size", func(w io.Writer) error { return ClusterSizePlot(w, c, format) }},
-		{"spectrum", func(w io.Writer) error { return ClusterSpectrumPlot(w, c, format) }},
-		{"map", func(w io.Writer) error { return ClusterMapPlot(w, c, width, height, format) }},
-		{"time", func(w io.Writer) error { return ClusterTimePlot(w, c, format) }},
-	} {
-		name := prefix + "_" + fig.name + "." + format
-		if err := WriteFile(name, fig.draw); err != nil {
+	draw := map[string]func(io.Writer) error{
+		"size":     func(w io.Writer) error { return ClusterSizePlot(w, c, format) },
+		"spectrum": func(w io.Writer) error { return ClusterSpectrumPlot(w, c, format) },
+		"map":      func(w io.Writer) error { return ClusterMapPlot(w, c, width, height, format) },
+		"time":     func(w io.Writer) error { return ClusterTimePlot(w, c, format) },
+	}
+	for _, fig := range ClusterFigures {
+		name := prefix + "_" + fig + "." + format
+		if err := WriteFile(name, draw[fig]); err != nil {
 			return names, err
 		}
 		names = append(names, name)
@@ -508,14 +509,15 @@ func WriteClusterPlots(prefix string, c *pixel.Clusters, width, height int, form
 	return names, nil
 }
 
-// WriteFile creates name and writes it with draw; the error names the file.
+// WriteFile creates name (see [CreateFile]) and writes it with draw; the
+// error names the file.
 func WriteFile(name string, draw func(io.Writer) error) error {
-	f, err := os.Create(name)
+	f, err := outfile.Create(name)
 	if err != nil {
 		return err
 	}
 	if err := draw(f); err != nil {
-		f.Close()
+		f.Abort()
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	return f.Close()

@@ -8,6 +8,7 @@ import (
 	"go-hep.org/x/hep/groot/riofs"
 	"go-hep.org/x/hep/groot/rtree"
 
+	"github.com/hitflow/hitflow/internal/outfile"
 	"github.com/hitflow/hitflow/pixel"
 )
 
@@ -32,19 +33,40 @@ const rootBasket = 1 << 20
 // only in the first file a process writes. Neither ROOT nor uproot is
 // installed where this was written: the files are checked with groot's
 // reader only.
-func createROOT(name string) (*riofs.File, error) {
-	removeRegular(name) // see Create
-	f, err := groot.Create(name)
+//
+// groot opens the file by its path, so it writes to the temporary file of
+// [outfile.CreatePath]; [closeROOT] puts it in place.
+func createROOT(name string) (*riofs.File, *outfile.File, error) {
+	out, err := outfile.CreatePath(name)
 	if err != nil {
-		return nil, fmt.Errorf("output: %w", err)
+		return nil, nil, err
+	}
+	f, err := groot.Create(out.Path())
+	if err != nil {
+		out.Abort()
+		return nil, nil, fmt.Errorf("%s: %w", name, err)
 	}
 	si, err := rdict.StreamerInfos.StreamerInfo("TLeaf", -1)
 	if err != nil {
 		f.Close()
-		return nil, fmt.Errorf("output: %s: no streamer for TLeaf: %w", name, err)
+		out.Abort()
+		return nil, nil, fmt.Errorf("%s: no streamer for TLeaf: %w", name, err)
 	}
 	f.RegisterStreamer(si)
-	return f, nil
+	return f, out, nil
+}
+
+// closeROOT closes a file of createROOT after its tree was closed with
+// err, and puts it in place if all went well.
+func closeROOT(f *riofs.File, out *outfile.File, err error) error {
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		out.Abort()
+		return fmt.Errorf("%s: %w", out.Name(), err)
+	}
+	return out.Close()
 }
 
 // clusterEntry is one entry of the clusters tree.
@@ -96,22 +118,24 @@ func (e *clusterEntry) vars() []rtree.WriteVar {
 // ones is enough; see TestROOTBigThenSmall), while its vector writer grows
 // the offset table correctly.
 type ClusterROOT struct {
-	f  *riofs.File
-	t  rtree.Writer
-	ev clusterEntry
+	f   *riofs.File
+	out *outfile.File
+	t   rtree.Writer
+	ev  clusterEntry
 }
 
 // CreateClusterROOT creates the named ROOT file.
 func CreateClusterROOT(name string) (*ClusterROOT, error) {
-	f, err := createROOT(name)
+	f, out, err := createROOT(name)
 	if err != nil {
 		return nil, err
 	}
-	c := &ClusterROOT{f: f}
+	c := &ClusterROOT{f: f, out: out}
 	c.t, err = rtree.NewWriter(f, "clusters", c.ev.vars(), rtree.WithZstd(1), rtree.WithBasketSize(rootBasket), rtree.WithTitle("hitflow pixel clusters"))
 	if err != nil {
 		f.Close()
-		return nil, fmt.Errorf("output: %s: %w", name, err)
+		out.Abort()
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return c, nil
 }
@@ -143,22 +167,19 @@ func (c *ClusterROOT) Write(cl *pixel.Clusters) error {
 			e.E = append(e.E, make([]float32, to-from)...)
 		}
 		if _, err := c.t.Write(); err != nil {
-			return fmt.Errorf("output: ROOT: %w", err)
+			return fmt.Errorf("%s: %w", c.out.Name(), err)
 		}
 	}
 	return nil
 }
 
-// Close writes the tree and closes the file.
-func (c *ClusterROOT) Close() error {
-	err := c.t.Close()
-	if cerr := c.f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("output: ROOT: %w", err)
-	}
-	return nil
+// Close writes the tree, closes the file and puts it in place.
+func (c *ClusterROOT) Close() error { return closeROOT(c.f, c.out, c.t.Close()) }
+
+// Abort closes the file and removes it; the name keeps its old file.
+func (c *ClusterROOT) Abort() {
+	c.f.Close()
+	c.out.Abort()
 }
 
 // readClusterROOT reads the clusters tree back, hits as Members.

@@ -1,12 +1,14 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -61,7 +63,7 @@ exponential[:rate[:amp]].`,
 			if !cmd.Flags().Changed("deltao") {
 				o.deltao = o.dc
 			}
-			return runClue(o, args[0], stdout, stderr)
+			return runClue(cmd.Context(), o, args[0], stdout, stderr)
 		},
 	}
 	f := cmd.Flags()
@@ -72,14 +74,17 @@ exponential[:rate[:amp]].`,
 	f.StringVar(&o.kernel, "kernel", o.kernel, "density kernel: flat, cms, gaussian[:std[:amp]], exponential[:rate[:amp]]")
 	f.Float64Var(&o.tile, "tile", 0, "grid tile size (0: automatic, from dm and the extent)")
 	f.IntVar(&o.workers, "workers", 0, "worker goroutines (0: all cores)")
-	f.StringVarP(&o.out, "output", "o", o.out, "output file (.csv, .parquet, .arrow or .root); - for CSV on stdout")
+	f.StringVarP(&o.out, "output", "o", o.out, "output file (.csv, .parquet, .arrow or .root); - for CSV on stdout, /dev/null for none")
 	f.StringVar(&o.plot, "plot", "", "also draw the points coloured by cluster (.png or .svg)")
 	f.IntSliceVar(&o.axes, "plot-axes", o.axes, "the two coordinates the plot shows")
 	f.IntVar(&o.plotLayer, "plot-layer", o.plotLayer, "plot only this layer (-1: all)")
 	return cmd
 }
 
-func runClue(o clueOptions, in string, stdout, stderr io.Writer) error {
+func runClue(ctx context.Context, o clueOptions, in string, stdout, stderr io.Writer) error {
+	if o.workers < 0 {
+		return usagef("--workers must not be negative")
+	}
 	k, err := clue.ParseKernel(o.kernel, o.dc)
 	if err != nil {
 		return usageError{err}
@@ -96,6 +101,9 @@ func runClue(o clueOptions, in string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
+	if err := prepare(ctx, positional(in), role("-o", o.out), role("--plot", o.plot)); err != nil {
+		return err
+	}
 	f, err := os.Open(in)
 	if err != nil {
 		return err
@@ -105,6 +113,14 @@ func runClue(o clueOptions, in string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if o.plot != "" {
+		if err := checkPlotView(tab, o.axes, o.plotLayer); err != nil {
+			return err
+		}
+	}
+	if ctx.Err() != nil {
+		return stopped(ctx, "nothing written")
+	}
 	c := &clue.Clusterer{Workers: o.workers}
 	start := time.Now()
 	r, err := c.Run(&tab.Points, p)
@@ -112,8 +128,13 @@ func runClue(o clueOptions, in string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("%s: %w", in, err)
 	}
 	elapsed := time.Since(start)
-	if err := output.WriteCLUE(o.out, stdout, tab, r); err != nil {
-		return formatError(err)
+	if ctx.Err() != nil {
+		return stopped(ctx, "nothing written")
+	}
+	if o.out != os.DevNull {
+		if err := output.WriteCLUE(o.out, stdout, tab, r); err != nil {
+			return formatError(err)
+		}
 	}
 	if o.plot != "" {
 		if err := writeCluePlot(o, in, tab, r); err != nil {
@@ -138,6 +159,29 @@ func workersOf(w int) int {
 	return runtime.GOMAXPROCS(0)
 }
 
+// checkPlotView refuses, before the clustering, plot axes the points do
+// not have and a layer without points.
+func checkPlotView(tab *cluecsv.Table, axes []int, layer int) error {
+	if len(axes) != 2 {
+		return usagef("--plot-axes takes two coordinates, got %v", axes)
+	}
+	for _, a := range axes {
+		if a < 0 || a >= len(tab.Coords) {
+			return usagef("--plot-axes %d,%d: the points have coordinates 0 to %d (%s)", axes[0], axes[1], len(tab.Coords)-1, strings.Join(tab.Coords, ", "))
+		}
+	}
+	if layer >= 0 {
+		if !tab.Layer {
+			return usagef("--plot-layer %d: the points have no layer column", layer)
+		}
+		if !slices.Contains(tab.Points.Layer, int32(layer)) {
+			lo, hi := slices.Min(tab.Points.Layer), slices.Max(tab.Points.Layer)
+			return usagef("--plot-layer %d: no point is on that layer (layers %d to %d)", layer, lo, hi)
+		}
+	}
+	return nil
+}
+
 func writeCluePlot(o clueOptions, in string, tab *cluecsv.Table, r *clue.Result) error {
 	format, err := plotFormat(o.plot)
 	if err != nil {
@@ -148,16 +192,9 @@ func writeCluePlot(o clueOptions, in string, tab *cluecsv.Table, r *clue.Result)
 	if o.plotLayer >= 0 {
 		l := int32(o.plotLayer)
 		po.Layer = &l
+		po.Title = fmt.Sprintf("%s, layer %d: %d clusters, %d outliers", filepath.Base(in), l, r.Clusters, r.Outliers)
 	}
-	f, err := os.Create(o.plot)
-	if err != nil {
-		return err
-	}
-	if err := output.WriteCLUEPlot(f, &tab.Points, r, po); err != nil {
-		f.Close()
-		return fmt.Errorf("%s: %w", o.plot, err)
-	}
-	return f.Close()
+	return output.WriteFile(o.plot, func(w io.Writer) error { return output.WriteCLUEPlot(w, &tab.Points, r, po) })
 }
 
 type simulateClueOptions struct {
@@ -177,24 +214,23 @@ x,y,layer,weight.`,
 		Example: `  hitflow simulate clue --layers 100 --points 10000 --seed 1 -o calo.csv
   hitflow clue --dc 3 --rhoc 8 --deltac 5 --deltao 5 --tile 5 -o out.csv calo.csv`,
 		Args: noArgs,
-		RunE: func(*cobra.Command, []string) error {
+		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.out == "" {
 				return usagef("simulate clue needs -o FILE")
+			}
+			ctx := cmd.Context()
+			if err := prepare(ctx, nil, role("-o", o.out)); err != nil {
+				return err
 			}
 			pts, err := cluesim.Generate(cluesim.Options{Layers: o.layers, PointsPerLayer: o.points, PointsPerCluster: o.clusterSize, Seed: o.seed}, nil)
 			if err != nil {
 				return usageError{err}
 			}
-			f, err := os.Create(o.out)
-			if err != nil {
-				return err
+			if ctx.Err() != nil {
+				return stopped(ctx, "nothing written")
 			}
 			tab := &cluecsv.Table{Coords: []string{"x", "y"}, Layer: true, Points: *pts}
-			if err := cluecsv.WritePoints(f, tab); err != nil {
-				f.Close()
-				return err
-			}
-			if err := f.Close(); err != nil {
+			if err := output.WriteFile(o.out, func(w io.Writer) error { return cluecsv.WritePoints(w, tab) }); err != nil {
 				return err
 			}
 			fmt.Fprintf(stderr, "wrote %d points (%d layers, seed %d) to %s\n", pts.Len(), o.layers, o.seed, o.out)
@@ -227,11 +263,14 @@ point is the median of the repetitions, after a warm-up run that sizes the
 reused buffers. Prints a Markdown table.`,
 		Example: "  hitflow bench clue\n  hitflow bench clue --steps 3 --repeat 3",
 		Args:    noArgs,
-		RunE: func(*cobra.Command, []string) error {
+		RunE: func(cmd *cobra.Command, _ []string) error {
 			if steps < 1 || steps > 10 || repeat < 1 {
 				return usagef("--steps must be 1..10 and --repeat positive")
 			}
-			return runBenchClue(steps, repeat, stdout)
+			if err := prepare(cmd.Context(), nil); err != nil {
+				return err
+			}
+			return runBenchClue(cmd.Context(), steps, repeat, stdout)
 		},
 	}
 	c.Flags().IntVar(&steps, "steps", 10, "number of sizes (1,000 points per layer more each)")
@@ -240,7 +279,7 @@ reused buffers. Prints a Markdown table.`,
 	return cmd
 }
 
-func runBenchClue(steps, repeat int, stdout io.Writer) error {
+func runBenchClue(ctx context.Context, steps, repeat int, stdout io.Writer) error {
 	p := clue.Params{DC: 3, RhoC: 8, DeltaC: 5, DeltaO: 5, TileSize: 5}
 	benchHeader(stdout)
 	fmt.Fprintf(stdout, "CLUE's 2D scans: %s\n\n", clue.ScanPath())
@@ -257,6 +296,9 @@ func runBenchClue(steps, repeat int, stdout io.Writer) error {
 			return err
 		}
 		for _, w := range workers {
+			if ctx.Err() != nil {
+				return stopped(ctx, "")
+			}
 			c := &clue.Clusterer{Workers: w}
 			if _, err := c.Run(pts, p); err != nil {
 				return err

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -119,6 +120,15 @@ func runCluster(ctx context.Context, o clusterOptions, files []string, stdout, s
 	if o.unsorted < 0 || o.unsorted >= job.Cluster.RestartGap() {
 		return usagef("--unsorted must be at least 0 and shorter than --restart")
 	}
+	inputs := append(positional(files...), role("--mask", o.mask))
+	if o.calib != "" {
+		for _, c := range "abct" {
+			inputs = append(inputs, role("--calib", filepath.Join(o.calib, string(c)+".txt")))
+		}
+	}
+	if err := prepare(ctx, inputs, role("-o", o.out), role("--hits", o.hits), role("--tdc", o.tdc)); err != nil {
+		return err
+	}
 	if o.calib != "" {
 		if job.Calibration, err = tpx3.LoadCalibration(o.calib); err != nil {
 			return err
@@ -153,32 +163,16 @@ func runCluster(ctx context.Context, o clusterOptions, files []string, stdout, s
 	}
 	job.Sources, total = append(job.Sources, sources...), total+size
 
-	cw, err := output.CreateClusters(o.out, stdout)
+	closers, err := createClusterOutputs(&job, o, stdout)
 	if err != nil {
-		return formatError(err)
-	}
-	job.Clusters = cw
-	closers := []func() error{cw.Close}
-	if o.hits != "" {
-		hw, err := output.CreateHits(o.hits, stdout)
-		if err != nil {
-			return formatError(err)
-		}
-		job.Hits = hw
-		closers = append(closers, hw.Close)
-	}
-	if o.tdc != "" {
-		tf, closeTDC, err := output.CreateFile(o.tdc, stdout)
-		if err != nil {
-			return err
-		}
-		tw := tpx3.NewTDCWriter(tf)
-		job.TDC = tw.Write
-		closers = append(closers, tw.Close, closeTDC)
+		return err
 	}
 	bar := newProgress(stderr, total, o.quiet)
 	job.Progress = bar.Update
 
+	// Every output is finished and put in place whatever ended the run:
+	// the clusters of the hits read before an error or an interruption
+	// are complete. Only an output whose own writing failed is discarded.
 	sum, runErr := pipeline.Run(ctx, job)
 	bar.Done()
 	for _, c := range closers {
@@ -202,12 +196,53 @@ func runCluster(ctx context.Context, o clusterOptions, files []string, stdout, s
 			"hits", sum.OutOfRange, "sensor", fmt.Sprintf("%dx%d", width, height), "layout", o.input.layout)
 	}
 	if errors.Is(runErr, context.Canceled) {
-		return fmt.Errorf("interrupted; clusters of the hits read so far were written")
+		return stopped(ctx, "the clusters of the hits read so far were written")
 	}
 	if _, ok := errors.AsType[*pixel.MemberLimitError](runErr); ok {
 		return fmt.Errorf("%w; the clusters of the hits read so far were written. List the pixel in a --mask file, use a smaller --dt, or write the cluster features only (.csv, .parquet or .arrow, without --hits)", runErr)
 	}
 	return runErr
+}
+
+// createClusterOutputs creates the writers of -o, --hits and --tdc in the
+// job and returns their closers; after an error nothing is left behind.
+func createClusterOutputs(job *pipeline.Job, o clusterOptions, stdout io.Writer) (closers []func() error, err error) {
+	var created []any
+	defer func() {
+		if err != nil {
+			for _, w := range created {
+				output.Abort(w)
+			}
+		}
+	}()
+	cw, err := output.CreateClusters(o.out, stdout)
+	if err != nil {
+		return nil, formatError(err)
+	}
+	job.Clusters, created, closers = cw, append(created, cw), append(closers, cw.Close)
+	if o.hits != "" {
+		hw, err := output.CreateHits(o.hits, stdout)
+		if err != nil {
+			return nil, formatError(err)
+		}
+		job.Hits, created, closers = hw, append(created, hw), append(closers, hw.Close)
+	}
+	if o.tdc != "" {
+		tf, err := output.CreateFile(o.tdc, stdout)
+		if err != nil {
+			return nil, err
+		}
+		tw := tpx3.NewTDCWriter(tf)
+		job.TDC, created = tw.Write, append(created, tf)
+		closers = append(closers, func() error {
+			if err := tw.Close(); err != nil {
+				tf.Abort()
+				return err
+			}
+			return tf.Close()
+		})
+	}
+	return closers, nil
 }
 
 // builtinSample simulates the default input as .tpx3 in memory before

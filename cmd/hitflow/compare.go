@@ -31,9 +31,16 @@ twin in the other file.`,
 			}
 			return nil
 		},
-		RunE: func(_ *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			if err := prepare(ctx, positional(args...)); err != nil {
+				return err
+			}
 			var sets [2]*pixel.Labelled
 			for i, name := range args {
+				if ctx.Err() != nil {
+					return stopped(ctx, "")
+				}
 				var err error
 				if sets[i], err = output.ReadHits(name); err != nil {
 					return err
@@ -48,9 +55,14 @@ twin in the other file.`,
 				fmt.Fprintf(stderr, "hitflow: the files do not hold the same hits (%d in %s only, %d in %s only): the scores count the %d in both\n",
 					a.OnlyA, args[0], a.OnlyB, args[1], a.Hits)
 			}
-			_, err := fmt.Fprintf(stdout, "hits %d (only in A %d, only in B %d), clusters A %d, B %d, without an identical twin A %d, B %d, %s\n",
-				a.Hits, a.OnlyA, a.OnlyB, a.ClustersA, a.ClustersB, a.DifferA, a.DifferB, iou)
-			return err
+			if _, err := fmt.Fprintf(stdout, "hits %d (only in A %d, only in B %d), clusters A %d, B %d, without an identical twin A %d, B %d, %s\n",
+				a.Hits, a.OnlyA, a.OnlyB, a.ClustersA, a.ClustersB, a.DifferA, a.DifferB, iou); err != nil {
+				return err
+			}
+			if a.Hits == 0 {
+				return fmt.Errorf("%s and %s have no hit in common: nothing to compare", args[0], args[1])
+			}
+			return nil
 		},
 	}
 }

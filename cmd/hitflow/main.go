@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/debug"
+	"syscall"
 
 	"github.com/spf13/cobra"
 )
@@ -21,13 +22,28 @@ const (
 	exitOK      = 0
 	exitRuntime = 1
 	exitUsage   = 2
+	// exitInterrupted is a shell's code for a process ended by SIGINT.
+	exitInterrupted = 130
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
-	os.Exit(code)
+	os.Exit(run(interruptible(), os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// interruptible returns a context that SIGINT (Ctrl-C) and SIGTERM cancel
+// with an [interrupted] cause: the command stops at its next check and
+// finishes its outputs. A second signal ends the process at once; its
+// outputs' final names are untouched then (see internal/outfile).
+func interruptible() context.Context {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		s := <-sigs
+		signal.Stop(sigs)
+		cancel(interrupted{s})
+	}()
+	return ctx
 }
 
 // usageError marks errors in how the command was called.
@@ -48,10 +64,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err == nil {
 		return exitOK
 	}
+	if _, ok := errors.AsType[interrupted](err); !ok && errors.Is(err, context.Canceled) && context.Cause(ctx) != nil {
+		err = context.Cause(ctx) // a library's ctx.Err(): say which signal
+	}
 	fmt.Fprintln(stderr, "hitflow:", err)
-	var u usageError
-	if errors.As(err, &u) {
+	if _, ok := errors.AsType[usageError](err); ok {
 		return exitUsage
+	}
+	if errors.Is(err, context.Canceled) {
+		if i, ok := context.Cause(ctx).(interrupted); ok {
+			return i.exitCode()
+		}
+		return exitInterrupted
 	}
 	return exitRuntime
 }
@@ -76,6 +100,15 @@ trace.`,
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	// Without it cobra's own check reports an unknown command as a plain
+	// error (exit 1); a mistyped command is a usage error.
+	root.Args = func(cmd *cobra.Command, args []string) error {
+		if len(args) > 0 {
+			return usagef("unknown command %q; run 'hitflow --help' for the list", args[0])
+		}
+		return nil
+	}
+	root.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
 	root.AddCommand(newClusterCmd(stdout, stderr), newClueCmd(stdout, stderr), newPetCmd(stdout, stderr), newSimulateCmd(stderr), newBenchCmd(stdout, stderr), newCompareCmd(stdout, stderr), newMaskCmd(stdout, stderr), newPlotCmd(stdout), newVersionCmd(stdout))
 	return root
 }
@@ -86,7 +119,10 @@ func newVersionCmd(stdout io.Writer) *cobra.Command {
 		Short:   "Print the version",
 		Example: "  hitflow version",
 		Args:    noArgs,
-		RunE: func(*cobra.Command, []string) error {
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := prepare(cmd.Context(), nil); err != nil {
+				return err
+			}
 			_, err := fmt.Fprintln(stdout, versionLine())
 			return err
 		},

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 
@@ -75,6 +76,9 @@ func runMask(ctx context.Context, o maskOptions, files []string, stdout, stderr 
 	if err != nil {
 		return err
 	}
+	if err := prepare(ctx, positional(files...), role("-o", o.out), role("--plot", o.plot)); err != nil {
+		return err
+	}
 	counts, err := pixel.NewHitCounts(width, height)
 	if err != nil {
 		return usageError{err}
@@ -91,6 +95,9 @@ func runMask(ctx context.Context, o maskOptions, files []string, stdout, stderr 
 		return nil
 	})
 	bar.Done()
+	if errors.Is(err, context.Canceled) {
+		return stopped(ctx, "no mask written: a hit map of part of a run would name the wrong pixels")
+	}
 	if err != nil { // a hit map of part of a run would name the wrong pixels
 		return err
 	}
@@ -105,13 +112,14 @@ func runMask(ctx context.Context, o maskOptions, files []string, stdout, stderr 
 	if n := sum.OutOfRange + outside; n > 0 {
 		line += fmt.Sprintf("; %d hits outside the sensor not counted", n)
 	}
-	w, closeOut, err := output.CreateFile(o.out, stdout)
+	w, err := output.CreateFile(o.out, stdout)
 	if err != nil {
 		return err
 	}
-	err = tpx3.WriteMask(w, fmt.Sprintf("hitflow mask --factor %g --min-hits %d: %s", o.factor, o.least, line), hot)
-	if cerr := closeOut(); err == nil {
-		err = cerr
+	if err = tpx3.WriteMask(w, fmt.Sprintf("hitflow mask --factor %g --min-hits %d: %s", o.factor, o.least, line), hot); err != nil {
+		w.Abort()
+	} else {
+		err = w.Close()
 	}
 	fmt.Fprintln(stderr, line)
 	if err == nil && o.plot != "" {

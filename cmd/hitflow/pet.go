@@ -1,6 +1,9 @@
 package main
 
 import (
+	"bufio"
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -8,12 +11,14 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/hitflow/hitflow/internal/outfile"
 	"github.com/hitflow/hitflow/jpet"
 	"github.com/hitflow/hitflow/output"
 )
@@ -31,13 +36,13 @@ func newPetCmd(stdout, stderr io.Writer) *cobra.Command {
 // as defaults.
 func scannerFlags(f *pflag.FlagSet, s *jpet.Scanner) {
 	*s = jpet.PaperScanner()
-	f.Float64Var(&s.R, "radius", s.R, "half distance between the strips")
-	f.Float64Var(&s.L, "length", s.L, "strip length")
-	f.Float64Var(&s.Pixel, "pixel", s.Pixel, "pixel size")
+	f.Float64Var(&s.R, "radius", s.R, "half distance between the strips, m")
+	f.Float64Var(&s.L, "length", s.L, "strip length, m")
+	f.Float64Var(&s.Pixel, "pixel", s.Pixel, "pixel size, m")
 	f.IntVar(&s.NZ, "nz", 0, "image columns along z (0: ceil(length/pixel))")
 	f.IntVar(&s.NY, "ny", 0, "image rows along y (0: ceil(2 radius/pixel))")
-	f.Float64Var(&s.SigmaZ, "sigma-z", s.SigmaZ, "resolution of the hit positions")
-	f.Float64Var(&s.SigmaDL, "sigma-dl", s.SigmaDL, "resolution of the path difference")
+	f.Float64Var(&s.SigmaZ, "sigma-z", s.SigmaZ, "resolution (sigma) of the hit positions along the strips, m")
+	f.Float64Var(&s.SigmaDL, "sigma-dl", s.SigmaDL, "resolution (sigma) of the path difference dl, m")
 }
 
 func readPhantom(name string) (jpet.Phantom, error) {
@@ -53,15 +58,9 @@ func readPhantom(name string) (jpet.Phantom, error) {
 }
 
 func writeNRRDFile(name string, img []float64, s jpet.Scanner) error {
-	f, err := os.Create(name)
-	if err != nil {
-		return err
-	}
-	if err := jpet.WriteNRRD(f, jpet.Image{Values: img, NZ: s.NZ, NY: s.NY, Pixel: s.Pixel}); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return output.WriteFile(name, func(w io.Writer) error {
+		return jpet.WriteNRRD(w, jpet.Image{Values: img, NZ: s.NZ, NY: s.NY, Pixel: s.Pixel})
+	})
 }
 
 func newPetSimulateCmd(stderr io.Writer) *cobra.Command {
@@ -84,44 +83,56 @@ PREFIX_emitted.nrrd, PREFIX_detected.nrrd and PREFIX_naive.nrrd.`,
 		Example: `  hitflow pet simulate --emissions 1000000 --seed 1 -o phantom
   hitflow pet simulate --angle 90 --emissions 200000 -o A   # the authors' A.bin set-up`,
 		Args: noArgs,
-		RunE: func(*cobra.Command, []string) error {
+		RunE: func(cmd *cobra.Command, _ []string) error {
 			if out == "" {
 				return usagef("pet simulate needs -o PREFIX")
 			}
-			ph, err := readPhantom(phantom)
-			if err != nil {
-				return err
+			if !(angle > 0 && angle <= 90) {
+				return usagef("--angle %v: want degrees in (0, 90]", angle)
+			}
+			if emissions < 0 {
+				return usagef("--emissions %d: must not be negative", emissions)
 			}
 			s = s.WithDefaults()
 			if err := s.Validate(); err != nil {
 				return usageError{err}
 			}
+			outs := []outfile.Role{role("-o", out+".bin"), role("-o", out+"_emitted.nrrd"), role("-o", out+"_detected.nrrd"), role("-o", out+"_naive.nrrd")}
+			if text {
+				outs = append(outs, role("--text", out+".txt"))
+			}
+			if parquet {
+				outs = append(outs, role("--parquet", out+".parquet"))
+			}
+			ctx := cmd.Context()
+			if err := prepare(ctx, []outfile.Role{role("--phantom", phantom)}, outs...); err != nil {
+				return err
+			}
+			ph, err := readPhantom(phantom)
+			if err != nil {
+				return err
+			}
 			start := time.Now()
 			bar := newCountProgress(stderr, int64(emissions), "emissions", quiet)
-			sim, err := jpet.Simulate(s, ph, jpet.SimOptions{Emissions: emissions, Seed: seed, MaxAngle: angle * math.Pi / 180,
+			sim, err := jpet.Simulate(ctx, s, ph, jpet.SimOptions{Emissions: emissions, Seed: seed, MaxAngle: angle * math.Pi / 180,
 				Progress: func(done int) { bar.Update(int64(done)) }})
 			bar.Done()
+			if errors.Is(err, context.Canceled) {
+				return stopped(ctx, "nothing written")
+			}
 			if err != nil {
 				return usageError{err}
 			}
-			f, err := os.Create(out + ".bin")
-			if err != nil {
-				return err
-			}
-			if err := jpet.WriteEvents(f, sim.Events); err != nil {
-				f.Close()
-				return err
-			}
-			if err := f.Close(); err != nil {
+			if err := output.WriteFile(out+".bin", func(w io.Writer) error { return jpet.WriteEvents(w, sim.Events) }); err != nil {
 				return err
 			}
 			if text {
-				if err := writeEventsText(out+".txt", sim.Events); err != nil {
+				if err := output.WriteFile(out+".txt", func(w io.Writer) error { return writeEventsText(w, sim.Events) }); err != nil {
 					return err
 				}
 			}
 			if parquet {
-				if err := writeEventsParquet(out+".parquet", sim.Events); err != nil {
+				if err := output.WriteFile(out+".parquet", func(w io.Writer) error { return output.WriteEventsParquet(w, sim.Events) }); err != nil {
 					return err
 				}
 			}
@@ -148,20 +159,12 @@ PREFIX_emitted.nrrd, PREFIX_detected.nrrd and PREFIX_naive.nrrd.`,
 	return cmd
 }
 
-func writeEventsText(name string, events []jpet.Event) error {
-	f, err := os.Create(name)
-	if err != nil {
-		return err
-	}
-	var b strings.Builder
+func writeEventsText(w io.Writer, events []jpet.Event) error {
+	b := bufio.NewWriterSize(w, 1<<20)
 	for _, e := range events {
-		fmt.Fprintf(&b, "%g %g %g\n", float32(e.ZU), float32(e.ZD), float32(e.DL))
+		fmt.Fprintf(b, "%g %g %g\n", float32(e.ZU), float32(e.ZD), float32(e.DL))
 	}
-	if _, err := io.WriteString(f, b.String()); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return b.Flush()
 }
 
 func newPetReconstructCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -176,8 +179,11 @@ func newPetReconstructCmd(stdout, stderr io.Writer) *cobra.Command {
 		Short: "List-mode MLEM reconstruction",
 		Long: `Reconstruct an image from list-mode events (the authors' float32 format)
 with MLEM and the analytic kernel (or the Gaussian one), starting from 1
-everywhere. Writes PREFIX.nrrd (float32) at the end and PREFIX_NN.png every
---png-every iterations. With --truth PHANTOM (or "paper") it prints the
+everywhere. Writes PREFIX.nrrd (float32) at the end and PREFIX_NN.png (the image with
+axes in metres and a colour bar; NN with as many digits as the last
+iteration) every --png-every iterations and after the last. Interrupted
+(Ctrl-C, SIGTERM), it stops after the iteration under way and writes
+PREFIX.nrrd of the last whole iteration. With --truth PHANTOM (or "paper") it prints the
 normalised RMSE and the mean activity in each ellipse after each
 iteration. --authors-box reproduces the authors' loop (with --kernel
 gaussian and without --sensitivity their images come out to float32
@@ -190,12 +196,21 @@ round-off).`,
 			}
 			return nil
 		},
-		RunE: func(_ *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) error {
 			if out == "" {
 				return usagef("pet reconstruct needs -o PREFIX")
 			}
 			if iterations < 1 {
 				return usagef("--iterations must be at least 1")
+			}
+			if every < 0 {
+				return usagef("--png-every must not be negative")
+			}
+			if workers < 0 {
+				return usagef("--workers must not be negative")
+			}
+			if _, err := eventFormat(args[0]); err != nil {
+				return err
 			}
 			opt := jpet.Options{Sensitivity: sensitivity, AuthorsBox: authorsBox, Workers: workers, KernelCache: cache}
 			switch kernel {
@@ -209,13 +224,23 @@ round-off).`,
 			if err := s.Validate(); err != nil {
 				return usageError{err}
 			}
+			outs := []outfile.Role{role("-o", out+".nrrd")}
+			for it := 1; it <= iterations; it++ {
+				if every > 0 && (it%every == 0 || it == iterations) {
+					outs = append(outs, role("-o", pngName(out, it, iterations)))
+				}
+			}
+			ctx := cmd.Context()
+			phantomFile := truth
+			if truth == "paper" {
+				phantomFile = ""
+			}
+			if err := prepare(ctx, append(positional(args[0]), role("--truth", phantomFile)), outs...); err != nil {
+				return err
+			}
 			var ph *jpet.Phantom
 			if truth != "" {
-				name := truth
-				if truth == "paper" {
-					name = ""
-				}
-				p, err := readPhantom(name)
+				p, err := readPhantom(phantomFile)
 				if err != nil {
 					return err
 				}
@@ -226,6 +251,9 @@ round-off).`,
 				return err
 			}
 			events, rejected := s.Screen(events, margin)
+			if len(events) == 0 {
+				return fmt.Errorf("%s: no events to reconstruct (%d rejected as beyond the strips)", args[0], rejected)
+			}
 			var bar *progress
 			opt.Progress = func(done int) { bar.Update(int64(done)) }
 			r, err := jpet.NewReconstructor(s, events, opt)
@@ -233,11 +261,13 @@ round-off).`,
 				return usageError{err}
 			}
 			start := time.Now()
-			for it := 1; it <= iterations; it++ {
+			done := 0
+			for it := 1; it <= iterations && ctx.Err() == nil; it++ {
 				t := time.Now()
 				bar = newCountProgress(stderr, int64(len(events)), fmt.Sprintf("iteration %d: events", it), quiet)
 				r.Iterate()
 				bar.Done()
+				done = it
 				line := fmt.Sprintf("iteration %d: %.3f s", it, time.Since(t).Seconds())
 				if ph != nil {
 					q := jpet.Compare(s, ph, r.Image())
@@ -245,13 +275,22 @@ round-off).`,
 				}
 				fmt.Fprintln(stderr, line)
 				if every > 0 && (it%every == 0 || it == iterations) {
-					if err := writePNG(fmt.Sprintf("%s_%02d.png", out, it), r.Image(), s); err != nil {
+					title := fmt.Sprintf("%s: MLEM iteration %d of %d", filepath.Base(args[0]), it, iterations)
+					if err := writePNG(pngName(out, it, iterations), r.Image(), s, title); err != nil {
 						return err
 					}
 				}
 			}
+			// An interrupted run keeps the image of the last whole iteration:
+			// a valid MLEM estimate, named as such.
+			if done == 0 {
+				return stopped(ctx, "nothing written")
+			}
 			if err := writeNRRDFile(out+".nrrd", r.Image(), s); err != nil {
 				return err
+			}
+			if done < iterations {
+				return stopped(ctx, fmt.Sprintf("%s.nrrd holds the image after iteration %d of %d", out, done, iterations))
 			}
 			fmt.Fprintf(stderr, "events %d (rejected %d, kernel values kept for %d), %d iterations, %.2f s; wrote %s.nrrd (%dx%d)\n",
 				len(events), rejected, r.CachedEvents(), iterations, time.Since(start).Seconds(), out, s.NZ, s.NY)
@@ -274,16 +313,18 @@ round-off).`,
 	return cmd
 }
 
-func writePNG(name string, img []float64, s jpet.Scanner) error {
-	f, err := os.Create(name)
-	if err != nil {
-		return err
-	}
-	if err := output.WriteImagePNG(f, img, s.NZ, s.NY, 4); err != nil {
-		f.Close()
-		return fmt.Errorf("%s: %w", filepath.Base(name), err)
-	}
-	return f.Close()
+// pngName numbers the image of an iteration with as many digits as the
+// last one has (at least two), so that the names sort in order.
+func pngName(prefix string, it, iterations int) string {
+	return fmt.Sprintf("%s_%0*d.png", prefix, max(2, len(strconv.Itoa(iterations))), it)
+}
+
+// writePNG draws an iteration's image with its axes in metres and a
+// colour bar.
+func writePNG(name string, img []float64, s jpet.Scanner, title string) error {
+	return output.WriteFile(name, func(w io.Writer) error {
+		return output.ImagePlot(w, jpet.Image{Values: img, NZ: s.NZ, NY: s.NY, Pixel: s.Pixel}, title, "png")
+	})
 }
 
 func newBenchPetCmd(stdout io.Writer) *cobra.Command {
@@ -300,13 +341,17 @@ and the next five (which read the kept values; the median is shown).
 Prints a Markdown table.`,
 		Example: "  hitflow bench pet\n  hitflow bench pet --events 10000000\n  hitflow bench pet --kernel-cache 0",
 		Args:    noArgs,
-		RunE: func(*cobra.Command, []string) error {
+		RunE: func(cmd *cobra.Command, _ []string) error {
 			if events < 1 {
 				return usagef("--events must be positive")
 			}
+			ctx := cmd.Context()
+			if err := prepare(ctx, nil); err != nil {
+				return err
+			}
 			s := jpet.PaperScanner().WithDefaults()
 			// About 80 % of the emissions are detected with angles in (-pi/4, pi/4).
-			sim, err := jpet.Simulate(s, jpet.PaperPhantom(), jpet.SimOptions{Emissions: events * 5 / 4, Seed: 1})
+			sim, err := jpet.Simulate(ctx, s, jpet.PaperPhantom(), jpet.SimOptions{Emissions: events * 5 / 4, Seed: 1})
 			if err != nil {
 				return err
 			}
@@ -319,6 +364,9 @@ Prints a Markdown table.`,
 			}
 			for _, kind := range []jpet.KernelKind{jpet.Analytic, jpet.Gaussian} {
 				for _, w := range workers {
+					if ctx.Err() != nil {
+						return stopped(ctx, "")
+					}
 					r, err := jpet.NewReconstructor(s, ev, jpet.Options{Kernel: kind, Workers: w, KernelCache: cache})
 					if err != nil {
 						return err
@@ -354,36 +402,33 @@ func cacheFlag(f *pflag.FlagSet, cache *int64) {
 	f.Lookup("kernel-cache").DefValue = "auto"
 }
 
-// readEvents reads events in the format the extension names: .txt, .parquet
-// or the authors' binary format.
+// eventFormat returns the format of an event file from its extension:
+// .bin (the authors' float32 triples), .txt or .parquet.
+func eventFormat(name string) (string, error) {
+	switch ext := strings.ToLower(filepath.Ext(name)); ext {
+	case ".bin", ".txt", ".parquet":
+		return ext, nil
+	default:
+		return "", usagef("%s: unknown event file extension %q (want .bin, .txt or .parquet)", name, ext)
+	}
+}
+
+// readEvents reads events in the format the extension names.
 func readEvents(name string) ([]jpet.Event, error) {
-	switch strings.ToLower(filepath.Ext(name)) {
-	case ".parquet":
+	format, err := eventFormat(name)
+	if err != nil {
+		return nil, err
+	}
+	if format == ".parquet" {
 		return output.ReadEventsParquet(name)
-	case ".txt":
-		f, err := os.Open(name)
-		if err != nil {
-			return nil, err
-		}
-		defer f.Close()
-		return jpet.ReadEventsText(f, name)
 	}
 	f, err := os.Open(name)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	if format == ".txt" {
+		return jpet.ReadEventsText(f, name)
+	}
 	return jpet.ReadEvents(f, name)
-}
-
-func writeEventsParquet(name string, events []jpet.Event) error {
-	f, err := os.Create(name)
-	if err != nil {
-		return err
-	}
-	if err := output.WriteEventsParquet(f, events); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
 }

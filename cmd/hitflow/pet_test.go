@@ -58,6 +58,8 @@ func TestPetCommands(t *testing.T) {
 	}
 	bad := filepath.Join(dir, "bad.bin")
 	os.WriteFile(bad, make([]byte, 13), 0o644)
+	os.Symlink(prefix+".bin", filepath.Join(dir, "lnk.nrrd"))
+	events, _ := os.ReadFile(prefix + ".bin")
 	for _, tc := range []struct {
 		args []string
 		code int
@@ -66,7 +68,12 @@ func TestPetCommands(t *testing.T) {
 		{[]string{"pet", "reconstruct", bad, "-o", rec}, 1, "bad.bin: byte 12: 1 trailing bytes"},
 		{[]string{"pet", "reconstruct", prefix + ".bin", "--kernel", "box", "-o", rec}, 2, "unknown kernel"},
 		{[]string{"pet", "reconstruct", prefix + ".bin", "--radius", "-1", "-o", rec}, 2, "R = -1"},
-		{[]string{"pet", "simulate", "--angle", "120", "-o", prefix}, 2, "angle range"},
+		{[]string{"pet", "simulate", "--angle", "120", "-o", prefix}, 2, "--angle 120: want degrees in (0, 90]"},
+		{[]string{"pet", "simulate", "--angle", "0", "-o", prefix}, 2, "--angle 0: want degrees in (0, 90]"},
+		{[]string{"pet", "reconstruct", prefix + ".bin", "-o", filepath.Join(dir, "nodir", "r")}, 2, "nodir does not exist"},
+		{[]string{"pet", "reconstruct", prefix + ".bin", "-o", filepath.Join(dir, "lnk")}, 2, "-o " + filepath.Join(dir, "lnk.nrrd") + " is the input " + prefix + ".bin"},
+		{[]string{"pet", "reconstruct", filepath.Join(dir, "calo.csv"), "-o", rec}, 2, `unknown event file extension ".csv" (want .bin, .txt or .parquet)`},
+		{[]string{"pet", "simulate", "--phantom", bad, "-o", filepath.Join(dir, "bad")}, 2, "refusing to overwrite an input"},
 		{[]string{"bench", "pet", "--events", "0"}, 2, "--events"},
 		{[]string{"bench", "pet", "--kernel-cache", "lots"}, 2, `"lots" is not a number of MiB or auto`},
 		{[]string{"pet", "reconstruct", prefix + ".bin", "--kernel-cache", "-1", "-o", rec}, 2, "--kernel-cache"},
@@ -75,6 +82,9 @@ func TestPetCommands(t *testing.T) {
 		if code != tc.code || !strings.Contains(stderr, tc.msg) {
 			t.Errorf("%v: exit %d, %q; want %d with %q", tc.args, code, stderr, tc.code, tc.msg)
 		}
+	}
+	if b, _ := os.ReadFile(prefix + ".bin"); !bytes.Equal(b, events) {
+		t.Fatal("a refused command changed the events file")
 	}
 }
 

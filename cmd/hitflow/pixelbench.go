@@ -112,6 +112,9 @@ func runBenchPixel(ctx context.Context, o pixelBenchOptions, stdout, stderr io.W
 			return err
 		}
 	}
+	if err := prepare(ctx, positional(o.file), role("--plot", o.plot)); err != nil {
+		return err
+	}
 	inputs, err := e2eInputs(o)
 	if err != nil {
 		return err
@@ -166,15 +169,9 @@ func writeScalingPlot(name string, series []output.Series) error {
 	if err != nil {
 		return err
 	}
-	f, err := os.Create(name)
-	if err != nil {
-		return err
-	}
-	if err := output.WriteScalingPlot(f, "hitflow clustering, "+time.Now().Format("2006-01-02"), series, format); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return output.WriteFile(name, func(w io.Writer) error {
+		return output.WriteScalingPlot(w, "hitflow clustering, "+time.Now().Format("2006-01-02"), series, format)
+	})
 }
 
 // e2eDatasets are simulated for the end-to-end rate without --file: a
@@ -245,7 +242,7 @@ func benchEndToEnd(ctx context.Context, o pixelBenchOptions, inputs []e2eInput, 
 		}
 		inputs[i].name = filepath.Join(dir, in.dataset+".tpx3")
 		fmt.Fprintf(stderr, "hitflow: simulating %d %s hits into %s\n", o.e2eHits, in.dataset, inputs[i].name)
-		if err := simulateToFile(inputs[i].name, in.dataset, o.e2eHits, o.rate); err != nil {
+		if err := simulateToFile(ctx, inputs[i].name, in.dataset, o.e2eHits, o.rate); err != nil {
 			return err
 		}
 	}
@@ -333,26 +330,27 @@ func endToEnd(ctx context.Context, in e2eInput, out string, mode pixel.Mode, wor
 	return sum, time.Since(start), err
 }
 
-func simulateToFile(name, dataset string, hits int, rate float64) error {
+func simulateToFile(ctx context.Context, name, dataset string, hits int, rate float64) error {
 	d, err := pixelsim.DatasetByName(dataset)
 	if err != nil {
 		return err
 	}
-	f, err := os.Create(name)
-	if err != nil {
-		return err
-	}
-	w, err := tpx3.NewHitWriter(f, tpx3.TPX3)
-	if err == nil {
-		err = pixelsim.Generate(pixelsim.Options{Dataset: d, Hits: hits, Seed: 1, RateMHz: rate, Disorder: 50 * pixel.Microsecond}, w.Write)
-	}
-	if err == nil {
-		err = w.Close()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	return output.WriteFile(name, func(f io.Writer) error {
+		w, err := tpx3.NewHitWriter(f, tpx3.TPX3)
+		if err != nil {
+			return err
+		}
+		write := func(h *pixel.Hits) error {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return w.Write(h)
+		}
+		if err := pixelsim.Generate(pixelsim.Options{Dataset: d, Hits: hits, Seed: 1, RateMHz: rate, Disorder: 50 * pixel.Microsecond}, write); err != nil {
+			return err
+		}
+		return w.Close()
+	})
 }
 
 func median(d []time.Duration) time.Duration {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hitflow/hitflow/internal/outfile"
 	"github.com/hitflow/hitflow/jpet"
 	"github.com/hitflow/hitflow/output"
 	"github.com/hitflow/hitflow/pixel"
@@ -50,8 +52,8 @@ The names written are printed.`,
 			}
 			return nil
 		},
-		RunE: func(_ *cobra.Command, args []string) error {
-			return runPlot(o, args[0], stdout)
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runPlot(cmd.Context(), o, args[0], stdout)
 		},
 	}
 	f := cmd.Flags()
@@ -66,7 +68,7 @@ The names written are printed.`,
 	return cmd
 }
 
-func runPlot(o plotOptions, in string, stdout io.Writer) error {
+func runPlot(ctx context.Context, o plotOptions, in string, stdout io.Writer) error {
 	if o.out == "" {
 		return usagef("plot needs -o PREFIX")
 	}
@@ -79,6 +81,20 @@ func runPlot(o plotOptions, in string, stdout io.Writer) error {
 	kind, err := output.Kind(in)
 	if err != nil {
 		return formatError(err)
+	}
+	var outs []outfile.Role
+	switch {
+	case kind == "clusters" && o.cluster < 0:
+		for _, fig := range output.ClusterFigures {
+			outs = append(outs, role("-o", o.out+"_"+fig+"."+o.format))
+		}
+	case kind == "clusters":
+		outs = append(outs, role("-o", clusterFigure(o)))
+	default:
+		outs = append(outs, role("-o", o.out+"."+o.format))
+	}
+	if err := prepare(ctx, []outfile.Role{role("", in), role("--hits", o.hits)}, outs...); err != nil {
+		return err
 	}
 	var names []string
 	switch kind {
@@ -133,10 +149,15 @@ func plotClusters(o plotOptions, in string) ([]string, error) {
 	if hits == nil || hits.Len() == 0 {
 		return nil, fmt.Errorf("%s: no hits of cluster %d", in, o.cluster)
 	}
-	name := fmt.Sprintf("%s_cluster_%d.%s", o.out, o.cluster, o.format)
+	name := clusterFigure(o)
 	title := fmt.Sprintf("cluster %d: %d hits, colour = %s", o.cluster, hits.Len(), map[string]string{"tot": "ToT (25 ns)", "toa": "ToA - first (ns)"}[o.by])
 	err = output.WriteFile(name, func(w io.Writer) error { return output.ClusterHitsPlot(w, hits, o.by == "toa", title, o.format) })
 	return []string{name}, err
+}
+
+// clusterFigure names the figure of --cluster.
+func clusterFigure(o plotOptions) string {
+	return fmt.Sprintf("%s_cluster_%d.%s", o.out, o.cluster, o.format)
 }
 
 func plotCLUE(o plotOptions, in string) ([]string, error) {
@@ -144,13 +165,14 @@ func plotCLUE(o plotOptions, in string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(o.axes) != 2 {
-		return nil, usagef("--plot-axes takes two coordinates, got %v", o.axes)
+	if err := checkPlotView(tab, o.axes, o.layer); err != nil {
+		return nil, err
 	}
 	po := output.CLUEPlot{X: o.axes[0], Y: o.axes[1], Format: o.format, Title: filepath.Base(in)}
 	if o.layer >= 0 {
 		l := int32(o.layer)
 		po.Layer = &l
+		po.Title = fmt.Sprintf("%s, layer %d", filepath.Base(in), l)
 	}
 	name := o.out + "." + o.format
 	err = output.WriteFile(name, func(w io.Writer) error { return output.WriteCLUEPlot(w, &tab.Points, r, po) })

@@ -1,15 +1,17 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"runtime"
 	"runtime/pprof"
 	"runtime/trace"
 
 	"github.com/spf13/cobra"
+
+	"github.com/hitflow/hitflow/internal/outfile"
 )
 
 // profiles are the --cpuprofile, --memprofile and --trace files of any
@@ -20,22 +22,35 @@ import (
 // spending a quarter of its time closing the file it overwrote).
 type profiles struct {
 	cpu, mem, trace    string
-	cpuFile, traceFile *os.File
+	cpuFile, traceFile *outfile.File
+	started            bool
 }
 
-// addFlags adds the flags to every command of root, and starts the CPU
-// profile and the trace once they are parsed.
+// addFlags adds the flags to every command of root; the command starts
+// the CPU profile and the trace in [prepare], once its files are checked.
 func (p *profiles) addFlags(root *cobra.Command) {
-	root.PersistentPreRunE = func(*cobra.Command, []string) error { return p.start() }
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
+		cmd.SetContext(context.WithValue(cmd.Context(), profilesKey{}, p))
+		return nil
+	}
 	f := root.PersistentFlags()
 	f.StringVar(&p.cpu, "cpuprofile", "", "write a CPU profile of the command to this file")
 	f.StringVar(&p.mem, "memprofile", "", "write a heap profile (allocations included) at the end of the command to this file")
 	f.StringVar(&p.trace, "trace", "", "write an execution trace of the command to this file (go tool trace)")
 }
 
-// start begins the CPU profile and the trace, once the flags are parsed;
-// stop ends what started, whatever start returned.
+// roles are the profile files, outputs of every command.
+func (p *profiles) roles() []outfile.Role {
+	return []outfile.Role{role("--cpuprofile", p.cpu), role("--memprofile", p.mem), role("--trace", p.trace)}
+}
+
+// start begins the CPU profile and the trace, once; stop ends what
+// started, whatever start returned.
 func (p *profiles) start() error {
+	if p.started {
+		return nil
+	}
+	p.started = true
 	var err error
 	if p.cpuFile, err = startProfile("cpuprofile", p.cpu, pprof.StartCPUProfile); err != nil {
 		return err
@@ -46,16 +61,16 @@ func (p *profiles) start() error {
 
 // startProfile creates the file name of the flag and starts writing to
 // it; an empty name starts nothing.
-func startProfile(flag, name string, start func(io.Writer) error) (*os.File, error) {
+func startProfile(flag, name string, start func(io.Writer) error) (*outfile.File, error) {
 	if name == "" {
 		return nil, nil
 	}
-	f, err := os.Create(name)
+	f, err := outfile.Create(name)
 	if err != nil {
 		return nil, usagef("--%s: %v", flag, err)
 	}
 	if err := start(f); err != nil {
-		f.Close()
+		f.Abort()
 		return nil, fmt.Errorf("--%s %s: %w", flag, name, err)
 	}
 	return f, nil
@@ -79,7 +94,7 @@ func (p *profiles) stop() error {
 		}
 		p.traceFile = nil
 	}
-	if p.mem != "" {
+	if p.mem != "" && p.started {
 		if err := writeHeapProfile(p.mem); err != nil {
 			errs = append(errs, fmt.Errorf("--memprofile %s: %w", p.mem, err))
 		}
@@ -88,14 +103,14 @@ func (p *profiles) stop() error {
 }
 
 func writeHeapProfile(name string) error {
-	f, err := os.Create(name)
+	f, err := outfile.Create(name)
 	if err != nil {
 		return err
 	}
 	runtime.GC() // the heap in use as of the end, not the last collection
-	err = pprof.Lookup("allocs").WriteTo(f, 0)
-	if cerr := f.Close(); err == nil {
-		err = cerr
+	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+		f.Abort()
+		return err
 	}
-	return err
+	return f.Close()
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -51,7 +53,7 @@ Datasets (the paper's mean and std of the cluster size):
 		Example: `  hitflow simulate pixel --dataset gamma --hits 4000000 --seed 1 -o gamma.tpx3
   hitflow simulate pixel --dataset pb90 --rate 40 --disorder 100us -o pb90.t3pa`,
 		Args: noArgs,
-		RunE: func(cmd *cobra.Command, args []string) error { return runSimulatePixel(o, stderr) },
+		RunE: func(cmd *cobra.Command, args []string) error { return runSimulatePixel(cmd.Context(), o, stderr) },
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.dataset, "dataset", o.dataset, "dataset name")
@@ -64,7 +66,7 @@ Datasets (the paper's mean and std of the cluster size):
 	return cmd
 }
 
-func runSimulatePixel(o simulatePixelOptions, stderr io.Writer) error {
+func runSimulatePixel(ctx context.Context, o simulatePixelOptions, stderr io.Writer) error {
 	if o.out == "" {
 		return usagef("simulate pixel needs -o FILE")
 	}
@@ -82,11 +84,14 @@ func runSimulatePixel(o simulatePixelOptions, stderr io.Writer) error {
 	if err != nil || format == tpx3.Auto || format == tpx3.Katherine {
 		return usagef("%s: output extension must be .tpx3, .t3pa or .csv", o.out)
 	}
-	f, err := output.Create(o.out)
+	if err := prepare(ctx, nil, role("-o", o.out)); err != nil {
+		return err
+	}
+	f, err := output.CreateFile(o.out, nil)
 	if err != nil {
 		return err
 	}
-	defer f.Close()
+	defer f.Abort() // a simulation cut short is not the one asked for
 	w, err := tpx3.NewHitWriter(f, format)
 	if err != nil {
 		return err
@@ -95,11 +100,17 @@ func runSimulatePixel(o simulatePixelOptions, stderr io.Writer) error {
 	bar := newCountProgress(stderr, int64(o.hits), "hits", o.quiet)
 	var done int64
 	err = pixelsim.Generate(opt, func(h *pixel.Hits) error {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
 		done += int64(h.Len())
 		bar.Update(done)
 		return w.Write(h)
 	})
 	bar.Done()
+	if errors.Is(err, context.Canceled) {
+		return stopped(ctx, "nothing written")
+	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", o.out, err)
 	}

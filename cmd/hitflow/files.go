@@ -1,0 +1,73 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"os"
+	"syscall"
+
+	"github.com/hitflow/hitflow/internal/outfile"
+)
+
+// interrupted is the cause of a run's cancellation by a signal. It is a
+// context.Canceled, so that the libraries' ctx.Err() and the commands'
+// own checks end the same way.
+type interrupted struct{ sig os.Signal }
+
+func (i interrupted) Error() string        { return "interrupted (" + i.sig.String() + ")" }
+func (i interrupted) Is(target error) bool { return target == context.Canceled }
+
+// exitCode is the shell's code for a process ended by the signal.
+func (i interrupted) exitCode() int {
+	if s, ok := i.sig.(syscall.Signal); ok {
+		return 128 + int(s)
+	}
+	return 130
+}
+
+// stopped returns the error of a command that stopped early because ctx
+// was cancelled: its cause (the signal), with what the command kept.
+func stopped(ctx context.Context, kept string) error {
+	err := context.Cause(ctx)
+	if err == nil {
+		err = context.Canceled
+	}
+	if kept == "" {
+		return err
+	}
+	return errors.Join(err, errors.New(kept))
+}
+
+// profilesKey finds the command's profiles in its context.
+type profilesKey struct{}
+
+// role names an output or input by its flag, for messages.
+func role(flag, name string) outfile.Role { return outfile.Role{Flag: flag, Name: name} }
+
+// positional names the files given as arguments.
+func positional(files ...string) []outfile.Role {
+	var rs []outfile.Role
+	for _, f := range files {
+		rs = append(rs, outfile.Role{Name: f})
+	}
+	return rs
+}
+
+// prepare checks, before any work, every file the command writes against
+// the files it reads and against each other (see [outfile.Check]), the
+// profile files of --cpuprofile, --memprofile and --trace included; then
+// it starts the CPU profile and the trace. Every command that reads or
+// writes files calls it first.
+func prepare(ctx context.Context, inputs []outfile.Role, outputs ...outfile.Role) error {
+	p, _ := ctx.Value(profilesKey{}).(*profiles)
+	if p != nil {
+		outputs = append(outputs, p.roles()...)
+	}
+	if err := outfile.Check(inputs, outputs); err != nil {
+		return usageError{err}
+	}
+	if p == nil {
+		return nil
+	}
+	return p.start()
+}
