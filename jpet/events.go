@@ -2,13 +2,14 @@ package jpet
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"math"
-	"strconv"
-	"strings"
+
+	"github.com/hitflow/hitflow/internal/textscan"
 )
 
 // Screen keeps the events whose hits lie on the strips or beyond their
@@ -80,12 +81,12 @@ func WriteEvents(w io.Writer, events []Event) error {
 // starts a comment. Errors name the file and line.
 func ReadEventsText(r io.Reader, name string) ([]Event, error) {
 	var events []Event
-	err := eachLine(r, name, func(line int, f []string) error {
+	var v [3]float64
+	err := eachLine(r, name, func(sc *textscan.Scanner, f [][]byte) error {
 		if len(f) != 3 {
-			return fmt.Errorf("jpet: %s: line %d: %d values, want z_u z_d dl", name, line, len(f))
+			return sc.Errorf("%d values, want z_u z_d dl", len(f))
 		}
-		v, err := finite(f, name, line)
-		if err != nil {
+		if err := finite(sc, v[:], f); err != nil {
 			return err
 		}
 		events = append(events, Event{v[0], v[1], v[2]})
@@ -96,34 +97,37 @@ func ReadEventsText(r io.Reader, name string) ([]Event, error) {
 
 // eachLine calls fn with the white-space separated fields of every line
 // that is not blank once '#' comments are cut.
-func eachLine(r io.Reader, name string, fn func(line int, fields []string) error) error {
-	sc := bufio.NewScanner(r)
-	line := 0
-	for sc.Scan() {
-		line++
-		text, _, _ := strings.Cut(sc.Text(), "#")
-		if f := strings.Fields(text); len(f) > 0 {
-			if err := fn(line, f); err != nil {
+func eachLine(r io.Reader, name string, fn func(sc *textscan.Scanner, fields [][]byte) error) error {
+	sc := textscan.New(r, name, "jpet")
+	var f [][]byte
+	for {
+		line, err := sc.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if i := bytes.IndexByte(line, '#'); i >= 0 {
+			line = line[:i]
+		}
+		if f = textscan.Fields(f, line, ' '); len(f) > 0 {
+			if err := fn(sc, f); err != nil {
 				return err
 			}
 		}
 	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("jpet: %s: line %d: %w", name, line+1, err)
-	}
-	return nil
 }
 
-// finite parses text fields as finite numbers; the error names the file
-// and line.
-func finite(fields []string, name string, line int) ([]float64, error) {
-	v := make([]float64, len(fields))
+// finite parses text fields into v as finite numbers; the error names the
+// file and line.
+func finite(sc *textscan.Scanner, v []float64, fields [][]byte) error {
 	for i, s := range fields {
-		x, err := strconv.ParseFloat(s, 64)
-		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
-			return nil, fmt.Errorf("jpet: %s: line %d: %q is not a finite number", name, line, s)
+		x, ok := textscan.ParseFloat(s)
+		if !ok || math.IsNaN(x) || math.IsInf(x, 0) {
+			return sc.Errorf("%q is not a finite number", s)
 		}
 		v[i] = x
 	}
-	return v, nil
+	return nil
 }

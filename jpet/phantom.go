@@ -4,8 +4,9 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"strconv"
 	"strings"
+
+	"github.com/hitflow/hitflow/internal/textscan"
 )
 
 // Ellipse is a region of uniform activity: centre (Z along the strips, Y),
@@ -63,28 +64,28 @@ func (p *Phantom) Activity(z, y float64) (float64, int) {
 // comment.
 func ParsePhantom(r io.Reader, name string) (Phantom, error) {
 	var p Phantom
-	err := eachLine(r, name, func(line int, f []string) error {
+	err := eachLine(r, name, func(sc *textscan.Scanner, f [][]byte) error {
 		kind := "ellipse"
-		if _, err := strconv.ParseFloat(f[0], 64); err != nil {
-			kind, f = strings.ToLower(f[0]), f[1:]
+		if _, ok := textscan.ParseFloat(f[0]); !ok {
+			kind, f = strings.ToLower(string(f[0])), f[1:]
 		}
-		v, err := finite(f, name, line)
-		if err != nil {
+		v := make([]float64, len(f))
+		if err := finite(sc, v, f); err != nil {
 			return err
 		}
 		switch {
 		case kind == "ellipse" && len(v) == 6:
 			if !(v[2] > 0 && v[3] > 0) || v[5] < 0 {
-				return fmt.Errorf("jpet: %s: line %d: half-axes must be positive and activity not negative", name, line)
+				return sc.Errorf("half-axes must be positive and activity not negative")
 			}
 			p.Ellipses = append(p.Ellipses, Ellipse{v[0], v[1], v[2], v[3], v[4], v[5]})
 		case kind == "point" && len(v) == 3:
 			if v[2] < 0 {
-				return fmt.Errorf("jpet: %s: line %d: negative activity", name, line)
+				return sc.Errorf("negative activity")
 			}
 			p.Points = append(p.Points, PointSource{v[0], v[1], v[2]})
 		default:
-			return fmt.Errorf("jpet: %s: line %d: want \"ellipse z y a b angle activity\" or \"point z y activity\"", name, line)
+			return sc.Errorf("want \"ellipse z y a b angle activity\" or \"point z y activity\"")
 		}
 		return nil
 	})

@@ -1,13 +1,11 @@
 package output
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -17,6 +15,7 @@ import (
 
 	"github.com/hitflow/hitflow/clue"
 	"github.com/hitflow/hitflow/clue/cluecsv"
+	"github.com/hitflow/hitflow/internal/textscan"
 )
 
 // WriteCLUE writes the points and CLUE's result, one row or entry per
@@ -218,38 +217,44 @@ func readCLUECSV(name string) (*cluecsv.Table, *clue.Result, error) {
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return nil, nil, err
 	}
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<16), 1<<20)
+	sc := textscan.New(f, name, "clue csv")
 	r := newResult(t.Points.Len())
 	var cols []int
-	line := 0
-	for sc.Scan() {
-		line++
-		fs := strings.Split(strings.TrimRight(sc.Text(), "\r"), ",")
-		if line == 1 {
+	var fs [][]byte
+	for {
+		line, err := sc.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		if textscan.Skip(line) {
+			continue
+		}
+		fs = textscan.Fields(fs, line, ',')
+		if cols == nil {
 			for _, want := range resultColumns {
-				i := slices.Index(fs, want)
+				i := slices.IndexFunc(fs, func(f []byte) bool { return string(f) == want })
 				if i < 0 {
-					return nil, nil, fmt.Errorf("output: %s: line 1: no column %q: not a CLUE result", name, want)
+					return nil, nil, sc.Errorf("no column %q: not a CLUE result", want)
 				}
 				cols = append(cols, i)
 			}
 			continue
 		}
 		if len(fs) <= slices.Max(cols) {
-			return nil, nil, fmt.Errorf("output: %s: line %d: %d fields", name, line, len(fs))
+			return nil, nil, sc.Errorf("%d fields", len(fs))
 		}
 		var v [5]float64
 		for k, c := range cols {
-			if v[k], err = strconv.ParseFloat(fs[c], 64); err != nil {
-				return nil, nil, fmt.Errorf("output: %s: line %d: %s %q is not a number", name, line, resultColumns[k], fs[c])
+			var ok bool
+			if v[k], ok = textscan.ParseFloat(fs[c]); !ok {
+				return nil, nil, sc.Errorf("%s %q is not a number", resultColumns[k], fs[c])
 			}
 		}
 		r.Rho, r.Delta, r.NH = append(r.Rho, v[0]), append(r.Delta, v[1]), append(r.NH, int32(v[2]))
 		r.IsSeed, r.ClusterID = append(r.IsSeed, v[3] != 0), append(r.ClusterID, int32(v[4]))
-	}
-	if err := sc.Err(); err != nil {
-		return nil, nil, fmt.Errorf("output: %s: %w", name, err)
 	}
 	finish(r)
 	return t, r, nil

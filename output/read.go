@@ -4,9 +4,9 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
+	"github.com/hitflow/hitflow/internal/textscan"
 	"github.com/hitflow/hitflow/pixel"
 	"github.com/hitflow/hitflow/pixel/tpx3"
 )
@@ -185,35 +186,37 @@ func readClusterCSV(name string) (*pixel.Clusters, error) {
 	defer f.Close()
 	c := &pixel.Clusters{}
 	c.Reset()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<16), 1<<20)
-	line := 0
-	bad := func(format string, args ...any) error {
-		return fmt.Errorf("output: %s: line %d: %s", name, line, fmt.Sprintf(format, args...))
-	}
-	for sc.Scan() {
-		line++
-		text := strings.TrimRight(sc.Text(), "\r")
-		if line == 1 {
-			if text != ClusterCSVHeader {
-				return nil, bad("header %q, want %q", text, ClusterCSVHeader)
+	sc := textscan.New(f, name, "clusters csv")
+	var fs [][]byte
+	for {
+		text, err := sc.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		if sc.Line() == 1 {
+			if string(text) != ClusterCSVHeader {
+				return nil, sc.Errorf("header %q, want %q", text, ClusterCSVHeader)
 			}
 			continue
 		}
-		fs := strings.Split(text, ",")
+		fs = textscan.Fields(fs, text, ',')
 		if len(fs) != 13 {
-			return nil, bad("%d fields, want 13", len(fs))
+			return nil, sc.Errorf("%d fields, want 13", len(fs))
 		}
 		var v [13]float64
 		for k, s := range fs {
-			if k == 5 && s == "" {
+			if k == 5 && len(s) == 0 {
 				continue
 			}
-			if v[k], err = strconv.ParseFloat(s, 64); err != nil {
-				return nil, bad("field %d: %q is not a number", k+1, s)
+			var ok bool
+			if v[k], ok = textscan.ParseFloat(s); !ok {
+				return nil, sc.Errorf("field %d: %q is not a number", k+1, s)
 			}
 		}
-		c.Calibrated = fs[5] != ""
+		c.Calibrated = len(fs[5]) != 0
 		toa := pixel.TimeFromNs(v[2])
 		c.ID, c.Size = append(c.ID, int64(v[0])), append(c.Size, int32(v[1]))
 		c.FirstToA, c.LastToA = append(c.FirstToA, toa), append(c.LastToA, toa+pixel.TimeFromNs(v[3]))
@@ -223,11 +226,8 @@ func readClusterCSV(name string) (*pixel.Clusters, error) {
 		c.YMin, c.YMax = append(c.YMin, uint16(v[10])), append(c.YMax, uint16(v[11]))
 		c.Max = append(c.Max, v[12])
 	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("output: %s: line %d: %w", name, line+1, err)
-	}
-	if line == 0 {
-		return nil, fmt.Errorf("output: %s: empty file, want the header %q", name, ClusterCSVHeader)
+	if sc.Line() == 0 {
+		return nil, fmt.Errorf("clusters csv: %s: empty file, want the header %q", name, ClusterCSVHeader)
 	}
 	return c, nil
 }

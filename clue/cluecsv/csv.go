@@ -23,6 +23,7 @@ import (
 	"strings"
 
 	"github.com/hitflow/hitflow/clue"
+	"github.com/hitflow/hitflow/internal/textscan"
 )
 
 // Table is a point set with the names of its columns.
@@ -38,89 +39,87 @@ var resultColumns = map[string]bool{"rho": true, "delta": true, "nh": true, "iss
 
 // Read parses a CSV point file; errors name the file and the line.
 func Read(r io.Reader, name string) (*Table, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 1<<16), 1<<20)
+	sc := textscan.New(r, name, "clue csv")
 	t := &Table{}
 	var coordCol []int
 	layerCol, weightCol := -1, -1
 	ncol := 0
-	line := 0
-	errorf := func(format string, args ...any) error {
-		return fmt.Errorf("clue csv: %s: line %d: %s", name, line, fmt.Sprintf(format, args...))
-	}
-	for sc.Scan() {
-		line++
-		text := strings.TrimSpace(sc.Text())
-		if text == "" || strings.HasPrefix(text, "#") {
+	var fields [][]byte
+	for {
+		line, err := sc.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		if textscan.Skip(line) {
 			continue
 		}
-		fields := strings.Split(text, ",")
-		for i := range fields {
-			fields[i] = strings.TrimSpace(fields[i])
-		}
+		fields = textscan.Fields(fields, line, ',')
 		if ncol == 0 { // the first line: a header, or four bare columns
 			ncol = len(fields)
-			if _, err := strconv.ParseFloat(fields[0], 64); err != nil {
+			if _, ok := textscan.ParseFloat(fields[0]); !ok {
 				for i, f := range fields {
-					switch lf := strings.ToLower(f); {
+					switch lf := strings.ToLower(string(f)); {
 					case lf == "layer":
 						layerCol = i
 					case lf == "weight":
 						weightCol = i
 					case coordName.MatchString(lf):
 						coordCol = append(coordCol, i)
-						t.Coords = append(t.Coords, f)
+						t.Coords = append(t.Coords, string(f))
 					case resultColumns[lf]:
 					default:
-						return nil, errorf("unknown column %.40q (want x, y, z or x0..xN, layer, weight)", f)
+						return nil, sc.Errorf("unknown column %.40q (want x, y, z or x0..xN, layer, weight)", f)
 					}
 				}
 				if weightCol < 0 {
-					return nil, errorf("header %.80q has no weight column", text)
+					return nil, sc.Errorf("header %.80q has no weight column", line)
 				}
 				if len(coordCol) == 0 {
-					return nil, errorf("header %.80q has no coordinate columns", text)
+					return nil, sc.Errorf("header %.80q has no coordinate columns", line)
 				}
 				t.Layer = layerCol >= 0
 				t.Points.Coords = make([][]float64, len(coordCol))
 				continue
 			}
 			if ncol != 4 {
-				return nil, errorf("no header and %d columns; without a header the columns are x,y,layer,weight", ncol)
+				return nil, sc.Errorf("no header and %d columns; without a header the columns are x,y,layer,weight", ncol)
 			}
 			coordCol, layerCol, weightCol = []int{0, 1}, 2, 3
 			t.Coords, t.Layer = []string{"x", "y"}, true
 			t.Points.Coords = make([][]float64, 2)
 		}
 		if len(fields) != ncol {
-			return nil, errorf("%d fields, want %d", len(fields), ncol)
+			return nil, sc.Errorf("%d fields, want %d", len(fields), ncol)
 		}
 		for d, c := range coordCol {
-			v, err := strconv.ParseFloat(fields[c], 64)
-			if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-				return nil, errorf("coordinate %s = %q is not a finite number", t.Coords[d], fields[c])
+			v, ok := textscan.ParseFloat(fields[c])
+			if !ok || math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, sc.Errorf("coordinate %s = %q is not a finite number", t.Coords[d], fields[c])
 			}
 			t.Points.Coords[d] = append(t.Points.Coords[d], v)
 		}
 		if layerCol >= 0 {
-			l, err := strconv.ParseInt(fields[layerCol], 10, 32)
-			if err != nil {
-				f, ferr := strconv.ParseFloat(fields[layerCol], 64)
-				if ferr != nil || f != math.Trunc(f) || math.Abs(f) > math.MaxInt32 {
-					return nil, errorf("layer %q is not an integer", fields[layerCol])
+			l, ok := textscan.ParseInt(fields[layerCol])
+			if !ok {
+				f, fok := textscan.ParseFloat(fields[layerCol])
+				if !fok || f != math.Trunc(f) || math.Abs(f) > math.MaxInt32 {
+					return nil, sc.Errorf("layer %q is not an integer", fields[layerCol])
 				}
 				l = int64(f)
 			}
+			if l > math.MaxInt32 || l < math.MinInt32 {
+				return nil, sc.Errorf("layer %q is not an integer", fields[layerCol])
+			}
 			t.Points.Layer = append(t.Points.Layer, int32(l))
 		}
-		w, err := strconv.ParseFloat(fields[weightCol], 64)
-		if err != nil || !(w >= 0) || math.IsInf(w, 0) {
-			return nil, errorf("weight %q is not a finite number >= 0", fields[weightCol])
+		w, ok := textscan.ParseFloat(fields[weightCol])
+		if !ok || !(w >= 0) || math.IsInf(w, 0) {
+			return nil, sc.Errorf("weight %q is not a finite number >= 0", fields[weightCol])
 		}
 		t.Points.Weight = append(t.Points.Weight, w)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("clue csv: %s: line %d: %w", name, line+1, err)
 	}
 	if ncol == 0 {
 		return nil, fmt.Errorf("clue csv: %s: no header and no points", name)

@@ -1,13 +1,13 @@
 package tpx3
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
 
+	"github.com/hitflow/hitflow/internal/textscan"
 	"github.com/hitflow/hitflow/pixel"
 )
 
@@ -61,31 +61,33 @@ func readMatrix(name string) (m []float64, w, h int, err error) {
 		return nil, 0, 0, fmt.Errorf("calib: %w", err)
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<16), 1<<24)
-	line := 0
-	for sc.Scan() {
-		line++
-		fields := bytes.Fields(sc.Bytes())
+	sc := textscan.New(f, name, "calib")
+	var fields [][]byte
+	for {
+		line, err := sc.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, 0, 0, err
+		}
+		fields = textscan.Fields(fields, line, ' ')
 		if len(fields) == 0 {
 			continue
 		}
 		if w == 0 {
 			w = len(fields)
 		} else if len(fields) != w {
-			return nil, 0, 0, fmt.Errorf("calib: %s: line %d: %d values, want %d", name, line, len(fields), w)
+			return nil, 0, 0, sc.Errorf("%d values, want %d", len(fields), w)
 		}
 		for i, fl := range fields {
-			v, ok := parseFloat(fl)
+			v, ok := textscan.ParseFloat(fl)
 			if !ok {
-				return nil, 0, 0, fmt.Errorf("calib: %s: line %d: value %d %q is not a number", name, line, i+1, fl)
+				return nil, 0, 0, sc.Errorf("value %d %q is not a number", i+1, fl)
 			}
 			m = append(m, v)
 		}
 		h++
-	}
-	if err := sc.Err(); err != nil {
-		return nil, 0, 0, fmt.Errorf("calib: %s: line %d: %w", name, line+1, err)
 	}
 	if h == 0 {
 		return nil, 0, 0, fmt.Errorf("calib: %s: no values", name)

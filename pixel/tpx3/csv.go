@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 
+	"github.com/hitflow/hitflow/internal/textscan"
 	"github.com/hitflow/hitflow/pixel"
 )
 
@@ -14,7 +15,7 @@ import (
 // file written with --hits reads back). Without a header the first four
 // columns are x, y, toa_ns, tot.
 func NewCSVReader(r io.Reader, name string) Reader {
-	tr := &textReader{sc: newLineScanner(r, name, "csv")}
+	tr := &textReader{sc: textscan.New(r, name, "csv")}
 	cols := [4]int{0, 1, 2, 3}
 	width := 4
 	tr.parse = func(line []byte, dst *pixel.Hits) error {
@@ -33,27 +34,27 @@ func NewCSVReader(r io.Reader, name string) Reader {
 			tr.stats.Comments++
 			return nil
 		}
-		tr.fields = splitFields(tr.fields, line, ',', false)
+		tr.fields = textscan.Fields(tr.fields, line, ',')
 		f := tr.fields
-		if tr.sc.line == 1 {
-			if _, ok := parseFloat(f[0]); !ok {
+		if tr.sc.Line() == 1 {
+			if _, ok := textscan.ParseFloat(f[0]); !ok {
 				return tr.header(f, &cols, &width)
 			}
 		}
 		if len(f) < width {
-			return tr.sc.errorf("%d fields, want at least %d", len(f), width)
+			return tr.sc.Errorf("%d fields, want at least %d", len(f), width)
 		}
-		x, okx := parseInt(f[cols[0]])
-		y, oky := parseInt(f[cols[1]])
-		ns, okt := parseFloat(f[cols[2]])
-		tot, okv := parseInt(f[cols[3]])
+		x, okx := textscan.ParseInt(f[cols[0]])
+		y, oky := textscan.ParseInt(f[cols[1]])
+		ns, okt := textscan.ParseFloat(f[cols[2]])
+		tot, okv := textscan.ParseInt(f[cols[3]])
 		switch {
 		case !okx || !oky:
-			return tr.sc.errorf("pixel (%q, %q) is not a pair of integers", f[cols[0]], f[cols[1]])
+			return tr.sc.Errorf("pixel (%q, %q) is not a pair of integers", f[cols[0]], f[cols[1]])
 		case !okt || math.IsNaN(ns) || math.Abs(ns) > 1e17:
-			return tr.sc.errorf("toa_ns %q is not a finite time", f[cols[2]])
+			return tr.sc.Errorf("toa_ns %q is not a finite time", f[cols[2]])
 		case !okv:
-			return tr.sc.errorf("tot %q is not an integer", f[cols[3]])
+			return tr.sc.Errorf("tot %q is not an integer", f[cols[3]])
 		}
 		if err := checkToT(tr.sc, tot); err != nil {
 			return err
@@ -79,7 +80,7 @@ func (r *textReader) header(f [][]byte, cols *[4]int, width *int) error {
 			}
 		}
 		if cols[k] < 0 {
-			return r.sc.errorf("header lacks the column %q (want x,y,toa_ns,tot)", name)
+			return r.sc.Errorf("header lacks the column %q (want x,y,toa_ns,tot)", name)
 		}
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 
+	"github.com/hitflow/hitflow/internal/textscan"
 	"github.com/hitflow/hitflow/pixel"
 )
 
@@ -11,7 +12,7 @@ import (
 // "linear_coord toa ftoa tot" separated by white space, where linear_coord
 // is y*width + x; '#' starts a comment.
 func NewKatherineReader(r io.Reader, name string, width, height int) Reader {
-	tr := &textReader{sc: newLineScanner(r, name, "katherine")}
+	tr := &textReader{sc: textscan.New(r, name, "katherine")}
 	s := sensor{width, height}
 	tr.parse = func(line []byte, dst *pixel.Hits) error {
 		if n, ok := scanDecimals(line, ' ', tr.nums[:4]); ok && n == 4 {
@@ -28,20 +29,20 @@ func NewKatherineReader(r io.Reader, name string, width, height int) Reader {
 		if i := bytes.IndexByte(line, '#'); i >= 0 {
 			line = line[:i]
 		}
-		tr.fields = splitFields(tr.fields, line, ' ', true)
+		tr.fields = textscan.Fields(tr.fields, line, ' ')
 		f := tr.fields
 		if len(f) == 0 {
 			tr.stats.Comments++
 			return nil
 		}
 		if len(f) != 4 {
-			return tr.sc.errorf("%d fields, want 4 (coord toa ftoa tot)", len(f))
+			return tr.sc.Errorf("%d fields, want 4 (coord toa ftoa tot)", len(f))
 		}
 		var v [4]int64
 		for i := range v {
 			var ok bool
-			if v[i], ok = parseInt(f[i]); !ok {
-				return tr.sc.errorf("field %d %q is not an integer", i+1, f[i])
+			if v[i], ok = textscan.ParseInt(f[i]); !ok {
+				return tr.sc.Errorf("field %d %q is not an integer", i+1, f[i])
 			}
 		}
 		if err := checkToT(tr.sc, v[3]); err != nil {

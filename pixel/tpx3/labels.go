@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 
+	"github.com/hitflow/hitflow/internal/textscan"
 	"github.com/hitflow/hitflow/pixel"
 )
 
@@ -16,16 +17,16 @@ var labelColumns = [5]string{"x", "y", "toa_ns", "tot", "cluster"}
 // header naming the columns, in any order, among others such as
 // energy_kev) whole.
 func ReadLabelled(r io.Reader, name string) (*pixel.Labelled, error) {
-	sc := newLineScanner(r, name, "labels")
+	sc := textscan.New(r, name, "labels")
 	l := &pixel.Labelled{}
 	var cols [5]int
 	var fields [][]byte
 	header := false
 	for {
-		line, err := sc.next()
+		line, err := sc.Next()
 		if err == io.EOF {
 			if !header {
-				return l, sc.errorf("no header line naming x, y, toa_ns, tot, cluster")
+				return l, sc.Errorf("no header line naming x, y, toa_ns, tot, cluster")
 			}
 			return l, nil
 		}
@@ -35,7 +36,7 @@ func ReadLabelled(r io.Reader, name string) (*pixel.Labelled, error) {
 		if len(bytes.TrimSpace(line)) == 0 || line[0] == '#' {
 			continue
 		}
-		fields = splitFields(fields, line, ',', false)
+		fields = textscan.Fields(fields, line, ',')
 		if !header {
 			for k, want := range labelColumns {
 				cols[k] = -1
@@ -45,29 +46,29 @@ func ReadLabelled(r io.Reader, name string) (*pixel.Labelled, error) {
 					}
 				}
 				if cols[k] < 0 {
-					return l, sc.errorf("header %.80q has no column %q", line, want)
+					return l, sc.Errorf("header %.80q has no column %q", line, want)
 				}
 			}
 			header = true
 			continue
 		}
 		if maxIndex(cols) >= len(fields) {
-			return l, sc.errorf("%d fields, want %d", len(fields), maxIndex(cols)+1)
+			return l, sc.Errorf("%d fields, want %d", len(fields), maxIndex(cols)+1)
 		}
-		x, okx := parseInt(fields[cols[0]])
-		y, oky := parseInt(fields[cols[1]])
-		ns, okt := parseFloat(fields[cols[2]])
-		tot, okv := parseInt(fields[cols[3]])
-		label, okl := parseInt(fields[cols[4]])
+		x, okx := textscan.ParseInt(fields[cols[0]])
+		y, oky := textscan.ParseInt(fields[cols[1]])
+		ns, okt := textscan.ParseFloat(fields[cols[2]])
+		tot, okv := textscan.ParseInt(fields[cols[3]])
+		label, okl := textscan.ParseInt(fields[cols[4]])
 		switch {
 		case !okx || !oky || x < 0 || y < 0 || x > math.MaxUint16 || y > math.MaxUint16:
-			return l, sc.errorf("pixel (%q, %q) is not a pair of integers 0..65535", fields[cols[0]], fields[cols[1]])
+			return l, sc.Errorf("pixel (%q, %q) is not a pair of integers 0..65535", fields[cols[0]], fields[cols[1]])
 		case !okt || math.IsNaN(ns) || math.Abs(ns) > 1e17:
-			return l, sc.errorf("toa_ns %q is not a finite time", fields[cols[2]])
+			return l, sc.Errorf("toa_ns %q is not a finite time", fields[cols[2]])
 		case !okv || tot < 0 || tot > math.MaxUint16:
-			return l, sc.errorf("tot %q is not an integer 0..65535", fields[cols[3]])
+			return l, sc.Errorf("tot %q is not an integer 0..65535", fields[cols[3]])
 		case !okl:
-			return l, sc.errorf("cluster %q is not an integer", fields[cols[4]])
+			return l, sc.Errorf("cluster %q is not an integer", fields[cols[4]])
 		}
 		l.Hits.Append(uint16(x), uint16(y), pixel.TimeFromNs(ns), uint16(tot))
 		l.Labels = append(l.Labels, label)

@@ -8,6 +8,8 @@ import (
 	"os"
 	"strings"
 
+	"github.com/hitflow/hitflow/internal/textscan"
+
 	"github.com/hitflow/hitflow/pixel"
 )
 
@@ -26,26 +28,34 @@ func LoadMask(name string, width, height int) (*pixel.Mask, error) {
 // text forms, told apart by the first line with values:
 //
 //   - a list of masked pixels, one "x y" (or "x,y") per line, as the pixel
-//     named in a clustering error; a first line "x,y" is a header;
-//   - a matrix like the calibration files: one row of numbers per y from 0,
-//     one column per x from 0, nonzero for a masked pixel. It may be
-//     smaller than the sensor (a chip's matrix on a multi-chip layout) and
-//     covers the pixels from (0, 0).
+//     named in a clustering error, with optional further columns that are
+//     ignored (a hit count, say: "788 85 45015"); a first line "x,y" is a
+//     header;
+//   - a matrix like the calibration files: one row of 0s and 1s per y from
+//     0, one column per x from 0, 1 for a masked pixel. It may be smaller
+//     than the sensor (a chip's matrix on a multi-chip layout) and covers
+//     the pixels from (0, 0).
 //
-// '#' starts a comment; values may be separated by spaces, tabs or commas,
-// and CRLF line ends are accepted. Errors name the file and the line.
+// A first line of two values is a pixel; one of three or more values, all
+// 0 or 1, starts a matrix; anything else a list. In a matrix any other
+// value is an error. '#' starts a comment; values may be separated by
+// spaces, tabs or commas. Errors name the file and the line.
 func ReadMask(r io.Reader, name string, width, height int) (*pixel.Mask, error) {
 	m, err := pixel.NewMask(width, height)
 	if err != nil {
 		return nil, err
 	}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 1<<16), 1<<24)
-	list, cols, row, line := false, 0, 0, 0
+	sc := textscan.New(r, name, "mask")
+	list, cols, row := false, 0, 0
 	var fields [][]byte
-	for sc.Scan() {
-		line++
-		text := sc.Bytes()
+	for {
+		text, err := sc.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
 		if i := bytes.IndexByte(text, '#'); i >= 0 {
 			text = text[:i]
 		}
@@ -55,52 +65,59 @@ func ReadMask(r io.Reader, name string, width, height int) (*pixel.Mask, error) 
 		}
 		if cols == 0 { // the first line with values tells the form
 			cols = len(fields)
-			list = cols == 2 && width != 2
-			if list && isHeader(fields) {
+			list = cols == 2 && width != 2 || !zerosAndOnes(fields)
+			if list && len(fields) >= 2 && isHeader(fields) {
 				continue
 			}
 		}
 		if list {
-			if len(fields) != 2 {
-				return nil, fmt.Errorf("mask: %s: line %d: %d values, want a pixel x y", name, line, len(fields))
+			if len(fields) < 2 {
+				return nil, sc.Errorf("%d value, want a pixel x y", len(fields))
 			}
-			x, okx := parseInt(fields[0])
-			y, oky := parseInt(fields[1])
+			x, okx := textscan.ParseInt(fields[0])
+			y, oky := textscan.ParseInt(fields[1])
 			switch {
 			case !okx || !oky:
-				return nil, fmt.Errorf("mask: %s: line %d: %q is not a pixel x y", name, line, bytes.TrimSpace(text))
+				return nil, sc.Errorf("%q is not a pixel x y", bytes.TrimSpace(text))
 			case x < 0 || y < 0 || x >= int64(width) || y >= int64(height):
-				return nil, fmt.Errorf("mask: %s: line %d: pixel (%d, %d) is outside the %dx%d sensor", name, line, x, y, width, height)
+				return nil, sc.Errorf("pixel (%d, %d) is outside the %dx%d sensor", x, y, width, height)
 			}
 			m.Set(int(x), int(y))
 			continue
 		}
 		switch {
 		case len(fields) != cols:
-			return nil, fmt.Errorf("mask: %s: line %d: %d values, want %d as on the first row", name, line, len(fields), cols)
+			return nil, sc.Errorf("%d values, want %d as on the first row", len(fields), cols)
 		case cols > width:
-			return nil, fmt.Errorf("mask: %s: line %d: %d columns, more than the sensor's %d", name, line, cols, width)
+			return nil, sc.Errorf("%d columns, more than the sensor's %d", cols, width)
 		case row >= height:
-			return nil, fmt.Errorf("mask: %s: line %d: more than the sensor's %d rows", name, line, height)
+			return nil, sc.Errorf("more than the sensor's %d rows", height)
 		}
 		for x, f := range fields {
-			v, ok := parseFloat(f)
-			if !ok {
-				return nil, fmt.Errorf("mask: %s: line %d: value %d %q is not a number", name, line, x+1, f)
+			v, ok := textscan.ParseInt(f)
+			if !ok || v != 0 && v != 1 {
+				return nil, sc.Errorf("value %d %q: a mask matrix holds 0 (kept) and 1 (masked)", x+1, f)
 			}
-			if v != 0 {
+			if v == 1 {
 				m.Set(x, row)
 			}
 		}
 		row++
 	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("mask: %s: line %d: %w", name, line+1, err)
-	}
 	if cols == 0 {
 		return nil, fmt.Errorf("mask: %s: no pixels: want lines x y, or a matrix of 0 and 1", name)
 	}
 	return m, nil
+}
+
+// zerosAndOnes reports whether every value is 0 or 1, as in a matrix row.
+func zerosAndOnes(fields [][]byte) bool {
+	for _, f := range fields {
+		if v, ok := textscan.ParseInt(f); !ok || v != 0 && v != 1 {
+			return false
+		}
+	}
+	return true
 }
 
 // maskFields appends the values of a line, separated by spaces, tabs or
@@ -114,8 +131,8 @@ func maskFields(dst [][]byte, line []byte) [][]byte {
 // isHeader reports whether the two values of a list's first line are
 // names, not numbers.
 func isHeader(fields [][]byte) bool {
-	_, okx := parseInt(fields[0])
-	_, oky := parseInt(fields[1])
+	_, okx := textscan.ParseInt(fields[0])
+	_, oky := textscan.ParseInt(fields[1])
 	return !okx && !oky
 }
 

@@ -39,7 +39,10 @@ func TestReadMask(t *testing.T) {
 		{"list", "# hot pixels\n2 2\n\n 3\t1 # noisy\n2 2\n", [][2]int{{3, 1}, {2, 2}}},
 		{"csv list with header", "x,y\r\n3,0\r\n0,2\r\n", [][2]int{{3, 0}, {0, 2}}},
 		{"list of decimals", "1.0 2.00\n", [][2]int{{1, 2}}},
-		{"matrix", "0 0 0 0\n0 1 0 0\n0 0 0 2.5\n", [][2]int{{1, 1}, {3, 2}}},
+		{"matrix", "0 0 0 0\n0 1 0 0\n0 0 0 1\n", [][2]int{{1, 1}, {3, 2}}},
+		{"list with counts", "# x y hits\n3 1 45015\n0 2 600\n", [][2]int{{3, 1}, {0, 2}}},
+		{"list with counts and a 0/1 line", "3 1 45015\n1 0 1\n", [][2]int{{1, 0}, {3, 1}}},
+		{"list of hitflow mask", "# hitflow mask\n3 2 # 45015 hits\n", [][2]int{{3, 2}}},
 		{"matrix with CRLF and trailing spaces", "1 0 0 0 \r\n0 0 0 1 \r\n", [][2]int{{0, 0}, {3, 1}}},
 		{"smaller matrix", "0 1 0\n", [][2]int{{1, 0}}},
 		{"comma matrix", "0,0,0\n0,0,1\n", [][2]int{{2, 1}}},
@@ -57,15 +60,17 @@ func TestReadMaskErrors(t *testing.T) {
 	for _, c := range []struct{ text, want string }{
 		{"", "m.txt: no pixels"},
 		{"# nothing\n\n", "m.txt: no pixels"},
-		{"1 2\n3\n", "m.txt: line 2: 1 values, want a pixel x y"},
-		{"1 2\n3 4 5\n", "m.txt: line 2: 3 values, want a pixel x y"},
+		{"1 2\n3\n", "m.txt: line 2: 1 value, want a pixel x y"},
+		{"1 2 7\n3 4 5\n", "m.txt: line 2: pixel (3, 4) is outside the 4x3 sensor"},
 		{"1 2\n\nx y\n", `m.txt: line 3: "x y" is not a pixel x y`},
 		{"1 -2\n", "m.txt: line 1: pixel (1, -2) is outside the 4x3 sensor"},
 		{"4 0\n", "m.txt: line 1: pixel (4, 0) is outside the 4x3 sensor"},
 		{"0 0 0\n0 0\n", "m.txt: line 2: 2 values, want 3 as on the first row"},
 		{"0 0 0 0 0\n", "m.txt: line 1: 5 columns, more than the sensor's 4"},
 		{"0 0 0\n0 0 0\n0 0 0\n# four\n0 0 0\n", "m.txt: line 5: more than the sensor's 3 rows"},
-		{"0 0 1\n0 x 0\n", `m.txt: line 2: value 2 "x" is not a number`},
+		{"0 0 1\n0 x 0\n", `m.txt: line 2: value 2 "x": a mask matrix holds 0 (kept) and 1 (masked)`},
+		{"0 0 1\n0 2 0\n", `m.txt: line 2: value 2 "2": a mask matrix holds 0 (kept) and 1 (masked)`},
+		{"0 0 1\n0 0.5 0\n", `m.txt: line 2: value 2 "0.5": a mask matrix holds 0 (kept) and 1 (masked)`},
 	} {
 		_, err := ReadMask(strings.NewReader(c.text), "m.txt", 4, 3)
 		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), "mask: ") {

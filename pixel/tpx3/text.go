@@ -1,123 +1,9 @@
 package tpx3
 
 import (
-	"bufio"
-	"bytes"
-	"errors"
-	"fmt"
-	"io"
-	"strconv"
-	"unsafe"
-
+	"github.com/hitflow/hitflow/internal/textscan"
 	"github.com/hitflow/hitflow/pixel"
 )
-
-// lineScanner reads text lines without allocating, keeping the line number
-// and the byte offset for error messages.
-type lineScanner struct {
-	br     *bufio.Reader
-	name   string
-	format string
-	line   int64 // number of the line last returned, from 1
-	off    int64 // byte offset of the next line
-}
-
-func newLineScanner(r io.Reader, name, format string) *lineScanner {
-	return &lineScanner{br: bufio.NewReaderSize(r, 1<<20), name: name, format: format}
-}
-
-// next returns the next line without its line end; io.EOF at the end.
-func (s *lineScanner) next() ([]byte, error) {
-	b, err := s.br.ReadSlice('\n')
-	if errors.Is(err, bufio.ErrBufferFull) {
-		return nil, s.errorf("line longer than %d bytes", s.br.Size())
-	}
-	if len(b) == 0 && err != nil {
-		if err == io.EOF {
-			return nil, io.EOF
-		}
-		return nil, fmt.Errorf("%s: %s: line %d: %w", s.format, s.name, s.line+1, err)
-	}
-	s.line++
-	s.off += int64(len(b))
-	// bytes.TrimRight would build its set of two bytes for every line.
-	for len(b) > 0 && (b[len(b)-1] == '\n' || b[len(b)-1] == '\r') {
-		b = b[:len(b)-1]
-	}
-	return b, nil
-}
-
-func (s *lineScanner) errorf(format string, args ...any) error {
-	return fmt.Errorf("%s: %s: line %d: %s", s.format, s.name, s.line, fmt.Sprintf(format, args...))
-}
-
-// splitFields cuts a line into fields at sep (a space separator also
-// splits at tabs), trimming white space around each field; with collapse,
-// empty fields are dropped.
-func splitFields(dst [][]byte, line []byte, sep byte, collapse bool) [][]byte {
-	dst = dst[:0]
-	for {
-		i := bytes.IndexByte(line, sep)
-		if sep == ' ' {
-			if j := bytes.IndexByte(line, '\t'); j >= 0 && (i < 0 || j < i) {
-				i = j
-			}
-		}
-		end := i
-		if i < 0 {
-			end = len(line)
-		}
-		if f := bytes.TrimSpace(line[:end]); len(f) > 0 || !collapse {
-			dst = append(dst, f)
-		}
-		if i < 0 {
-			return dst
-		}
-		line = line[i+1:]
-	}
-}
-
-// parseInt parses a decimal integer, accepting a fraction of zeros
-// ("25.0") that some exporters write.
-func parseInt(b []byte) (int64, bool) {
-	if i := bytes.IndexByte(b, '.'); i >= 0 {
-		if len(bytes.Trim(b[i+1:], "0")) != 0 {
-			return 0, false
-		}
-		b = b[:i]
-	}
-	neg := len(b) > 0 && b[0] == '-'
-	if neg || len(b) > 0 && b[0] == '+' {
-		b = b[1:]
-	}
-	if len(b) == 0 || len(b) > 18 {
-		return 0, false
-	}
-	var v int64
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		v = v*10 + int64(c-'0')
-	}
-	if neg {
-		v = -v
-	}
-	return v, true
-}
-
-// parseFloat parses a float without copying the bytes; integers, the
-// common case, take a fast path.
-func parseFloat(b []byte) (float64, bool) {
-	if len(b) == 0 {
-		return 0, false
-	}
-	if v, ok := parseInt(b); ok && len(b) < 16 {
-		return float64(v), true
-	}
-	v, err := strconv.ParseFloat(unsafe.String(&b[0], len(b)), 64)
-	return v, err == nil
-}
 
 // sensor bounds the pixel coordinates a text reader accepts.
 type sensor struct{ width, height int }
@@ -134,7 +20,7 @@ func (s sensor) appendLinear(dst *pixel.Hits, st *Stats, idx int64, t pixel.Time
 
 // textReader drives a line format: parse turns one line into a hit.
 type textReader struct {
-	sc     *lineScanner
+	sc     *textscan.Scanner
 	fields [][]byte
 	nums   [64]decimal // fast-path fields
 	stats  Stats
@@ -152,11 +38,11 @@ func (r *textReader) Read(dst *pixel.Hits) error {
 	n0 := dst.Len()
 	defer func() {
 		r.stats.Hits += int64(dst.Len() - n0)
-		r.stats.Lines = r.sc.line
-		r.stats.Bytes = r.sc.off
+		r.stats.Lines = r.sc.Line()
+		r.stats.Bytes = r.sc.Offset()
 	}()
 	for dst.Len() < batchSize {
-		line, err := r.sc.next()
+		line, err := r.sc.Next()
 		if err != nil {
 			r.err = err
 			return err
@@ -170,9 +56,9 @@ func (r *textReader) Read(dst *pixel.Hits) error {
 }
 
 // checkToT rejects a ToT that does not fit the 16-bit hit model.
-func checkToT(sc *lineScanner, tot int64) error {
+func checkToT(sc *textscan.Scanner, tot int64) error {
 	if tot < 0 || tot > 0xFFFF {
-		return sc.errorf("ToT %d out of range 0..65535", tot)
+		return sc.Errorf("ToT %d out of range 0..65535", tot)
 	}
 	return nil
 }

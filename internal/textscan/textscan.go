@@ -1,0 +1,201 @@
+// Package textscan is the one line scanner of hitflow's text formats (hit
+// CSV, .t3pa, Katherine, label files, masks, calibrations, CLUE points,
+// cluster CSV, J-PET events): lines without allocation, with the line
+// number and byte offset for error messages; fields split at a separator
+// with CSV quoting; numbers parsed from bytes.
+//
+// Every reader accepts what editors and exporters make of a file: a UTF-8
+// byte-order mark, CRLF line ends, double-quoted fields ("x","y" or
+// "a ""b""", with separators inside), and for white-space separated
+// formats any run of spaces and tabs.
+package textscan
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"unsafe"
+)
+
+// bom is the UTF-8 byte-order mark some editors put before the first line.
+var bom = []byte{0xEF, 0xBB, 0xBF}
+
+// Scanner reads text lines.
+type Scanner struct {
+	br     *bufio.Reader
+	name   string
+	format string
+	line   int64 // number of the line last returned, from 1
+	off    int64 // byte offset of the next line
+}
+
+// New reads r, the file name, in the named format (both for messages).
+func New(r io.Reader, name, format string) *Scanner {
+	return &Scanner{br: bufio.NewReaderSize(r, 1<<20), name: name, format: format}
+}
+
+// MaxLine is the longest line a Scanner takes.
+const MaxLine = 1 << 20
+
+// Next returns the next line without its line end (and the first without
+// a byte-order mark); io.EOF at the end. The line is valid until the next
+// call, and the caller may change its bytes.
+func (s *Scanner) Next() ([]byte, error) {
+	b, err := s.br.ReadSlice('\n')
+	if errors.Is(err, bufio.ErrBufferFull) {
+		s.line++
+		return nil, s.Errorf("line longer than %d bytes", MaxLine)
+	}
+	if len(b) == 0 && err != nil {
+		if err == io.EOF {
+			return nil, io.EOF
+		}
+		return nil, fmt.Errorf("%s: %s: line %d: %w", s.format, s.name, s.line+1, err)
+	}
+	s.line++
+	s.off += int64(len(b))
+	if s.line == 1 {
+		b = bytes.TrimPrefix(b, bom)
+	}
+	// bytes.TrimRight would build its set of two bytes for every line.
+	for len(b) > 0 && (b[len(b)-1] == '\n' || b[len(b)-1] == '\r') {
+		b = b[:len(b)-1]
+	}
+	return b, nil
+}
+
+// Line is the number of the line Next returned last, from 1.
+func (s *Scanner) Line() int64 { return s.line }
+
+// Offset is the byte offset of the line after it.
+func (s *Scanner) Offset() int64 { return s.off }
+
+// Errorf makes an error naming the format, the file and the line.
+func (s *Scanner) Errorf(format string, args ...any) error {
+	return fmt.Errorf("%s: %s: line %d: %s", s.format, s.name, s.line, fmt.Sprintf(format, args...))
+}
+
+// Skip reports whether a line holds nothing: blank, or a '#' comment.
+func Skip(line []byte) bool {
+	t := bytes.TrimLeft(line, " \t")
+	return len(t) == 0 || t[0] == '#'
+}
+
+// Fields cuts a line into fields at sep, trimming white space around each
+// and removing CSV double quotes; appended to dst[:0]. A space separator
+// splits at any run of spaces and tabs, and drops empty fields. The quoted
+// fields are unescaped in place, in line.
+func Fields(dst [][]byte, line []byte, sep byte) [][]byte {
+	dst = dst[:0]
+	if sep == ' ' {
+		for f := range bytes.FieldsFuncSeq(line, func(r rune) bool { return r == ' ' || r == '\t' }) {
+			dst = append(dst, unquote(f))
+		}
+		return dst
+	}
+	for {
+		rest := bytes.TrimLeft(line, " \t")
+		if len(rest) > 0 && rest[0] == '"' {
+			// A quote that is not a whole field is kept as text.
+			if end := closingQuote(rest); end > 0 {
+				after := bytes.TrimLeft(rest[end+1:], " \t")
+				if len(after) == 0 || after[0] == sep {
+					dst = append(dst, unescape(rest[:end+1]))
+					if len(after) == 0 {
+						return dst
+					}
+					line = after[1:]
+					continue
+				}
+			}
+		}
+		i := bytes.IndexByte(line, sep)
+		if i < 0 {
+			return append(dst, bytes.TrimSpace(line))
+		}
+		dst = append(dst, bytes.TrimSpace(line[:i]))
+		line = line[i+1:]
+	}
+}
+
+// closingQuote returns the index of the quote that closes the quoted
+// field b starts with, or -1.
+func closingQuote(b []byte) int {
+	for r := 1; r < len(b); r++ {
+		if b[r] == '"' {
+			if r+1 < len(b) && b[r+1] == '"' {
+				r++
+				continue
+			}
+			return r
+		}
+	}
+	return -1
+}
+
+// unescape returns the text of a whole quoted field, its doubled quotes
+// made single in place.
+func unescape(q []byte) []byte {
+	w := 0
+	for r := 1; r < len(q)-1; r++ {
+		q[1+w] = q[r]
+		w++
+		if q[r] == '"' {
+			r++
+		}
+	}
+	return q[1 : 1+w]
+}
+
+// unquote removes the double quotes around a white-space separated field.
+func unquote(f []byte) []byte {
+	if len(f) >= 2 && f[0] == '"' && closingQuote(f) == len(f)-1 {
+		return unescape(f)
+	}
+	return f
+}
+
+// ParseInt parses a decimal integer, accepting a fraction of zeros
+// ("25.0") that some exporters write.
+func ParseInt(b []byte) (int64, bool) {
+	if i := bytes.IndexByte(b, '.'); i >= 0 {
+		if len(bytes.Trim(b[i+1:], "0")) != 0 {
+			return 0, false
+		}
+		b = b[:i]
+	}
+	neg := len(b) > 0 && b[0] == '-'
+	if neg || len(b) > 0 && b[0] == '+' {
+		b = b[1:]
+	}
+	if len(b) == 0 || len(b) > 18 {
+		return 0, false
+	}
+	var v int64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		v = v*10 + int64(c-'0')
+	}
+	if neg {
+		v = -v
+	}
+	return v, true
+}
+
+// ParseFloat parses a float as strconv.ParseFloat does, without copying
+// the bytes; integers, the common case, take a fast path.
+func ParseFloat(b []byte) (float64, bool) {
+	if len(b) == 0 {
+		return 0, false
+	}
+	if v, ok := ParseInt(b); ok && len(b) < 16 && (v != 0 || b[0] != '-') { // -0 keeps its sign
+		return float64(v), true
+	}
+	v, err := strconv.ParseFloat(unsafe.String(&b[0], len(b)), 64)
+	return v, err == nil
+}

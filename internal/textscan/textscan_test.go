@@ -1,0 +1,127 @@
+package textscan
+
+import (
+	"bytes"
+	"encoding/csv"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+func strs(fs [][]byte) []string {
+	var out []string
+	for _, f := range fs {
+		out = append(out, string(f))
+	}
+	return out
+}
+
+func TestFields(t *testing.T) {
+	for _, c := range []struct {
+		line string
+		sep  byte
+		want []string
+	}{
+		{"a,b,,c", ',', []string{"a", "b", "", "c"}},
+		{" a , b ", ',', []string{"a", "b"}},
+		{`"x","y", "toa_ns" ,"tot"`, ',', []string{"x", "y", "toa_ns", "tot"}},
+		{`"a,b",c`, ',', []string{"a,b", "c"}},
+		{`"say ""hi""",2`, ',', []string{`say "hi"`, "2"}},
+		{`"  padded  ",1`, ',', []string{"  padded  ", "1"}},
+		{`"open,1`, ',', []string{`"open`, "1"}},
+		{`"a"b,1`, ',', []string{`"a"b`, "1"}},
+		{`"a""b"c,1`, ',', []string{`"a""b"c`, "1"}},
+		{"", ',', []string{""}},
+		{"a\t\tb", '\t', []string{"a", "", "b"}},
+		{"Index   Matrix Index\tToA", ' ', []string{"Index", "Matrix", "Index", "ToA"}},
+		{`  "q" 1  `, ' ', []string{"q", "1"}},
+		{"   ", ' ', nil},
+	} {
+		if got := strs(Fields(nil, []byte(c.line), c.sep)); !slices.Equal(got, c.want) {
+			t.Errorf("%q: %q, want %q", c.line, got, c.want)
+		}
+	}
+}
+
+// FuzzFields checks quoted fields against encoding/csv: any fields
+// written by csv.Writer read back the same.
+func FuzzFields(f *testing.F) {
+	f.Add("a,b\x00c", byte(0))
+	f.Add(`q"uote`+"\x00x,y", byte(0))
+	f.Fuzz(func(t *testing.T, s string, split byte) {
+		if strings.ContainsAny(s, "\r\n") {
+			return
+		}
+		fields := strings.Split(s, string(rune(split)))
+		for i := range fields {
+			fields[i] = strings.TrimSpace(fields[i])
+		}
+		var b bytes.Buffer
+		w := csv.NewWriter(&b)
+		w.Write(fields)
+		w.Flush()
+		line := bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+		if got := strs(Fields(nil, line, ',')); !slices.Equal(got, fields) && !(len(got) == 1 && got[0] == "" && len(fields) == 1) {
+			t.Fatalf("%q: %q, want %q", line, got, fields)
+		}
+	})
+}
+
+func TestScanner(t *testing.T) {
+	s := New(strings.NewReader("\xef\xbb\xbfx,y\r\n\n# c\r\nlast"), "f.csv", "csv")
+	var got []string
+	for {
+		l, err := s.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, string(l))
+	}
+	if want := []string{"x,y", "", "# c", "last"}; !slices.Equal(got, want) {
+		t.Fatalf("lines %q, want %q", got, want)
+	}
+	if s.Line() != 4 || s.Offset() != 18 {
+		t.Fatalf("line %d, offset %d", s.Line(), s.Offset())
+	}
+	if err := s.Errorf("bad %d", 1); err.Error() != "csv: f.csv: line 4: bad 1" {
+		t.Fatal(err)
+	}
+	// A byte-order mark is only taken off the first line.
+	s = New(strings.NewReader("a\n\xef\xbb\xbfb\n"), "f", "t")
+	s.Next()
+	if l, _ := s.Next(); string(l) != "\xef\xbb\xbfb" {
+		t.Fatalf("%q", l)
+	}
+	s = New(strings.NewReader(strings.Repeat("x", MaxLine+1)), "big.csv", "csv")
+	if _, err := s.Next(); err == nil || !strings.Contains(err.Error(), "big.csv: line 1: line longer than") {
+		t.Fatalf("long line: %v", err)
+	}
+	if !Skip([]byte("  # c")) || !Skip(nil) || Skip([]byte(" 1")) {
+		t.Fatal("Skip")
+	}
+}
+
+// FuzzParse checks the number parsers against strconv.
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{"0", "-0", "25.0", "1.", ".5", "+3", "1e3", "123456789012345678", "-0.0", "0x10", "inf", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		want, err := strconv.ParseFloat(s, 64)
+		got, ok := ParseFloat([]byte(s))
+		if ok != (err == nil) || ok && math.Float64bits(got) != math.Float64bits(want) && !(math.IsNaN(got) && math.IsNaN(want)) {
+			t.Fatalf("ParseFloat(%q) = %v, %v; strconv %v, %v", s, got, ok, want, err)
+		}
+		if v, ok := ParseInt([]byte(s)); ok {
+			if err != nil || float64(v) != want {
+				t.Fatalf("ParseInt(%q) = %d; strconv %v, %v", s, v, want, err)
+			}
+		}
+	})
+}
