@@ -51,9 +51,9 @@ func TestArrowNotRead(t *testing.T) {
 	_, _, err3 := ReadCLUE(name)
 	_, err4 := Kind(name)
 	for i, err := range []error{err1, err2, err3, err4} {
-		want := "output: run/clusters.arrow: Arrow files are written for pyarrow, polars or pandas, not read back by hitflow; use .parquet, .csv or .root"
+		want := "run/clusters.arrow: Arrow files are written for pyarrow, polars or pandas, not read back by hitflow; use .parquet, .csv or .root"
 		if i == 1 { // hits have no ROOT form
-			want = "output: run/clusters.arrow: Arrow files are written for pyarrow, polars or pandas, not read back by hitflow; use .parquet or .csv"
+			want = "run/clusters.arrow: Arrow files are written for pyarrow, polars or pandas, not read back by hitflow; use .parquet or .csv"
 		}
 		if err == nil || err.Error() != want || errors.Is(err, os.ErrNotExist) {
 			t.Fatalf("error %v", err)

@@ -50,7 +50,7 @@ func WriteCLUE(name string, stdout io.Writer, t *cluecsv.Table, r *clue.Result) 
 	case ".root":
 		return writeCLUEROOT(name, t, r)
 	}
-	return fmt.Errorf("output: %s: %w %q (want .csv, .parquet, .arrow or .root)", name, ErrUnknownFormat, ext)
+	return fmt.Errorf("%s: %w %q (want .csv, .parquet, .arrow or .root)", name, ErrUnknownFormat, ext)
 }
 
 func clueFields(t *cluecsv.Table) []arrow.Field {
@@ -180,7 +180,7 @@ func ReadCLUE(name string) (t *cluecsv.Table, r *clue.Result, err error) {
 		}
 		return rep.Table, rep.Result, nil
 	default:
-		return nil, nil, fmt.Errorf("output: %s: %w %q (want .csv, .parquet or .root)", name, ErrUnknownFormat, ext)
+		return nil, nil, fmt.Errorf("%s: %w %q (want .csv, .parquet or .root)", name, ErrUnknownFormat, ext)
 	}
 }
 
@@ -275,7 +275,7 @@ func clueFromTable(name string, tbl arrow.Table) (*cluecsv.Table, *clue.Result, 
 	}
 	want := clueFields(t)
 	if !slices.EqualFunc(tbl.Schema().Fields(), want, func(a, b arrow.Field) bool { return a.Name == b.Name && arrow.TypeEqual(a.Type, b.Type) }) {
-		return nil, nil, fmt.Errorf("output: %s: columns %v are not a CLUE result", name, tbl.Schema())
+		return nil, nil, fmt.Errorf("%s: columns %v are not a CLUE result", name, tbl.Schema())
 	}
 	p := &t.Points
 	p.Coords = make([][]float64, len(t.Coords))
@@ -310,16 +310,16 @@ func clueFromTable(name string, tbl arrow.Table) (*cluecsv.Table, *clue.Result, 
 func readCLUEROOT(name string) (*cluecsv.Table, *clue.Result, error) {
 	f, err := groot.Open(name)
 	if err != nil {
-		return nil, nil, fmt.Errorf("output: %w", err)
+		return nil, nil, fmt.Errorf("%w", err)
 	}
 	defer f.Close()
 	obj, err := f.Get("clue")
 	if err != nil {
-		return nil, nil, fmt.Errorf("output: %s: %w", name, err)
+		return nil, nil, fmt.Errorf("%s: %w", name, err)
 	}
 	tree, ok := obj.(rtree.Tree)
 	if !ok {
-		return nil, nil, fmt.Errorf("output: %s: clue is a %s, not a TTree", name, obj.Class())
+		return nil, nil, fmt.Errorf("%s: clue is a %s, not a TTree", name, obj.Class())
 	}
 	t := &cluecsv.Table{}
 	for _, b := range tree.Branches() {
@@ -339,7 +339,7 @@ func readCLUEROOT(name string) (*cluecsv.Table, *clue.Result, error) {
 	}
 	rd, err := rtree.NewReader(tree, rvars)
 	if err != nil {
-		return nil, nil, fmt.Errorf("output: %s: %w", name, err)
+		return nil, nil, fmt.Errorf("%s: %w", name, err)
 	}
 	defer rd.Close()
 	p := &t.Points
@@ -358,7 +358,7 @@ func readCLUEROOT(name string) (*cluecsv.Table, *clue.Result, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("output: %s: %w", name, err)
+		return nil, nil, fmt.Errorf("%s: %w", name, err)
 	}
 	finish(r)
 	return t, r, nil

@@ -56,7 +56,7 @@ func hsv(h, s, v float64) color.RGBA {
 // WriteCLUEPlot draws the picture.
 func WriteCLUEPlot(w io.Writer, pts *clue.Points, r *clue.Result, o CLUEPlot) error {
 	if o.X < 0 || o.Y < 0 || o.X >= pts.Dim() || o.Y >= pts.Dim() {
-		return fmt.Errorf("output: plot axes %d, %d outside the %d coordinates", o.X, o.Y, pts.Dim())
+		return fmt.Errorf("plot axes %d, %d outside the %d coordinates", o.X, o.Y, pts.Dim())
 	}
 	var sel []int
 	for i := range pts.Len() {

@@ -45,7 +45,7 @@ func CreateClusters(name string, stdout io.Writer) (ClusterWriter, error) {
 		return CreateClusterROOT(name)
 	case ".csv", ".clog", ".parquet", ".arrow":
 	default:
-		return nil, fmt.Errorf("output: %s: %w %q (want .csv, .clog, .parquet, .arrow or .root)", name, ErrUnknownFormat, ext)
+		return nil, fmt.Errorf("%s: %w %q (want .csv, .clog, .parquet, .arrow or .root)", name, ErrUnknownFormat, ext)
 	}
 	w, err := CreateFile(name, stdout)
 	if err != nil {
@@ -108,7 +108,7 @@ func CreateHits(name string, stdout io.Writer) (HitWriter, error) {
 		ext = ".csv"
 	}
 	if ext != ".csv" && ext != ".parquet" && ext != ".arrow" {
-		return nil, fmt.Errorf("output: %s: %w %q (want .csv, .parquet or .arrow)", name, ErrUnknownFormat, ext)
+		return nil, fmt.Errorf("%s: %w %q (want .csv, .parquet or .arrow)", name, ErrUnknownFormat, ext)
 	}
 	w, err := CreateFile(name, stdout)
 	if err != nil {
@@ -263,7 +263,7 @@ func (c *CLog) NeedsMembers() bool { return true }
 
 func (c *CLog) Write(cl *pixel.Clusters) error {
 	if !cl.HasMembers() {
-		return fmt.Errorf("output: clog: %w", pixel.ErrNoMembers)
+		return fmt.Errorf("clog: %w", pixel.ErrNoMembers)
 	}
 	first := c.frame + 1
 	c.frame += int64(cl.Len())

@@ -64,7 +64,7 @@ func ReadEventsParquet(name string) (events []jpet.Event, err error) {
 	for i, e := range events {
 		for _, v := range [3]float64{e.ZU, e.ZD, e.DL} {
 			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return events[:i], fmt.Errorf("output: %s: row %d: value %v is not finite", name, i, v)
+				return events[:i], fmt.Errorf("%s: row %d: value %v is not finite", name, i, v)
 			}
 		}
 	}

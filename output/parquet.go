@@ -53,7 +53,7 @@ func newParquetTable(w io.Writer, fields []arrow.Field) (*table, error) {
 	schema := arrow.NewSchema(fields, nil)
 	fw, err := newParquetSink(writerOnly{w}, schema, parquetProps(fields))
 	if err != nil {
-		return nil, fmt.Errorf("output: parquet: %w", err)
+		return nil, fmt.Errorf("parquet: %w", err)
 	}
 	return &table{sink: fw, format: "parquet", rb: newRecordBuilder(schema)}, nil
 }
@@ -85,7 +85,7 @@ func newArrowTable(w io.Writer, fields []arrow.Field) (*table, error) {
 	schema := arrow.NewSchema(fields, nil)
 	fw, err := ipc.NewFileWriter(writerOnly{w}, ipc.WithSchema(schema))
 	if err != nil {
-		return nil, fmt.Errorf("output: arrow: %w", err)
+		return nil, fmt.Errorf("arrow: %w", err)
 	}
 	return &table{sink: fw, format: "arrow", rb: newRecordBuilder(schema), direct: true}, nil
 }
@@ -119,7 +119,7 @@ func (t *table) flush() error {
 	t.rb.Reserve(rowGroup)
 	t.rows = 0
 	if err := t.sink.Write(rec); err != nil {
-		return fmt.Errorf("output: %s: %w", t.format, err)
+		return fmt.Errorf("%s: %w", t.format, err)
 	}
 	return nil
 }
@@ -140,7 +140,7 @@ func (t *table) writeDirect(cols []arrow.Array, n int) error {
 	}
 	defer rec.Release()
 	if err := t.sink.Write(rec); err != nil {
-		return fmt.Errorf("output: %s: %w", t.format, err)
+		return fmt.Errorf("%s: %w", t.format, err)
 	}
 	return nil
 }
@@ -171,7 +171,7 @@ func (t *table) Close() error {
 	err := t.flush()
 	t.rb.Release()
 	if cerr := t.sink.Close(); err == nil && cerr != nil {
-		err = fmt.Errorf("output: %s: %w", t.format, cerr)
+		err = fmt.Errorf("%s: %w", t.format, cerr)
 	}
 	return err
 }
@@ -307,7 +307,7 @@ func NewHitParquet(w io.Writer) (*HitTable, error) {
 // a few hits each, cost more than the copying.
 func (p *HitTable) WriteMembers(c *pixel.Clusters) error {
 	if !c.HasMembers() {
-		return fmt.Errorf("output: %s: %w", p.t.format, pixel.ErrNoMembers)
+		return fmt.Errorf("%s: %w", p.t.format, pixel.ErrNoMembers)
 	}
 	h := &c.Members
 	n := h.Len()

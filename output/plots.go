@@ -39,7 +39,7 @@ func writeFigure(w io.Writer, p *hplot.Plot, bar *hplot.Legend, width, height vg
 	}
 	wt, err := hplot.WriterTo(d, width, height, format)
 	if err != nil {
-		return fmt.Errorf("output: plot: %w", err)
+		return fmt.Errorf("plot: %w", err)
 	}
 	_, err = wt.WriteTo(w)
 	return err
@@ -119,7 +119,7 @@ func (pixelTicks) Ticks(lo, hi float64) []plot.Tick {
 // size up to 100 pixels, log10 of the size beyond.
 func ClusterSizePlot(w io.Writer, c *pixel.Clusters, format string) error {
 	if c.Len() == 0 {
-		return fmt.Errorf("output: no clusters to plot")
+		return fmt.Errorf("no clusters to plot")
 	}
 	largest := slices.Max(c.Size)
 	title := fmt.Sprintf("%d clusters, mean size %.2f", c.Len(), meanSize(c))
@@ -151,7 +151,7 @@ func meanSize(c *pixel.Clusters) float64 {
 // clusters beyond.
 func ClusterSpectrumPlot(w io.Writer, c *pixel.Clusters, format string) error {
 	if c.Len() == 0 {
-		return fmt.Errorf("output: no clusters to plot")
+		return fmt.Errorf("no clusters to plot")
 	}
 	v := make([]float64, c.Len())
 	xlabel := "ToT sum (25 ns ticks)"
@@ -187,7 +187,7 @@ func ClusterSpectrumPlot(w io.Writer, c *pixel.Clusters, format string) error {
 // first cluster on.
 func ClusterTimePlot(w io.Writer, c *pixel.Clusters, format string) error {
 	if c.Len() == 0 {
-		return fmt.Errorf("output: no clusters to plot")
+		return fmt.Errorf("no clusters to plot")
 	}
 	t0, t1 := slices.Min(c.FirstToA), slices.Max(c.FirstToA)
 	span := math.Max((t1-t0).Ns()/1e9, 1e-9)
@@ -205,7 +205,7 @@ func ClusterTimePlot(w io.Writer, c *pixel.Clusters, format string) error {
 // would leave every other pixel the darkest colour).
 func ClusterMapPlot(w io.Writer, c *pixel.Clusters, width, height int, format string) error {
 	if c.Len() == 0 {
-		return fmt.Errorf("output: no clusters to plot")
+		return fmt.Errorf("no clusters to plot")
 	}
 	h := sensorBins(width, height)
 	for i := range c.Len() {
@@ -275,7 +275,7 @@ func HitMapPlot(w io.Writer, counts *pixel.HitCounts, hot []pixel.PixelHits, tit
 		}
 	}
 	if fired == 0 {
-		return fmt.Errorf("output: no hits to plot")
+		return fmt.Errorf("no hits to plot")
 	}
 	p := newPlot()
 	p.Title.Text = title
@@ -286,7 +286,7 @@ func HitMapPlot(w io.Writer, counts *pixel.HitCounts, hot []pixel.PixelHits, tit
 	// tell from one that did not.
 	pal, err := brewer.GetPalette(brewer.TypeSequential, "YlOrRd", 9)
 	if err != nil {
-		return fmt.Errorf("output: plot: %w", err)
+		return fmt.Errorf("plot: %w", err)
 	}
 	hm := newHeat(h, grid, fixedPalette(pal.Colors()[2:]))
 	hm.HeatMap.Rasterized = true
@@ -298,7 +298,7 @@ func HitMapPlot(w io.Writer, counts *pixel.HitCounts, hot []pixel.PixelHits, tit
 		}
 		s, err := plotter.NewScatter(xy)
 		if err != nil {
-			return fmt.Errorf("output: plot: %w", err)
+			return fmt.Errorf("plot: %w", err)
 		}
 		s.GlyphStyle = draw.GlyphStyle{Color: color.RGBA{B: 200, A: 255}, Radius: vg.Points(5), Shape: draw.RingGlyph{}}
 		p.Add(s)
@@ -406,7 +406,7 @@ func (p fixedPalette) Colors() []color.Color { return p }
 // first hit); empty pixels stay white.
 func ClusterHitsPlot(w io.Writer, hits *pixel.Hits, byToA bool, title, format string) error {
 	if hits.Len() == 0 {
-		return fmt.Errorf("output: the cluster has no hits")
+		return fmt.Errorf("the cluster has no hits")
 	}
 	xmin, xmax := slices.Min(hits.X), slices.Max(hits.X)
 	ymin, ymax := slices.Min(hits.Y), slices.Max(hits.Y)
@@ -460,7 +460,7 @@ func (g nanGrid) Z(c, r int) float64 { return g.values[r*g.nx+c] }
 // size is known) with a colour bar.
 func ImagePlot(w io.Writer, img jpet.Image, title, format string) error {
 	if len(img.Values) != img.NZ*img.NY || len(img.Values) == 0 {
-		return fmt.Errorf("output: image of %d values is not %d x %d", len(img.Values), img.NZ, img.NY)
+		return fmt.Errorf("image of %d values is not %d x %d", len(img.Values), img.NZ, img.NY)
 	}
 	px, unit := img.Pixel, "m"
 	if px <= 0 {

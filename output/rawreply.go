@@ -67,7 +67,7 @@ func writeValue(w io.Writer, v reflect.Value) error {
 	case reflect.Float32, reflect.Float64:
 		return writeWord(w, math.Float64bits(v.Float()))
 	}
-	return fmt.Errorf("output: raw reply: cannot write a %s", v.Type())
+	return fmt.Errorf("raw reply: cannot write a %s", v.Type())
 }
 
 func readValue(r io.Reader, v reflect.Value) error {
@@ -127,7 +127,7 @@ func readValue(r io.Reader, v reflect.Value) error {
 	case reflect.Float32, reflect.Float64:
 		v.SetFloat(math.Float64frombits(word))
 	default:
-		return fmt.Errorf("output: raw reply: cannot read a %s", v.Type())
+		return fmt.Errorf("raw reply: cannot read a %s", v.Type())
 	}
 	return nil
 }
@@ -188,7 +188,7 @@ func readLen(r io.Reader) (int, error) {
 		return 0, err
 	}
 	if n > math.MaxInt32*16 {
-		return 0, fmt.Errorf("output: raw reply: length %d", n)
+		return 0, fmt.Errorf("raw reply: length %d", n)
 	}
 	return int(n), nil
 }

@@ -19,7 +19,7 @@ import (
 func TestRawReplyRoundTrip(t *testing.T) {
 	calibrated := twoClusters(t, true)
 	replies := []*rootReply{
-		{Err: "output: x.root: damaged file: é"},
+		{Err: "x.root: damaged file: é"},
 		{Kind: "clusters"},
 		{Clusters: twoClusters(t, false)},
 		{Clusters: calibrated},

@@ -44,7 +44,7 @@ func ReadClusters(name string) (c *pixel.Clusters, err error) {
 		}
 		return rep.Clusters, nil
 	default:
-		return nil, fmt.Errorf("output: %s: cannot read clusters from %q files (want .csv, .parquet or .root)", name, ext)
+		return nil, fmt.Errorf("%s: cannot read clusters from %q files (want .csv, .parquet or .root)", name, ext)
 	}
 }
 
@@ -52,7 +52,7 @@ func ReadClusters(name string) (c *pixel.Clusters, err error) {
 // error naming the file: groot, for one, panics on a corrupt payload.
 func recoverDamage(name string, err *error) {
 	if r := recover(); r != nil {
-		*err = fmt.Errorf("output: %s: damaged file: %v", name, r)
+		*err = fmt.Errorf("%s: damaged file: %v", name, r)
 	}
 }
 
@@ -62,7 +62,7 @@ func recoverDamage(name string, err *error) {
 // count that made it allocate 300 GB, a crash no recover can catch.
 // The error names the formats that are read in its place (want).
 func arrowNotRead(name, want string) error {
-	return fmt.Errorf("output: %s: Arrow files are written for pyarrow, polars or pandas, not read back by hitflow; use %s", name, want)
+	return fmt.Errorf("%s: Arrow files are written for pyarrow, polars or pandas, not read back by hitflow; use %s", name, want)
 }
 
 // The formats read back: of clusters and CLUE results, and of hits.
@@ -81,7 +81,7 @@ func readParquet(name string, fields []arrow.Field) (arrow.Table, error) {
 	defer rdr.Close()
 	tbl, err := fr.ReadTable(context.Background())
 	if err != nil {
-		return nil, fmt.Errorf("output: %s: %w", name, err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	if err := checkColumns(name, tbl, fields); err != nil {
 		tbl.Release()
@@ -98,7 +98,7 @@ func readParquet(name string, fields []arrow.Field) (arrow.Table, error) {
 func openParquet(name string) (*file.Reader, *pqarrow.FileReader, error) {
 	rdr, err := file.OpenParquetFile(name, false)
 	if err != nil {
-		return nil, nil, fmt.Errorf("output: %s: %w", name, err)
+		return nil, nil, fmt.Errorf("%s: %w", name, err)
 	}
 	md := rdr.MetaData()
 	kept := md.FileMetaData.KeyValueMetadata[:0]
@@ -111,7 +111,7 @@ func openParquet(name string) (*file.Reader, *pqarrow.FileReader, error) {
 	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
 	if err != nil {
 		rdr.Close()
-		return nil, nil, fmt.Errorf("output: %s: %w", name, err)
+		return nil, nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return rdr, fr, nil
 }
@@ -121,7 +121,7 @@ func checkColumns(name string, tbl arrow.Table, fields []arrow.Field) error {
 	for _, want := range fields {
 		idx := tbl.Schema().FieldIndices(want.Name)
 		if len(idx) != 1 || !arrow.TypeEqual(tbl.Schema().Field(idx[0]).Type, want.Type) {
-			return fmt.Errorf("output: %s: no column %s of type %s", name, want.Name, want.Type)
+			return fmt.Errorf("%s: no column %s of type %s", name, want.Name, want.Type)
 		}
 	}
 	return nil
@@ -254,7 +254,7 @@ func ReadHits(name string) (l *pixel.Labelled, err error) {
 		defer tbl.Release()
 		return hitsFromTable(tbl), nil
 	default:
-		return nil, fmt.Errorf("output: %s: %w %q for hits (want .csv or .parquet)", name, ErrUnknownFormat, ext)
+		return nil, fmt.Errorf("%s: %w %q for hits (want .csv or .parquet)", name, ErrUnknownFormat, ext)
 	}
 }
 
@@ -290,7 +290,7 @@ func Kind(name string) (kind string, err error) {
 	case ".nrrd":
 		return "pet", nil
 	case ".clog":
-		return "", fmt.Errorf("output: %s: .clog files are written, not read; plot the .csv, .parquet or .root", name)
+		return "", fmt.Errorf("%s: .clog files are written, not read; plot the .csv, .parquet or .root", name)
 	case ".csv":
 		f, err := os.Open(name)
 		if err != nil {
@@ -311,7 +311,7 @@ func Kind(name string) (kind string, err error) {
 		defer rdr.Close()
 		schema, err := fr.Schema()
 		if err != nil {
-			return "", fmt.Errorf("output: %s: %w", name, err)
+			return "", fmt.Errorf("%s: %w", name, err)
 		}
 		if len(schema.FieldIndices("tot_sum")) > 0 {
 			return "clusters", nil
@@ -326,6 +326,6 @@ func Kind(name string) (kind string, err error) {
 		}
 		return rep.Kind, nil
 	default:
-		return "", fmt.Errorf("output: %s: %w %q", name, ErrUnknownFormat, ext)
+		return "", fmt.Errorf("%s: %w %q", name, ErrUnknownFormat, ext)
 	}
 }

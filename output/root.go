@@ -144,7 +144,7 @@ func (c *ClusterROOT) NeedsMembers() bool { return true }
 
 func (c *ClusterROOT) Write(cl *pixel.Clusters) error {
 	if !cl.HasMembers() {
-		return fmt.Errorf("output: root: %w", pixel.ErrNoMembers)
+		return fmt.Errorf("root: %w", pixel.ErrNoMembers)
 	}
 	e := &c.ev
 	m := &cl.Members
@@ -186,16 +186,16 @@ func (c *ClusterROOT) Abort() {
 func readClusterROOT(name string) (*pixel.Clusters, error) {
 	f, err := groot.Open(name)
 	if err != nil {
-		return nil, fmt.Errorf("output: %w", err)
+		return nil, fmt.Errorf("%w", err)
 	}
 	defer f.Close()
 	obj, err := f.Get("clusters")
 	if err != nil {
-		return nil, fmt.Errorf("output: %s: %w", name, err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	tree, ok := obj.(rtree.Tree)
 	if !ok {
-		return nil, fmt.Errorf("output: %s: clusters is a %s, not a TTree", name, obj.Class())
+		return nil, fmt.Errorf("%s: clusters is a %s, not a TTree", name, obj.Class())
 	}
 	var e clusterEntry
 	var rvars []rtree.ReadVar
@@ -204,7 +204,7 @@ func readClusterROOT(name string) (*pixel.Clusters, error) {
 	}
 	r, err := rtree.NewReader(tree, rvars)
 	if err != nil {
-		return nil, fmt.Errorf("output: %s: %w", name, err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	defer r.Close()
 	c := &pixel.Clusters{}
@@ -229,7 +229,7 @@ func readClusterROOT(name string) (*pixel.Clusters, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("output: %s: %w", name, err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return c, nil
 }

@@ -49,7 +49,7 @@ type rootReply struct {
 func readROOT(what, name string) (*rootReply, error) {
 	// A missing or unreadable file keeps its usual error (fs.ErrNotExist).
 	if _, err := os.Stat(name); err != nil {
-		return nil, fmt.Errorf("output: %w", err)
+		return nil, fmt.Errorf("%w", err)
 	}
 	here := func() (*rootReply, error) {
 		rep := readROOTHere(what, name)
@@ -65,7 +65,7 @@ func readROOT(what, name string) (*rootReply, error) {
 	cmd.Stderr = stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
-		return nil, fmt.Errorf("output: %s: %w", name, err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	if err := cmd.Start(); err != nil {
 		// The executable may have been replaced or removed since it started.
@@ -75,10 +75,10 @@ func readROOT(what, name string) (*rootReply, error) {
 	decodeErr := readRaw(bufio.NewReaderSize(out, 1<<16), &rep)
 	io.Copy(io.Discard, out) // a child blocked writing would never exit
 	if err := cmd.Wait(); err != nil {
-		return nil, fmt.Errorf("output: %s: damaged file: the ROOT reader crashed (%v)%s", name, err, crashLine(stderr.Bytes()))
+		return nil, fmt.Errorf("%s: damaged file: the ROOT reader crashed (%v)%s", name, err, crashLine(stderr.Bytes()))
 	}
 	if decodeErr != nil {
-		return nil, fmt.Errorf("output: %s: reading the ROOT reader's answer: %w", name, decodeErr)
+		return nil, fmt.Errorf("%s: reading the ROOT reader's answer: %w", name, decodeErr)
 	}
 	return &rep, rep.err()
 }
@@ -125,7 +125,7 @@ func readROOTHere(what, name string) *rootReply {
 		case "kind":
 			rep.Kind, err = rootKind(name)
 		default:
-			err = fmt.Errorf("output: %s: unknown ROOT request %q", name, what)
+			err = fmt.Errorf("%s: unknown ROOT request %q", name, what)
 		}
 		return err
 	}()
@@ -139,7 +139,7 @@ func readROOTHere(what, name string) *rootReply {
 func rootKind(name string) (string, error) {
 	f, err := groot.Open(name)
 	if err != nil {
-		return "", fmt.Errorf("output: %w", err)
+		return "", fmt.Errorf("%w", err)
 	}
 	defer f.Close()
 	for _, k := range f.Keys() {
@@ -147,7 +147,7 @@ func rootKind(name string) (string, error) {
 			return k.Name(), nil
 		}
 	}
-	return "", fmt.Errorf("output: %s: no clusters or clue tree", name)
+	return "", fmt.Errorf("%s: no clusters or clue tree", name)
 }
 
 // headBuffer keeps the first max bytes written to it: the child's panic

@@ -46,7 +46,7 @@ func WriteScalingPlot(w io.Writer, title string, series []Series, format string)
 	var modes []pixel.Mode
 	for _, s := range series {
 		if len(s.Workers) != len(s.Rate) || len(s.Workers) == 0 {
-			return fmt.Errorf("output: series %s %v has %d worker counts and %d rates", s.Dataset, s.Mode, len(s.Workers), len(s.Rate))
+			return fmt.Errorf("series %s %v has %d worker counts and %d rates", s.Dataset, s.Mode, len(s.Workers), len(s.Rate))
 		}
 		for i, n := range s.Workers {
 			maxWorkers, top = max(maxWorkers, n), max(top, s.Rate[i])
@@ -76,7 +76,7 @@ func WriteScalingPlot(w io.Writer, title string, series []Series, format string)
 		if one := slices.Index(s.Workers, 1); one >= 0 && guides {
 			ideal, err := plotter.NewLine(plotter.XYs{{X: 1, Y: s.Rate[one]}, {X: float64(maxWorkers), Y: s.Rate[one] * float64(maxWorkers)}})
 			if err != nil {
-				return fmt.Errorf("output: plot: %w", err)
+				return fmt.Errorf("plot: %w", err)
 			}
 			ideal.LineStyle = guideStyle
 			p.Add(ideal)

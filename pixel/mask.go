@@ -137,6 +137,19 @@ func (c *HitCounts) Count(x, y int) int64 {
 	return c.n[y*c.width+x]
 }
 
+// Fired returns the smallest rectangle holding every pixel with a hit,
+// and false when none has one: the part of the sensor the data used.
+func (c *HitCounts) Fired() (x0, y0, x1, y1 int, ok bool) {
+	x0, y0, x1, y1 = c.width, c.height, -1, -1
+	for i, n := range c.n {
+		if n > 0 {
+			x, y := i%c.width, i/c.width
+			x0, y0, x1, y1 = min(x0, x), min(y0, y), max(x1, x), max(y1, y)
+		}
+	}
+	return x0, y0, x1, y1, x1 >= 0
+}
+
 // PixelHits is a pixel and its hits.
 type PixelHits struct {
 	X, Y int

@@ -124,6 +124,15 @@ func TestHitCounts(t *testing.T) {
 		if outside != 0 {
 			t.Fatalf("seed %d: outside off by %d", seed, outside)
 		}
+		// The fired rectangle against the pixels counted.
+		x0, y0, x1, y1, ok := c.Fired()
+		wx0, wy0, wx1, wy1 := w, h, -1, -1
+		for p := range want {
+			wx0, wy0, wx1, wy1 = min(wx0, p[0]), min(wy0, p[1]), max(wx1, p[0]), max(wy1, p[1])
+		}
+		if ok != (len(want) > 0) || ok && [4]int{x0, y0, x1, y1} != [4]int{wx0, wy0, wx1, wy1} {
+			t.Fatalf("seed %d: fired %v %d,%d-%d,%d, want %d,%d-%d,%d", seed, ok, x0, y0, x1, y1, wx0, wy0, wx1, wy1)
+		}
 		var fired []int64
 		for y := -1; y <= h; y++ {
 			for x := -1; x <= w; x++ {
@@ -163,6 +172,9 @@ func TestHitCounts(t *testing.T) {
 
 func TestHitCountsEmpty(t *testing.T) {
 	c, _ := NewHitCounts(4, 4)
+	if _, _, _, _, ok := c.Fired(); ok {
+		t.Fatal("an empty count fired")
+	}
 	if hot, m := c.Hot(0, 0); hot != nil || m != 0 {
 		t.Fatalf("hot %v median %g", hot, m)
 	}

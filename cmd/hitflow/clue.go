@@ -113,6 +113,9 @@ func runClue(ctx context.Context, o clueOptions, in string, stdout, stderr io.Wr
 	if err != nil {
 		return err
 	}
+	if tab.Points.Len() == 0 {
+		return fmt.Errorf("%s: no points, only a header: nothing written", in)
+	}
 	if o.plot != "" {
 		if err := checkPlotView(tab, o.axes, o.plotLayer); err != nil {
 			return err

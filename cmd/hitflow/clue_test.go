@@ -58,6 +58,10 @@ func TestClueCommand(t *testing.T) {
 		{[]string{"clue", "--dc", "1", "--rhoc", "1", "--kernel", "box", calo}, 2, "unknown kernel"},
 		{[]string{"clue", "--dc", "1", "--rhoc", "1", "-o", out, filepath.Join(dir, "none.csv")}, 1, "none.csv"},
 		{[]string{"bench", "clue", "--steps", "0"}, 2, "--steps"},
+		{[]string{"clue", "--dc", "1", "--rhoc", "1", "--workers", "-1", "-o", out, calo}, 2, "--workers must not be negative"},
+		{[]string{"clue", "--dc", "1", "--rhoc", "1", "--plot", filepath.Join(dir, "p.png"), "--plot-axes", "0,5", "-o", out, calo}, 2, "--plot-axes 0,5: the points have coordinates 0 to 1"},
+		{[]string{"clue", "--dc", "1", "--rhoc", "1", "--plot", filepath.Join(dir, "p.png"), "--plot-layer", "999", "-o", out, calo}, 2, "--plot-layer 999: no point is on that layer"},
+		{[]string{"clue", "--dc", "1", "--rhoc", "1", "--plot", filepath.Join(dir, "p.txt"), "-o", out, calo}, 2, "want a .png or .svg file"},
 	} {
 		code, _, stderr := hitflow(t, tc.args...)
 		if code != tc.code || !strings.Contains(stderr, tc.msg) {

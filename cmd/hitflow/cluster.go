@@ -6,8 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -78,7 +78,7 @@ A one-line summary goes to stderr.`, pixel.DefaultMemberLimit),
 	f.Var(timeFlag{&o.unsorted}, "unsorted", "reorder window of the input; 0 trusts the input order")
 	f.Var(timeFlag{&o.restart}, "restart", "a hit this much earlier than the latest restarts the time order (a clock reset, as between runs); 0: 10ms")
 	f.StringVar(&o.calib, "calib", "", "directory with the a.txt, b.txt, c.txt, t.txt calibration")
-	f.StringVar(&o.mask, "mask", "", "file of pixels whose hits are dropped and counted: lines x y, or a 0/1 matrix (row = y)")
+	f.StringVar(&o.mask, "mask", "", "file of pixels whose hits are dropped and counted: lines x y (further columns ignored), or a matrix of 0 and 1 (row = y)")
 	f.StringVar(&o.hits, "hits", "", "also write every hit with its cluster id (.csv: x,y,toa_ns,tot,cluster, with energy_kev before cluster when calibrated; .parquet or .arrow)")
 	f.StringVar(&o.tdc, "tdc", "", "also write the TDC packets of .tpx3 input (CSV)")
 	f.StringVarP(&o.out, "output", "o", o.out, "clusters file (.csv, .clog, .parquet, .arrow or .root); - for CSV on stdout, /dev/null for none")
@@ -133,8 +133,8 @@ func runCluster(ctx context.Context, o clusterOptions, files []string, stdout, s
 		if job.Calibration, err = tpx3.LoadCalibration(o.calib); err != nil {
 			return err
 		}
-		if job.Calibration.InvalidPixels > 0 {
-			slog.Warn("calibration has invalid pixels; their hits get no energy", "pixels", job.Calibration.InvalidPixels)
+		if n := job.Calibration.InvalidPixels; n > 0 {
+			warnf(stderr, "--calib %s: %d pixels have no valid calibration; their hits get no energy", o.calib, n)
 		}
 	}
 	if o.mask != "" {
@@ -142,7 +142,7 @@ func runCluster(ctx context.Context, o clusterOptions, files []string, stdout, s
 			return err
 		}
 		if job.Mask.Pixels() == 0 {
-			slog.Warn("the mask has no masked pixels", "file", o.mask)
+			warnf(stderr, "--mask %s masks no pixel", o.mask)
 		}
 	}
 
@@ -156,14 +156,14 @@ func runCluster(ctx context.Context, o clusterOptions, files []string, stdout, s
 		job.Sources = append(job.Sources, src)
 		total += src.Size
 	}
-	sources, size, closeAll, err := openSources(files)
+	sources, size, closeAll, err := openSources(files, stderr)
 	defer closeAll()
 	if err != nil {
 		return err
 	}
 	job.Sources, total = append(job.Sources, sources...), total+size
 
-	closers, err := createClusterOutputs(&job, o, stdout)
+	outs, err := createClusterOutputs(&job, o, stdout)
 	if err != nil {
 		return err
 	}
@@ -175,25 +175,26 @@ func runCluster(ctx context.Context, o clusterOptions, files []string, stdout, s
 	// are complete. Only an output whose own writing failed is discarded.
 	sum, runErr := pipeline.Run(ctx, job)
 	bar.Done()
-	for _, c := range closers {
-		if err := c(); err != nil && runErr == nil {
-			runErr = err
-		}
+	if runErr == nil && sum.Hits == 0 {
+		outs.abort()
+		fmt.Fprintln(stderr, sum)
+		return fmt.Errorf("no hits in %s: nothing written", strings.Join(files, ", "))
+	}
+	if err := outs.close(); err != nil && runErr == nil {
+		runErr = err
 	}
 	fmt.Fprintln(stderr, sum)
 	// Each file may start a new clock; many more restarts mean an input in
 	// another order than time (by pixel, say), clustered as little more
 	// than single hits.
-	warn := slog.New(slog.NewTextHandler(stderr, nil)).Warn
 	if sum.Restarts > int64(sum.Files)+10 {
-		warn("the time went back by more than --restart many times: is the input sorted by time? Sort it, or raise --unsorted and --restart above its disorder",
-			"restarts", sum.Restarts)
+		warnf(stderr, "the time went back by more than --restart %d times: is the input sorted by time? Sort it, or raise --unsorted and --restart above its disorder", sum.Restarts)
 	}
 	// Counted in the summary, but a wrong sensor size loses hits without
 	// anything failing: say what to set.
 	if sum.OutOfRange > 0 {
-		warn("hits outside the sensor were not clustered: give text inputs their --sensor size, and .tpx3 files the --layout of their chips",
-			"hits", sum.OutOfRange, "sensor", fmt.Sprintf("%dx%d", width, height), "layout", o.input.layout)
+		warnf(stderr, "%d hits outside the %dx%d sensor (--layout %s) were not clustered: give text inputs their --sensor size, and .tpx3 files the --layout of their chips",
+			sum.OutOfRange, width, height, o.input.layout)
 	}
 	if errors.Is(runErr, context.Canceled) {
 		return stopped(ctx, "the clusters of the hits read so far were written")
@@ -204,28 +205,53 @@ func runCluster(ctx context.Context, o clusterOptions, files []string, stdout, s
 	return runErr
 }
 
+// clusterOutputs are the files of -o, --hits and --tdc.
+type clusterOutputs struct {
+	closers []func() error
+	aborts  []func()
+}
+
+// close finishes every output and puts it in place; it returns the first
+// error.
+func (c *clusterOutputs) close() error {
+	var first error
+	for _, f := range c.closers {
+		if err := f(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// abort discards every output; the names keep their old files.
+func (c *clusterOutputs) abort() {
+	for _, f := range c.aborts {
+		f()
+	}
+}
+
 // createClusterOutputs creates the writers of -o, --hits and --tdc in the
-// job and returns their closers; after an error nothing is left behind.
-func createClusterOutputs(job *pipeline.Job, o clusterOptions, stdout io.Writer) (closers []func() error, err error) {
-	var created []any
+// job; after an error nothing is left behind.
+func createClusterOutputs(job *pipeline.Job, o clusterOptions, stdout io.Writer) (_ *clusterOutputs, err error) {
+	outs := &clusterOutputs{}
 	defer func() {
 		if err != nil {
-			for _, w := range created {
-				output.Abort(w)
-			}
+			outs.abort()
 		}
 	}()
 	cw, err := output.CreateClusters(o.out, stdout)
 	if err != nil {
 		return nil, formatError(err)
 	}
-	job.Clusters, created, closers = cw, append(created, cw), append(closers, cw.Close)
+	job.Clusters = cw
+	outs.closers, outs.aborts = append(outs.closers, cw.Close), append(outs.aborts, func() { output.Abort(cw) })
 	if o.hits != "" {
 		hw, err := output.CreateHits(o.hits, stdout)
 		if err != nil {
 			return nil, formatError(err)
 		}
-		job.Hits, created, closers = hw, append(created, hw), append(closers, hw.Close)
+		job.Hits = hw
+		outs.closers, outs.aborts = append(outs.closers, hw.Close), append(outs.aborts, func() { output.Abort(hw) })
 	}
 	if o.tdc != "" {
 		tf, err := output.CreateFile(o.tdc, stdout)
@@ -233,8 +259,9 @@ func createClusterOutputs(job *pipeline.Job, o clusterOptions, stdout io.Writer)
 			return nil, err
 		}
 		tw := tpx3.NewTDCWriter(tf)
-		job.TDC, created = tw.Write, append(created, tf)
-		closers = append(closers, func() error {
+		job.TDC = tw.Write
+		outs.aborts = append(outs.aborts, tf.Abort)
+		outs.closers = append(outs.closers, func() error {
 			if err := tw.Close(); err != nil {
 				tf.Abort()
 				return err
@@ -242,7 +269,7 @@ func createClusterOutputs(job *pipeline.Job, o clusterOptions, stdout io.Writer)
 			return tf.Close()
 		})
 	}
-	return closers, nil
+	return outs, nil
 }
 
 // builtinSample simulates the default input as .tpx3 in memory before

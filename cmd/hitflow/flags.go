@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -138,8 +139,9 @@ func (in *inputFlags) options() (opt tpx3.Options, width, height int, err error)
 }
 
 // openSources opens the files as one stream and returns their total
-// size; closeAll closes what was opened, also after an error.
-func openSources(files []string) (sources []pipeline.Source, total int64, closeAll func(), err error) {
+// size; closeAll closes what was opened, also after an error. An empty
+// file is worth a warning: a run split over files may have lost one.
+func openSources(files []string, stderr io.Writer) (sources []pipeline.Source, total int64, closeAll func(), err error) {
 	var opened []*os.File
 	closeAll = func() {
 		for _, f := range opened {
@@ -155,6 +157,9 @@ func openSources(files []string) (sources []pipeline.Source, total int64, closeA
 		var size int64
 		if fi, err := f.Stat(); err == nil {
 			size = fi.Size()
+			if size == 0 && fi.Mode().IsRegular() {
+				warnf(stderr, "%s is empty", name)
+			}
 		}
 		total += size
 		sources = append(sources, pipeline.Source{Name: name, R: f, Size: size})

@@ -150,6 +150,19 @@ func benchHeader(w io.Writer) {
 	fmt.Fprintf(w, "%s, %s/%s, %d CPUs, GOMAXPROCS %d\n\n", versionLine(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.GOMAXPROCS(0))
 }
 
+// warnf writes a warning line to stderr, in the style of the errors.
+func warnf(stderr io.Writer, format string, args ...any) {
+	fmt.Fprintf(stderr, "hitflow: warning: "+format+"\n", args...)
+}
+
+// plural counts n things: "1 file", "2 files".
+func plural(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
+}
+
 // noArgs rejects positional arguments as a usage error.
 func noArgs(cmd *cobra.Command, args []string) error {
 	if len(args) > 0 {

@@ -262,7 +262,7 @@ func TestMaskCommand(t *testing.T) {
 	dir := t.TempDir()
 	mask := filepath.Join(dir, "mask.txt")
 	code, _, stderr := hitflow(t, "mask", "-q", "-o", mask, in)
-	if code != 0 || !strings.Contains(stderr, "98548 hits in 1 files on a 1027x256 sensor, median 1 hits per pixel that fired: 6 hot pixels with 88661 hits (90 %)") {
+	if code != 0 || !strings.Contains(stderr, "98548 hits in 1 file on pixels x 0-1026, y 4-255 of the 1027x256 sensor, median 1 hits per pixel that fired: 6 hot pixels with 88661 hits (90 %)") {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	l := lines(t, mask)
@@ -277,7 +277,7 @@ func TestMaskCommand(t *testing.T) {
 	// Three chips of four outside the single layout: neither counted as
 	// on the sensor nor lost from the hits read.
 	code, _, stderr = hitflow(t, "mask", "-q", "--layout", "single", "-o", mask, in)
-	if code != 0 || !strings.Contains(stderr, "2341 hits in 1 files on a 256x256 sensor, median 1 hits per pixel that fired: 0 hot pixels with 0 hits (0 %); 96207 hits outside the sensor not counted") {
+	if code != 0 || !strings.Contains(stderr, "2341 hits in 1 file on pixels x 0-255, y 6-255 of the 256x256 sensor, median 1 hits per pixel that fired: 0 hot pixels with 0 hits (0 %); 96207 hits outside the sensor not counted") {
 		t.Fatalf("single layout: exit %d: %s", code, stderr)
 	}
 	code, _, stderr = hitflow(t, "cluster", "-q", "--layout", "single", "-o", filepath.Join(dir, "c.csv"), in)

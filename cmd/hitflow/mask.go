@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -83,7 +84,7 @@ func runMask(ctx context.Context, o maskOptions, files []string, stdout, stderr 
 	if err != nil {
 		return usageError{err}
 	}
-	sources, total, closeAll, err := openSources(files)
+	sources, total, closeAll, err := openSources(files, stderr)
 	defer closeAll()
 	if err != nil {
 		return err
@@ -107,8 +108,12 @@ func runMask(ctx context.Context, o maskOptions, files []string, stdout, stderr 
 		hotHits += p.Hits
 	}
 	counted := sum.Hits - sum.OutOfRange - outside
-	line := fmt.Sprintf("%d hits in %d files on a %dx%d sensor, median %g hits per pixel that fired: %d hot pixels with %d hits (%.3g %%)",
-		counted, sum.Files, width, height, median, len(hot), hotHits, 100*float64(hotHits)/float64(max(counted, 1)))
+	x0, y0, x1, y1, fired := counts.Fired()
+	if !fired {
+		return fmt.Errorf("no hits on the %dx%d sensor in %s: no mask written", width, height, strings.Join(files, ", "))
+	}
+	line := fmt.Sprintf("%d hits in %s on pixels x %d-%d, y %d-%d of the %dx%d sensor, median %g hits per pixel that fired: %d hot pixels with %d hits (%.3g %%)",
+		counted, plural(sum.Files, "file"), x0, x1, y0, y1, width, height, median, len(hot), hotHits, 100*float64(hotHits)/float64(max(counted, 1)))
 	if n := sum.OutOfRange + outside; n > 0 {
 		line += fmt.Sprintf("; %d hits outside the sensor not counted", n)
 	}

@@ -220,7 +220,7 @@ func TestRestartsReported(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, _, stderr := hitflow(t, "cluster", "-q", "-o", filepath.Join(dir, "p.csv"), byPixel)
-	if code != 0 || !strings.Contains(stderr, "sorted by time") || !strings.Contains(stderr, "restarts=") {
+	if code != 0 || !strings.Contains(stderr, "sorted by time") || !strings.Contains(stderr, "hitflow: warning: the time went back by more than --restart 16341 times") {
 		t.Fatalf("pixel order: exit %d: %s", code, stderr)
 	}
 }
@@ -235,11 +235,11 @@ func TestOutOfRangeWarned(t *testing.T) {
 	}
 	code, _, stderr := hitflow(t, "cluster", "-q", "-o", filepath.Join(dir, "c.csv"), in)
 	if code != 0 || !strings.Contains(stderr, "out of range 2,") || !strings.Contains(stderr, "--sensor") ||
-		!strings.Contains(stderr, "hits=2 sensor=1027x256 layout=row") {
+		!strings.Contains(stderr, "hitflow: warning: 2 hits outside the 1027x256 sensor (--layout row) were not clustered") {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	code, _, stderr = hitflow(t, "cluster", "-q", "--sensor", "512x512", "-o", filepath.Join(dir, "c.csv"), in)
-	if code != 0 || !strings.Contains(stderr, "clusters 2,") || strings.Contains(stderr, "WARN") {
+	if code != 0 || !strings.Contains(stderr, "clusters 2,") || strings.Contains(stderr, "warning") {
 		t.Fatalf("with --sensor: exit %d: %s", code, stderr)
 	}
 }

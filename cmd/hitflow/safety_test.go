@@ -229,3 +229,42 @@ func waitFor(t *testing.T, cond func() bool) {
 	}
 	t.Fatal("timed out")
 }
+
+// TestEmptyInputs: a run with no data at all fails with a message and
+// writes nothing; an empty file among others is worth a warning.
+func TestEmptyInputs(t *testing.T) {
+	dir := t.TempDir()
+	in := func(name string) string { return filepath.Join(dir, name) }
+	os.WriteFile(in("empty.tpx3"), nil, 0o644)
+	os.WriteFile(in("header.csv"), []byte("x,y,weight\n"), 0o644)
+	os.WriteFile(in("none.bin"), nil, 0o644)
+	if code, _, stderr := hitflow(t, "simulate", "pixel", "--hits", "2000", "-q", "-o", in("s.tpx3")); code != 0 {
+		t.Fatal(stderr)
+	}
+	before := snapshot(t, dir)
+	for _, tc := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"cluster", "-q", "-o", in("c.csv"), in("empty.tpx3")}, "hitflow: warning: " + in("empty.tpx3") + " is empty\n"},
+		{[]string{"cluster", "-q", "-o", in("c.csv"), in("empty.tpx3")}, "hitflow: no hits in " + in("empty.tpx3") + ": nothing written"},
+		{[]string{"mask", "-q", "-o", in("m.txt"), in("empty.tpx3")}, "no mask written"},
+		{[]string{"clue", "--dc", "1", "--rhoc", "1", "-o", in("o.csv"), in("header.csv")}, "header.csv: no points, only a header: nothing written"},
+		{[]string{"pet", "reconstruct", "-q", "-o", in("r"), in("none.bin")}, "none.bin: no events to reconstruct"},
+	} {
+		code, _, stderr := hitflow(t, tc.args...)
+		if code != exitRuntime || !strings.Contains(stderr, tc.msg) {
+			t.Errorf("%v: exit %d, %q; want %d with %q", tc.args, code, stderr, exitRuntime, tc.msg)
+		}
+		if after := snapshot(t, dir); after != before {
+			t.Fatalf("%v wrote files:\n%s", tc.args, after)
+		}
+	}
+	code, _, stderr := hitflow(t, "cluster", "-q", "-o", in("c.csv"), in("empty.tpx3"), in("s.tpx3"))
+	if code != 0 || !strings.Contains(stderr, "hitflow: warning: "+in("empty.tpx3")+" is empty") || !strings.Contains(stderr, "hits read 2000,") {
+		t.Fatalf("an empty file among others: exit %d: %s", code, stderr)
+	}
+	if code, _, stderr := hitflow(t, "bogus"); code != exitUsage || !strings.Contains(stderr, `unknown command "bogus"`) {
+		t.Fatalf("unknown command: exit %d: %s", code, stderr)
+	}
+}

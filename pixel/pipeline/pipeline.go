@@ -75,8 +75,12 @@ func (s Summary) String() string {
 	if s.Chosen != pixel.Auto {
 		how = fmt.Sprintf(", auto: %v", s.Chosen)
 	}
-	line := fmt.Sprintf("hits read %d, clusters %d, late hits %d, invalid hits %d, out of range %d, %.1f Mhit/s (%d files, %.3f s%s)",
-		s.Hits, s.Clusters, s.Late, s.InvalidEnergy, s.OutOfRange, rate, s.Files, s.Elapsed.Seconds(), how)
+	files := "files"
+	if s.Files == 1 {
+		files = "file"
+	}
+	line := fmt.Sprintf("hits read %d, clusters %d, late hits %d, invalid hits %d, out of range %d, %.1f Mhit/s (%d %s, %.3f s%s)",
+		s.Hits, s.Clusters, s.Late, s.InvalidEnergy, s.OutOfRange, rate, s.Files, files, s.Elapsed.Seconds(), how)
 	if s.MaskedPixels > 0 {
 		line += fmt.Sprintf(", masked %d hits on %d pixels", s.Masked, s.MaskedPixels)
 	}
