@@ -198,7 +198,6 @@ var ClusterParquetFields = []arrow.Field{
 type ClusterTable struct {
 	t        *table
 	ns, span []float64 // scratch
-	invalid  []bool
 }
 
 // NewClusterParquet returns a streaming Parquet cluster writer.
