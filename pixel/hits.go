@@ -1,10 +1,14 @@
 package pixel
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/hitflow/hitflow/internal/textfmt"
 )
 
 // Time is a hit time in units of 1/64 ns (15.625 ps). Every Timepix3 time
@@ -34,29 +38,49 @@ func TimeFromNs(ns float64) Time { return Time(math.Round(ns * float64(Nanosecon
 // it is also that float's shortest decimal, beyond it has more digits
 // than the shortest, which is not exact.
 func AppendNs(dst []byte, t Time) []byte {
-	q, r := t/Nanosecond, t%Nanosecond
-	if r == 0 {
-		return strconv.AppendInt(dst, int64(q), 10)
-	}
-	if t < 0 {
-		dst = append(dst, '-')
-		q, r = -q, -r
-	}
-	dst = strconv.AppendUint(dst, uint64(q), 10)
-	const decimals = 6 // 1/64 = 0.015625
-	var frac [decimals + 1]byte
-	frac[0] = '.'
-	f := uint64(r) * 15625
-	n := 0
-	for i := decimals; i > 0; i-- {
-		frac[i] = '0' + byte(f%10)
-		f /= 10
-		if n == 0 && frac[i] != '0' {
-			n = i + 1
-		}
-	}
-	return append(dst, frac[:n]...)
+	l := len(dst)
+	dst = slices.Grow(dst, MaxNsLen)
+	return dst[:l+PutNs(dst[l:l+MaxNsLen], t)]
 }
+
+// MaxNsLen is the most bytes PutNs writes.
+const MaxNsLen = textfmt.MaxLen + 8
+
+// PutNs writes t as AppendNs does at the start of b, which must have room
+// for MaxNsLen bytes, and returns how many bytes it wrote.
+func PutNs(b []byte, t Time) int {
+	q, r := t/Nanosecond, t%Nanosecond
+	n := 0
+	if t < 0 {
+		if r == 0 {
+			return textfmt.PutInt(b, int64(q))
+		}
+		b[0] = '-'
+		n, q, r = 1, -q, -r
+	}
+	n += textfmt.PutUint(b[n:], uint64(q))
+	if r == 0 {
+		return n
+	}
+	f := &nsFractions[r]
+	binary.LittleEndian.PutUint64(b[n:], f.text)
+	return n + int(f.n)
+}
+
+// nsFractions are the decimals of the 64ths of a nanosecond, ".015625"
+// to ".984375", as the bytes of a little-endian uint64 and their length:
+// AppendNs writes them in one store.
+var nsFractions = func() (t [Nanosecond]struct {
+	text uint64
+	n    uint8
+}) {
+	for r := range t {
+		b := textfmt.AppendFraction(make([]byte, 0, 8), uint64(r), 6) // Nanosecond is 2^6
+		t[r].n = uint8(len(b))
+		t[r].text = binary.LittleEndian.Uint64(b[:8])
+	}
+	return t
+}()
 
 // Hits is a batch of hits as structure of arrays. X, Y, ToA and ToT always
 // have the same length; E is either empty (uncalibrated) or of that length.

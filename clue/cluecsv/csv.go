@@ -19,10 +19,10 @@ import (
 	"io"
 	"math"
 	"regexp"
-	"strconv"
 	"strings"
 
 	"github.com/hitflow/hitflow/clue"
+	"github.com/hitflow/hitflow/internal/textfmt"
 	"github.com/hitflow/hitflow/internal/textscan"
 )
 
@@ -148,14 +148,14 @@ func Write(w io.Writer, t *Table, r *clue.Result) error {
 	for i := range p.Len() {
 		b = b[:0]
 		for d := range p.Coords {
-			b = strconv.AppendFloat(b, p.Coords[d][i], 'g', -1, 64)
+			b = textfmt.AppendFloat(b, p.Coords[d][i])
 			b = append(b, ',')
 		}
 		if t.Layer {
-			b = strconv.AppendInt(b, int64(p.Layer[i]), 10)
+			b = textfmt.AppendInt(b, int64(p.Layer[i]))
 			b = append(b, ',')
 		}
-		b = strconv.AppendFloat(b, p.Weight[i], 'g', -1, 64)
+		b = textfmt.AppendFloat(b, p.Weight[i])
 		if r == nil {
 			b = append(b, '\n')
 			if _, err := bw.Write(b); err != nil {
@@ -164,19 +164,19 @@ func Write(w io.Writer, t *Table, r *clue.Result) error {
 			continue
 		}
 		b = append(b, ',')
-		b = strconv.AppendFloat(b, r.Rho[i], 'g', -1, 64)
+		b = textfmt.AppendFloat(b, r.Rho[i])
 		b = append(b, ',')
 		if math.IsInf(r.Delta[i], 1) {
 			b = append(b, "inf"...)
 		} else {
-			b = strconv.AppendFloat(b, r.Delta[i], 'g', -1, 64)
+			b = textfmt.AppendFloat(b, r.Delta[i])
 		}
 		b = append(b, ',')
-		b = strconv.AppendInt(b, int64(r.NH[i]), 10)
+		b = textfmt.AppendInt(b, int64(r.NH[i]))
 		b = append(b, ',')
 		b = append(b, "01"[b2i(r.IsSeed[i])])
 		b = append(b, ',')
-		b = strconv.AppendInt(b, int64(r.ClusterID[i]), 10)
+		b = textfmt.AppendInt(b, int64(r.ClusterID[i]))
 		b = append(b, '\n')
 		if _, err := bw.Write(b); err != nil {
 			return err

@@ -7,6 +7,7 @@ import (
 	"io"
 	"strconv"
 
+	"github.com/hitflow/hitflow/internal/textfmt"
 	"github.com/hitflow/hitflow/internal/textparts"
 	"github.com/hitflow/hitflow/pixel"
 )
@@ -110,15 +111,15 @@ func (t *t3paWriter) Write(h *pixel.Hits) error {
 		if err != nil {
 			return fmt.Errorf("t3pa: hit %d: %w", i, err)
 		}
-		l := strconv.AppendInt(t.line[:0], t.n, 10)
+		l := textfmt.AppendInt(t.line[:0], t.n)
 		l = append(l, '\t')
-		l = strconv.AppendInt(l, int64(h.Y[i])*256+int64(h.X[i]), 10)
+		l = textfmt.AppendInt(l, int64(h.Y[i])*256+int64(h.X[i]))
 		l = append(l, '\t')
-		l = strconv.AppendInt(l, coarse, 10)
+		l = textfmt.AppendInt(l, coarse)
 		l = append(l, '\t')
-		l = strconv.AppendUint(l, uint64(h.ToT[i]), 10)
+		l = textfmt.AppendUint(l, uint64(h.ToT[i]))
 		l = append(l, '\t')
-		l = strconv.AppendUint(l, ftoa, 10)
+		l = textfmt.AppendUint(l, ftoa)
 		l = append(l, "\t0\n"...)
 		t.line = l
 		t.n++
@@ -146,7 +147,7 @@ type CSVWriter struct {
 // NewCSVWriter returns a writer of hits. The header follows the first
 // hits written (with energies or not), or Close when there are none.
 func NewCSVWriter(w io.Writer, labelled bool) *CSVWriter {
-	return &CSVWriter{w: bufio.NewWriterSize(w, 1<<20), labelled: labelled}
+	return &CSVWriter{w: bufio.NewWriterSize(w, textparts.BufferSize), labelled: labelled}
 }
 
 // start writes the header, with energies for calibrated hits, unless it
@@ -224,13 +225,13 @@ func (c *CSVWriter) WriteMembers(cl *pixel.Clusters) error {
 func (c *CSVWriter) appendRows(l []byte, h *pixel.Hits, from, to int, label int64) []byte {
 	withE := c.energy && h.Calibrated()
 	for i := from; i < to; i++ {
-		l = strconv.AppendUint(l, uint64(h.X[i]), 10)
+		l = textfmt.AppendUint(l, uint64(h.X[i]))
 		l = append(l, ',')
-		l = strconv.AppendUint(l, uint64(h.Y[i]), 10)
+		l = textfmt.AppendUint(l, uint64(h.Y[i]))
 		l = append(l, ',')
 		l = pixel.AppendNs(l, h.ToA[i])
 		l = append(l, ',')
-		l = strconv.AppendUint(l, uint64(h.ToT[i]), 10)
+		l = textfmt.AppendUint(l, uint64(h.ToT[i]))
 		if c.energy {
 			l = append(l, ',')
 			if withE {
@@ -239,7 +240,7 @@ func (c *CSVWriter) appendRows(l []byte, h *pixel.Hits, from, to int, label int6
 		}
 		if c.labelled {
 			l = append(l, ',')
-			l = strconv.AppendInt(l, label, 10)
+			l = textfmt.AppendInt(l, label)
 		}
 		l = append(l, '\n')
 	}
@@ -277,11 +278,11 @@ func (t *TDCWriter) Write(tdcs []TDC) error {
 		}
 		l := append(t.line[:0], d.Edge.String()...)
 		l = append(l, ',')
-		l = strconv.AppendUint(l, uint64(d.Trigger), 10)
+		l = textfmt.AppendUint(l, uint64(d.Trigger))
 		l = append(l, ',')
 		l = pixel.AppendNs(l, d.Time)
 		l = append(l, ',')
-		l = strconv.AppendUint(l, uint64(d.Chip), 10)
+		l = textfmt.AppendUint(l, uint64(d.Chip))
 		l = append(l, '\n')
 		t.line = l
 		_, t.err = t.w.Write(l)

@@ -1,0 +1,98 @@
+package textfmt
+
+import (
+	"math"
+	"math/big"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+func FuzzAppend(f *testing.F) {
+	for _, v := range []uint64{0, 1, 9, 10, 99, 100, 1e15, 1<<63 - 1, 1 << 63, math.MaxUint64} {
+		f.Add(v, math.Float64frombits(v))
+	}
+	f.Add(uint64(0), math.Copysign(0, -1))
+	f.Add(uint64(0), 1e6-1)
+	f.Add(uint64(0), 1e6)
+	f.Add(uint64(0), 1e21)
+	f.Add(uint64(0), math.Inf(-1))
+	for _, x := range []float64{0.1, 110, 999999, -1e6, 123456789, 0.5, 10.4, 1e-7, math.MaxFloat64, math.NaN(), 20.333333333333332} {
+		f.Add(uint64(0), x)
+	}
+	f.Fuzz(func(t *testing.T, u uint64, x float64) {
+		pre := []byte("a,")
+		if got, want := string(AppendUint(pre, u)), string(strconv.AppendUint(pre, u, 10)); got != want {
+			t.Fatalf("AppendUint(%d) = %q, want %q", u, got, want)
+		}
+		if got, want := string(AppendInt(pre, int64(u))), string(strconv.AppendInt(pre, int64(u), 10)); got != want {
+			t.Fatalf("AppendInt(%d) = %q, want %q", int64(u), got, want)
+		}
+		if got, want := string(AppendFloat(pre, x)), string(strconv.AppendFloat(pre, x, 'g', -1, 64)); got != want {
+			t.Fatalf("AppendFloat(%v) = %q, want %q", x, got, want)
+		}
+	})
+}
+
+func TestDigits(t *testing.T) {
+	for v := uint64(1); v != 0 && v < math.MaxUint64/10+1; v *= 10 {
+		for _, w := range []uint64{v - 1, v, v + 1} {
+			if got, want := digits(w), len(strconv.FormatUint(w, 10)); got != want {
+				t.Fatalf("digits(%d) = %d, want %d", w, got, want)
+			}
+		}
+	}
+}
+
+// FuzzAppendFixed checks AppendFixed against strconv's correctly rounded
+// 'f' format, within the one unit of the last place the float product
+// may cost, and the trimmed form.
+func FuzzAppendFixed(f *testing.F) {
+	for _, v := range []float64{0, -0.00001, 12.5, 3.14159265, -7, 1e14 - 1, 1e14, 2.000000000928e+11, 0.00005, 999.99996, math.NaN(), math.Inf(1), 255.5, 1023.0001} {
+		f.Add(v, uint8(4))
+	}
+	f.Fuzz(func(t *testing.T, v float64, d uint8) {
+		dec := int(d % 9)
+		got := string(AppendFixed([]byte("a,"), v, dec))[2:]
+		if !(math.Abs(v)*math.Pow(10, float64(dec)) < 1e18) {
+			if want := strconv.FormatFloat(v, 'g', -1, 64); got != want {
+				t.Fatalf("AppendFixed(%v) = %q, want %q", v, got, want)
+			}
+			return
+		}
+		if strings.HasSuffix(got, ".") || strings.Contains(got, ".") && strings.HasSuffix(got, "0") || got == "-0" {
+			t.Fatalf("AppendFixed(%v, %d) = %q: not trimmed", v, dec, got)
+		}
+		back, err := strconv.ParseFloat(got, 64)
+		if err != nil {
+			t.Fatalf("AppendFixed(%v, %d) = %q: %v", v, dec, got, err)
+		}
+		// Within half a unit of the last decimal, and one more for the
+		// product's rounding.
+		unit := math.Pow(10, -float64(dec))
+		if math.Abs(back-v) > unit/2+unit*1e-3+math.Abs(v)*1e-15 {
+			t.Fatalf("AppendFixed(%v, %d) = %q, off by %g", v, dec, got, back-v)
+		}
+		if i := strings.IndexByte(got, '.'); i >= 0 && len(got)-i-1 > dec {
+			t.Fatalf("AppendFixed(%v, %d) = %q: too many decimals", v, dec, got)
+		}
+	})
+}
+
+func TestAppendFraction(t *testing.T) {
+	for k := range 17 {
+		for _, num := range []uint64{0, 1, 3, 1<<k - 1, 1 << k >> 1} {
+			if num >= 1<<k && num != 0 {
+				continue
+			}
+			got := string(AppendFraction([]byte("7"), num, k))
+			want := big.NewRat(int64(7<<k+num), 1<<k).FloatString(k)
+			if strings.Contains(want, ".") {
+				want = strings.TrimRight(strings.TrimRight(want, "0"), ".")
+			}
+			if got != want {
+				t.Fatalf("7 + %d/2^%d: %q, want %q", num, k, got, want)
+			}
+		}
+	}
+}
