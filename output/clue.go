@@ -135,6 +135,9 @@ func writeCLUEROOT(name string, t *cluecsv.Table, r *clue.Result) error {
 	}
 	e := newCLUEEntry(t.Coords, t.Layer)
 	tw, err := rtree.NewWriter(f, "clue", e.vars(), rtree.WithZstd(1), rtree.WithTitle("hitflow CLUE result"))
+	if err == nil {
+		err = completeStreamers(f)
+	}
 	if err != nil {
 		return closeROOT(f, out, err)
 	}

@@ -2,8 +2,12 @@ package output
 
 import (
 	"fmt"
+	"reflect"
+	"slices"
+	"unsafe"
 
 	"go-hep.org/x/hep/groot"
+	"go-hep.org/x/hep/groot/rbytes"
 	"go-hep.org/x/hep/groot/rdict"
 	"go-hep.org/x/hep/groot/riofs"
 	"go-hep.org/x/hep/groot/rtree"
@@ -17,22 +21,7 @@ import (
 // KiB default that allocation took half of the writing time.
 const rootBasket = 1 << 20
 
-// createROOT creates a ROOT file carrying the TLeaf streamer.
-//
-// groot writes the streamers of the objects it stores and their static
-// dependencies: TTree, TBranch, TObjArray and so on, but not TLeaf, as the
-// leaves hang off a TObjArray. ROOT itself does not need it (its
-// dictionaries know the class), but readers that build their models from
-// the file's streamer list, JSROOT among them, then misread the leaf count
-// of variable-length branches. File.RegisterStreamer adds a streamer only
-// while the file's list is empty (afterwards it takes any class the
-// library knows as present, even one this file lacks), so TLeaf, the class
-// that holds the count reference, is registered first; the concrete leaf
-// classes (TLeafI, TLeafD ...) cannot be added through groot v0.40.0's API.
-// For the same reason the std::vector streamers of the hit branches appear
-// only in the first file a process writes. Neither ROOT nor uproot is
-// installed where this was written: the files are checked with groot's
-// reader only.
+// createROOT creates a ROOT file for one tree (see [completeStreamers]).
 //
 // groot opens the file by its path, so it writes to the temporary file of
 // [outfile.CreatePath]; [closeROOT] puts it in place.
@@ -46,14 +35,47 @@ func createROOT(name string) (*riofs.File, *outfile.File, error) {
 		out.Abort()
 		return nil, nil, fmt.Errorf("%s: %w", name, err)
 	}
-	si, err := rdict.StreamerInfos.StreamerInfo("TLeaf", -1)
-	if err != nil {
-		f.Close()
-		out.Abort()
-		return nil, nil, fmt.Errorf("%s: no streamer for TLeaf: %w", name, err)
-	}
-	f.RegisterStreamer(si)
 	return f, out, nil
+}
+
+// treeStreamers are the classes of the trees hitflow writes whose
+// streamer records groot leaves out: the leaves and the branches of
+// std::vector columns, and the vectors themselves.
+var treeStreamers = []string{"TLeaf", "TLeafO", "TLeafS", "TLeafI", "TLeafL", "TLeafF", "TLeafD",
+	"TLeafElement", "TBranchElement", "vector<uint16_t>", "vector<float>", "vector<double>"}
+
+// completeStreamers adds to f's list of streamer records those of
+// treeStreamers, once the tree's writer has made its branches.
+//
+// groot writes the records of the objects it stores and of their static
+// dependencies: TTree, TBranch, TObjArray and so on, but not those of the
+// leaves and std::vector branches, which hang off a TObjArray. ROOT itself
+// does not need them (its dictionaries know the classes), but readers that
+// build their models from the file's list do: JSROOT cannot read such a
+// file's vector branches at all. groot v0.40.0's File.RegisterStreamer
+// adds a record only while the list is empty (afterwards it takes any
+// class the library knows for present, even one the file lacks), so the
+// records go into the list directly; TestROOTStreamers fails if groot's
+// File changes shape.
+func completeStreamers(f *riofs.File) error {
+	v := reflect.ValueOf(f).Elem()
+	list, set := v.FieldByName("sinfos"), v.FieldByName("simap")
+	if list.Type() != reflect.TypeFor[[]rbytes.StreamerInfo]() || set.Type() != reflect.TypeFor[map[rbytes.StreamerInfo]struct{}]() {
+		return fmt.Errorf("groot's riofs.File has no streamer list of the expected shape")
+	}
+	sinfos := (*[]rbytes.StreamerInfo)(unsafe.Pointer(list.UnsafeAddr()))
+	simap := *(*map[rbytes.StreamerInfo]struct{})(unsafe.Pointer(set.UnsafeAddr()))
+	for _, name := range treeStreamers {
+		si, ok := rdict.StreamerInfos.Get(name, -1)
+		if !ok {
+			continue // a vector type no branch of this tree made
+		}
+		if _, dup := simap[si]; !dup && !slices.ContainsFunc(*sinfos, func(s rbytes.StreamerInfo) bool { return s.Name() == name }) {
+			simap[si] = struct{}{}
+			*sinfos = append(*sinfos, si)
+		}
+	}
+	return nil
 }
 
 // closeROOT closes a file of createROOT after its tree was closed with
@@ -132,6 +154,9 @@ func CreateClusterROOT(name string) (*ClusterROOT, error) {
 	}
 	c := &ClusterROOT{f: f, out: out}
 	c.t, err = rtree.NewWriter(f, "clusters", c.ev.vars(), rtree.WithZstd(1), rtree.WithBasketSize(rootBasket), rtree.WithTitle("hitflow pixel clusters"))
+	if err == nil {
+		err = completeStreamers(f)
+	}
 	if err != nil {
 		f.Close()
 		out.Abort()
