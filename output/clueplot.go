@@ -6,7 +6,7 @@ import (
 	"io"
 	"math"
 
-	"gonum.org/v1/plot"
+	"go-hep.org/x/hep/hplot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
@@ -18,8 +18,9 @@ import (
 // two coordinates, coloured by cluster, seeds marked with a black cross,
 // outliers grey.
 type CLUEPlot struct {
-	X, Y   int    // coordinate indices of the axes
-	Layer  *int32 // only this layer, or all when nil
+	X, Y   int      // coordinate indices of the axes
+	Names  []string // the coordinates' column names; x0, x1 ... when empty
+	Layer  *int32   // only this layer, or all when nil
 	Title  string
 	Size   vg.Length // width and height; 0 gives 16 cm
 	Format string    // "png" (default) or "svg"
@@ -64,10 +65,17 @@ func WriteCLUEPlot(w io.Writer, pts *clue.Points, r *clue.Result, o CLUEPlot) er
 			sel = append(sel, i)
 		}
 	}
-	p := plot.New()
-	p.Title.Text = o.Title
-	p.X.Label.Text = fmt.Sprintf("x%d", o.X)
-	p.Y.Label.Text = fmt.Sprintf("x%d", o.Y)
+	p := hplot.New()
+	p.X.Tick.Marker, p.Y.Tick.Marker = hplot.Ticks{N: 6}, hplot.Ticks{N: 6}
+	// The key goes in the title: a legend box would hide points.
+	p.Title.Text = o.Title + "\ncolour: cluster; cross: seed; grey: outlier"
+	name := func(d int) string {
+		if d < len(o.Names) {
+			return o.Names[d] + " (input units)"
+		}
+		return fmt.Sprintf("x%d (input units)", d)
+	}
+	p.X.Label.Text, p.Y.Label.Text = name(o.X), name(o.Y)
 	xy := func(idx []int) plotter.XYs {
 		out := make(plotter.XYs, len(idx))
 		for k, i := range idx {
@@ -104,7 +112,6 @@ func WriteCLUEPlot(w io.Writer, pts *clue.Points, r *clue.Result, o CLUEPlot) er
 		}
 		s.GlyphStyle = draw.GlyphStyle{Color: color.Black, Radius: radius * 2.5, Shape: draw.CrossGlyph{}}
 		p.Add(s)
-		p.Legend.Add("seeds", s)
 	}
 	size := o.Size
 	if size == 0 {

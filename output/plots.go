@@ -116,26 +116,53 @@ func (pixelTicks) Ticks(lo, hi float64) []plot.Tick {
 }
 
 // ClusterSizePlot draws the distribution of cluster sizes: one bin per
-// size up to 100 pixels, log10 of the size beyond.
+// size where the sizes are small, about 20 bins a decade beyond 20 pixels
+// on a logarithmic axis, each bin from one whole size to another so that
+// no bin falls between two sizes and stays empty. The bars are clusters
+// per size (the count over the sizes a bin holds).
 func ClusterSizePlot(w io.Writer, c *pixel.Clusters, format string) error {
 	if c.Len() == 0 {
 		return fmt.Errorf("no clusters to plot")
 	}
-	largest := slices.Max(c.Size)
-	title := fmt.Sprintf("%d clusters, mean size %.2f", c.Len(), meanSize(c))
+	largest := int(slices.Max(c.Size))
+	title := fmt.Sprintf("%d clusters, mean size %.2f pixels", c.Len(), meanSize(c))
 	if largest <= 100 {
-		h := hbook.NewH1D(int(largest), 0.5, float64(largest)+0.5)
+		h := hbook.NewH1D(largest, 0.5, float64(largest)+0.5)
 		for _, s := range c.Size {
 			h.Fill(float64(s), 1)
 		}
-		return histogram(w, h, true, nil, title, "cluster size (pixels)", "clusters", format)
+		return histogram(w, h, true, pixelTicks{}, title, "cluster size (pixels)", "clusters", format)
 	}
-	// Bins even in log10 of the size, the axis labelled with sizes.
-	h := hbook.NewH1D(100, 0, math.Log10(float64(largest))*1.0001)
+	edges := sizeEdges(largest)
+	h := hbook.NewH1DFromEdges(edges)
 	for _, s := range c.Size {
-		h.Fill(math.Log10(float64(s)), 1)
+		// A cluster weighs one over the sizes its bin holds.
+		i, _ := slices.BinarySearch(edges, float64(s))
+		h.Fill(float64(s), 1/(edges[i]-edges[i-1]))
 	}
-	return histogram(w, h, true, decadeTicks{}, title, "cluster size (pixels, logarithmic bins)", "clusters", format)
+	p := newPlot()
+	p.Title.Text = title
+	p.X.Label.Text = "cluster size (pixels)"
+	p.Y.Label.Text = "clusters per size"
+	hh := hplot.NewH1D(h, hplot.WithLogY(true))
+	hh.FillColor = color.RGBA{R: 80, G: 120, B: 200, A: 255}
+	hh.LineStyle.Color = color.RGBA{R: 30, G: 50, B: 110, A: 255}
+	p.Add(hh)
+	p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
+	p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
+	return writeFigure(w, p, nil, PlotSize, PlotSize*3/4, format)
+}
+
+// sizeEdges are bin edges for sizes 1 to largest: one size a bin up to
+// 20, then about 20 bins a decade, every edge halfway between two sizes.
+func sizeEdges(largest int) []float64 {
+	edges := []float64{0.5}
+	for lo := 1; lo <= largest; {
+		hi := max(lo+1, int(math.Round(float64(lo)*math.Pow(10, 1.0/20))))
+		edges = append(edges, float64(hi)-0.5)
+		lo = hi
+	}
+	return edges
 }
 
 func meanSize(c *pixel.Clusters) float64 {
@@ -195,8 +222,22 @@ func ClusterTimePlot(w io.Writer, c *pixel.Clusters, format string) error {
 	for _, t := range c.FirstToA {
 		h.Fill((t-t0).Ns()/1e9, 1)
 	}
-	title := fmt.Sprintf("%d clusters in %.6g s, bins of %.3g s", c.Len(), span, span*1.0001/200)
+	title := fmt.Sprintf("%d clusters in %s, bins of %s", c.Len(), seconds(span), seconds(span*1.0001/200))
 	return histogram(w, h, false, nil, title, "time since the first cluster (s)", "clusters per bin", format)
+}
+
+// seconds writes a duration given in seconds to three significant digits
+// in the unit that reads best: 81.5 ms, 1.61 s, 250 ns.
+func seconds(v float64) string {
+	for _, u := range []struct {
+		scale float64
+		name  string
+	}{{1, "s"}, {1e-3, "ms"}, {1e-6, "us"}} {
+		if v >= u.scale {
+			return scaleLabel(v/u.scale, false) + " " + u.name
+		}
+	}
+	return scaleLabel(v/1e-9, false) + " ns"
 }
 
 // ClusterMapPlot draws the centroids of the clusters on the sensor, one
@@ -232,21 +273,28 @@ func ClusterMapPlot(w io.Writer, c *pixel.Clusters, width, height int, format st
 			grid[i] = math.Log10(n) // NaN stays NaN
 		}
 	}
-	hm := newHeat(h, grid, onWhite(mapHeight(width, height)))
+	_, fh := mapSize(width, height)
+	hm := newHeat(h, grid, onWhite(fh))
 	if !log10 {
 		hm.HeatMap.Min = 0 // counts: a single cluster is not the darkest colour
 	}
 	hm.HeatMap.Rasterized = true
 	p.Add(hm)
-	return writeFigure(w, p, colourBar(hm, log10), PlotSize, mapHeight(width, height), format)
+	fw, fh := mapSize(width, height)
+	return writeFigure(w, p, colourBar(p, hm, log10, "clusters per pixel"), fw, fh, format)
 }
 
-// mapHeight is the height of a map of a sensor: square for a chip,
-// flatter for a row of chips, but never so flat that the rows cannot be
-// seen.
-func mapHeight(width, height int) vg.Length {
-	return PlotSize * vg.Length(math.Max(0.5, math.Min(1, float64(height)/float64(width))))
+// mapSize is the size of a map of a sensor: square for a chip, flatter
+// for a row of chips, but never so flat that the rows cannot be seen; and
+// wide enough for a dot per pixel in a PNG (a 1027-pixel row drawn on 600
+// dots loses single pixels, the hot ones among them).
+func mapSize(width, height int) (vg.Length, vg.Length) {
+	w := max(PlotSize, vg.Length(float64(width)/0.75)*vg.Inch/vg.Length(pngDPI))
+	return w, w * vg.Length(math.Max(0.5, math.Min(1, float64(height)/float64(width))))
 }
+
+// pngDPI is the resolution hplot renders PNG figures at.
+const pngDPI = 96
 
 // sensorBins is one bin per pixel of a sensor, pixel x spanning x-0.5 to
 // x+0.5: whole-number ticks fall on the pixels they name, and a centroid
@@ -290,6 +338,7 @@ func HitMapPlot(w io.Writer, counts *pixel.HitCounts, hot []pixel.PixelHits, tit
 	}
 	hm := newHeat(h, grid, fixedPalette(pal.Colors()[2:]))
 	hm.HeatMap.Rasterized = true
+	fw, fh := mapSize(width, height)
 	p.Add(hm)
 	if len(hot) > 0 {
 		xy := make(plotter.XYs, len(hot))
@@ -304,28 +353,51 @@ func HitMapPlot(w io.Writer, counts *pixel.HitCounts, hot []pixel.PixelHits, tit
 		p.Add(s)
 		p.Legend.Add("hot pixels", s)
 	}
-	return writeFigure(w, p, colourBar(hm, true), PlotSize, mapHeight(width, height), format)
+	return writeFigure(w, p, colourBar(p, hm, true, "hits per pixel"), fw, fh, format)
 }
 
-// colourBar is the colour bar of a heat map with its lowest and highest
-// values written out, or, on a map of log10 values, 10 to their power:
-// the counts themselves. hplot's own labels are %.2g, 180 as 1.8e+02.
-func colourBar(hm *hplot.H2D, log10 bool) *hplot.Legend {
+// colourBar is the colour bar of a heat map, titled with what the
+// colours count, in the plot's own font, with about five values written
+// out, or on a map of log10 values the decades, as counts (hplot's own
+// labels are %.2g, 180 as 1.8e+02).
+func colourBar(p *hplot.Plot, hm *hplot.H2D, log10 bool, what string) *hplot.Legend {
 	bar := hplot.NewLegend()
+	bar.TextStyle = p.Legend.TextStyle
 	thumbs := plotter.PaletteThumbnailers(hm.HeatMap.Palette)
-	for i := len(thumbs) - 1; i >= 0; i-- {
-		label := ""
-		switch i {
-		case 0:
-			label = scaleLabel(hm.HeatMap.Min, log10)
-		case len(thumbs) - 1:
-			label = scaleLabel(hm.HeatMap.Max, log10)
+	lo, hi := hm.HeatMap.Min, hm.HeatMap.Max
+	n := len(thumbs)
+	step := (hi - lo) / float64(n) // the values of row i: lo+i*step to lo+(i+1)*step
+	labelled := make([]string, n)
+	labelled[0], labelled[n-1] = scaleLabel(lo, log10), scaleLabel(hi, log10)
+	// Round values (decades on a log scale) on the rows that hold them,
+	// unless a neighbour is written already: labels on adjacent rows
+	// overlap.
+	free := func(i int) bool { return i > 0 && i < n-1 && labelled[i-1] == "" && labelled[i+1] == "" }
+	if log10 {
+		for d := math.Ceil(lo); d < hi; d++ {
+			if i := int((d - lo) / step); free(i) {
+				labelled[i] = scaleLabel(d, true)
+			}
 		}
-		bar.Add(label, thumbs[i])
+	} else {
+		for _, t := range (hplot.Ticks{N: 5}).Ticks(lo, hi) {
+			if i := int((t.Value - lo) / step); t.Label != "" && free(i) {
+				labelled[i] = scaleLabel(t.Value, false)
+			}
+		}
+	}
+	bar.Add(what, blank{})
+	for i := n - 1; i >= 0; i-- {
+		bar.Add(labelled[i], thumbs[i])
 	}
 	bar.Top = true
 	return &bar
 }
+
+// blank is a legend entry without a thumbnail: the colour bar's title.
+type blank struct{}
+
+func (blank) Thumbnail(*draw.Canvas) {}
 
 // scaleLabel writes v (or 10^v) without an exponent where it reads
 // well: whole from 100 on, to three significant digits below, down to
@@ -444,7 +516,11 @@ func ClusterHitsPlot(w io.Writer, hits *pixel.Hits, byToA bool, title, format st
 	p.X.Tick.Marker, p.Y.Tick.Marker = pixelTicks{}, pixelTicks{}
 	hm := newHeat(h, grid, onWhite(PlotSize))
 	p.Add(hm)
-	return writeFigure(w, p, colourBar(hm, false), PlotSize, PlotSize, format)
+	what := "ToT (25 ns)"
+	if byToA {
+		what = "ToA - first (ns)"
+	}
+	return writeFigure(w, p, colourBar(p, hm, false, what), PlotSize, PlotSize, format)
 }
 
 // nanGrid is the histogram's grid with empty pixels as NaN.
@@ -480,9 +556,12 @@ func ImagePlot(w io.Writer, img jpet.Image, title, format string) error {
 	p.Y.Label.Text = "y (" + unit + ")"
 	height := PlotSize * vg.Length(math.Max(0.4, math.Min(1.5, yh/zh)))
 	hm := hplot.NewH2D(h, moreland.BlackBody().Palette(legendColours(height)))
+	if hm.HeatMap.Min > 0 {
+		hm.HeatMap.Min = 0 // activity: the scale starts at none
+	}
 	hm.HeatMap.Rasterized = true
 	p.Add(hm)
-	return writeFigure(w, p, colourBar(hm, false), PlotSize, height, format)
+	return writeFigure(w, p, colourBar(p, hm, false, "activity (arbitrary units)"), PlotSize, height, format)
 }
 
 // ClusterFigures name the overview figures of [WriteClusterPlots].

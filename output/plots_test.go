@@ -40,7 +40,7 @@ func TestClusterPlots(t *testing.T) {
 		checkPNG(t, "spectrum", func(w io.Writer) error { return ClusterSpectrumPlot(w, c, "png") }, 605, 454)
 		checkPNG(t, "time", func(w io.Writer) error { return ClusterTimePlot(w, c, "png") }, 605, 454)
 		checkPNG(t, "map", func(w io.Writer) error { return ClusterMapPlot(w, c, 256, 256, "png") }, 605, 605)
-		checkPNG(t, "map of a row of chips", func(w io.Writer) error { return ClusterMapPlot(w, c, 1027, 256, "png") }, 605, 302)
+		checkPNG(t, "map of a row of chips", func(w io.Writer) error { return ClusterMapPlot(w, c, 1027, 256, "png") }, 1369, 685)
 		one := &pixel.Hits{}
 		one.AppendRange(&c.Members, c.Start[3], c.Start[4])
 		for _, byToA := range []bool{false, true} {
@@ -132,7 +132,8 @@ func TestHitMapPlot(t *testing.T) {
 	checkPNG(t, "hit map", func(w io.Writer) error { return HitMapPlot(w, counts, hot, "hits", "png") }, 605, 605)
 	wide, _ := pixel.NewHitCounts(1027, 256)
 	wide.Add(&h)
-	checkPNG(t, "row of chips", func(w io.Writer) error { return HitMapPlot(w, wide, nil, "hits", "png") }, 605, 302)
+	// A dot per pixel: wider than the sensor, the colour bar and margins.
+	checkPNG(t, "row of chips", func(w io.Writer) error { return HitMapPlot(w, wide, nil, "hits", "png") }, 1369, 685)
 	empty, _ := pixel.NewHitCounts(16, 16)
 	if err := HitMapPlot(io.Discard, empty, nil, "none", "png"); err == nil || !strings.Contains(err.Error(), "no hits") {
 		t.Fatalf("empty hit map: %v", err)
@@ -183,7 +184,8 @@ func TestPixelTicks(t *testing.T) {
 // figure, the lowest value's label included.
 func TestPalettesFit(t *testing.T) {
 	cols := onWhite(PlotSize).Colors()
-	if len(cols) != 32 || len(onWhite(mapHeight(1027, 256)).Colors()) != 20 {
+	_, h := mapSize(1027, 256)
+	if len(cols) != 32 || len(onWhite(h).Colors()) != 32 {
 		t.Fatalf("%d colours", len(cols))
 	}
 	for i, c := range cols {

@@ -191,7 +191,7 @@ func writeCluePlot(o clueOptions, in string, tab *cluecsv.Table, r *clue.Result)
 		return err
 	}
 	title := fmt.Sprintf("%s: %d clusters, %d outliers", filepath.Base(in), r.Clusters, r.Outliers)
-	po := output.CLUEPlot{X: o.axes[0], Y: o.axes[1], Format: format, Title: title}
+	po := output.CLUEPlot{X: o.axes[0], Y: o.axes[1], Names: tab.Coords, Format: format, Title: title}
 	if o.plotLayer >= 0 {
 		l := int32(o.plotLayer)
 		po.Layer = &l

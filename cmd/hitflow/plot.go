@@ -168,7 +168,7 @@ func plotCLUE(o plotOptions, in string) ([]string, error) {
 	if err := checkPlotView(tab, o.axes, o.layer); err != nil {
 		return nil, err
 	}
-	po := output.CLUEPlot{X: o.axes[0], Y: o.axes[1], Format: o.format, Title: filepath.Base(in)}
+	po := output.CLUEPlot{X: o.axes[0], Y: o.axes[1], Names: tab.Coords, Format: o.format, Title: filepath.Base(in)}
 	if o.layer >= 0 {
 		l := int32(o.layer)
 		po.Layer = &l
