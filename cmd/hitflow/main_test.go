@@ -298,7 +298,7 @@ func TestMaskCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if img, err := png.Decode(bytes.NewReader(pic)); err != nil || img.Bounds().Dx() != 605 {
+	if img, err := png.Decode(bytes.NewReader(pic)); err != nil || img.Bounds().Dx() != 1369 { // a dot per pixel of the 1027-pixel row
 		t.Fatalf("hit map: %v", err)
 	}
 	if code, _, stderr := hitflow(t, "mask", "--plot", "hits.jpg", in); code != 2 || !strings.Contains(stderr, "want a .png or .svg file") {
