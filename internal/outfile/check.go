@@ -69,15 +69,15 @@ func Check(inputs, outputs []Role) error {
 		if r.Name == "" || r.Name == Stdout || r.Name == os.DevNull {
 			continue
 		}
+		if fi, err := os.Stat(r.Name); err == nil && !fi.Mode().IsRegular() {
+			if fi.IsDir() {
+				return fmt.Errorf("%s: is a directory", r)
+			}
+			continue // a device or pipe (/dev/stdout): written in place
+		}
 		k, err := identify(r)
 		if err != nil {
 			return fmt.Errorf("%s: %w", r, err)
-		}
-		if k.fi != nil && !k.fi.Mode().IsRegular() {
-			if k.fi.IsDir() {
-				return fmt.Errorf("%s: is a directory", r)
-			}
-			continue // a device or pipe: written in place
 		}
 		for _, in := range ins {
 			if same(k, in) {

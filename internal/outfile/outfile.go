@@ -51,21 +51,26 @@ func CreatePath(name string) (*File, error) {
 // start resolves name and claims its temporary file, or opens a file
 // that is not regular in place.
 func start(name string) (*File, error) {
+	// Devices and pipes are opened by their name as given: the kernel
+	// follows links such as /dev/stdout -> /proc/self/fd/1 -> pipe:[N]
+	// that are no path of a file.
+	switch fi, err := os.Stat(name); {
+	case err == nil && fi.IsDir():
+		return nil, &os.PathError{Op: "create", Path: name, Err: syscall.EISDIR}
+	case err == nil && !fi.Mode().IsRegular():
+		out, err := os.OpenFile(name, os.O_WRONLY|os.O_TRUNC, 0)
+		if err != nil {
+			return nil, err
+		}
+		return &File{f: out, name: name, final: name}, nil
+	}
 	final, err := resolve(name)
 	if err != nil {
 		return nil, err
 	}
 	f := &File{name: name, final: final}
 	perm := fs.FileMode(0o666)
-	switch fi, err := os.Stat(final); {
-	case err == nil && fi.IsDir():
-		return nil, &os.PathError{Op: "create", Path: name, Err: syscall.EISDIR}
-	case err == nil && !fi.Mode().IsRegular():
-		if f.f, err = os.OpenFile(final, os.O_WRONLY|os.O_TRUNC, 0); err != nil {
-			return nil, f.renamed(err)
-		}
-		return f, nil
-	case err == nil:
+	if fi, err := os.Stat(final); err == nil {
 		perm = fi.Mode().Perm()
 	}
 	dir, base := filepath.Split(final)

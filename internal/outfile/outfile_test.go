@@ -1,6 +1,8 @@
 package outfile
 
 import (
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -149,6 +151,30 @@ func TestCreateThroughLink(t *testing.T) {
 }
 
 func TestCreateDeviceInPlace(t *testing.T) {
+	// A pipe behind /dev/stdout's chain of links is written in place.
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	name := fmt.Sprintf("/proc/self/fd/%d", w.Fd())
+	if _, err := os.Stat(name); err == nil {
+		if err := Check(nil, []Role{{"-o", name}}); err != nil {
+			t.Fatal(err)
+		}
+		p, err := Create(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Write([]byte("through the pipe"))
+		if err := p.Close(); err != nil {
+			t.Fatal(err)
+		}
+		w.Close()
+		if b, _ := io.ReadAll(r); string(b) != "through the pipe" {
+			t.Fatalf("pipe got %q", b)
+		}
+	}
 	f, err := Create(os.DevNull)
 	if err != nil {
 		t.Fatal(err)
