@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -108,8 +109,11 @@ func runClue(ctx context.Context, o clueOptions, in string, stdout, stderr io.Wr
 	if err != nil {
 		return err
 	}
-	tab, err := cluecsv.Read(f, in)
+	tab, err := cluecsv.Read(ctxReader{ctx, f}, in)
 	f.Close()
+	if errors.Is(err, context.Canceled) {
+		return stopped(ctx, "nothing written")
+	}
 	if err != nil {
 		return err
 	}

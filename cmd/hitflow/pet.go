@@ -246,7 +246,10 @@ round-off).`,
 				}
 				ph = &p
 			}
-			events, err := readEvents(args[0])
+			events, err := readEvents(ctx, args[0])
+			if errors.Is(err, context.Canceled) {
+				return stopped(ctx, "nothing written")
+			}
 			if err != nil {
 				return err
 			}
@@ -413,8 +416,9 @@ func eventFormat(name string) (string, error) {
 	}
 }
 
-// readEvents reads events in the format the extension names.
-func readEvents(name string) ([]jpet.Event, error) {
+// readEvents reads events in the format the extension names, until ctx
+// is done.
+func readEvents(ctx context.Context, name string) ([]jpet.Event, error) {
 	format, err := eventFormat(name)
 	if err != nil {
 		return nil, err
@@ -428,7 +432,7 @@ func readEvents(name string) ([]jpet.Event, error) {
 	}
 	defer f.Close()
 	if format == ".txt" {
-		return jpet.ReadEventsText(f, name)
+		return jpet.ReadEventsText(ctxReader{ctx, f}, name)
 	}
-	return jpet.ReadEvents(f, name)
+	return jpet.ReadEvents(ctxReader{ctx, f}, name)
 }
