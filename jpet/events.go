@@ -100,14 +100,7 @@ func ReadEventsText(r io.Reader, name string) ([]Event, error) {
 func eachLine(r io.Reader, name string, fn func(sc *textscan.Scanner, fields [][]byte) error) error {
 	sc := textscan.New(r, name, "jpet")
 	var f [][]byte
-	for {
-		line, err := sc.Next()
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
+	for line := range sc.Lines() {
 		if i := bytes.IndexByte(line, '#'); i >= 0 {
 			line = line[:i]
 		}
@@ -117,6 +110,7 @@ func eachLine(r io.Reader, name string, fn func(sc *textscan.Scanner, fields [][
 			}
 		}
 	}
+	return sc.Err()
 }
 
 // finite parses text fields into v as finite numbers; the error names the

@@ -224,14 +224,7 @@ func readCLUECSV(name string) (*cluecsv.Table, *clue.Result, error) {
 	r := newResult(t.Points.Len())
 	var cols []int
 	var fs [][]byte
-	for {
-		line, err := sc.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, nil, err
-		}
+	for line := range sc.Lines() {
 		if textscan.Skip(line) {
 			continue
 		}
@@ -258,6 +251,9 @@ func readCLUECSV(name string) (*cluecsv.Table, *clue.Result, error) {
 		}
 		r.Rho, r.Delta, r.NH = append(r.Rho, v[0]), append(r.Delta, v[1]), append(r.NH, int32(v[2]))
 		r.IsSeed, r.ClusterID = append(r.IsSeed, v[3] != 0), append(r.ClusterID, int32(v[4]))
+	}
+	if err := sc.Err(); err != nil {
+		return nil, nil, err
 	}
 	finish(r)
 	return t, r, nil

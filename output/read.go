@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -188,14 +187,7 @@ func readClusterCSV(name string) (*pixel.Clusters, error) {
 	c.Reset()
 	sc := textscan.New(f, name, "clusters csv")
 	var fs [][]byte
-	for {
-		text, err := sc.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
+	for text := range sc.Lines() {
 		if sc.Line() == 1 {
 			if string(text) != ClusterCSVHeader {
 				return nil, sc.Errorf("header %q, want %q", text, ClusterCSVHeader)
@@ -225,6 +217,9 @@ func readClusterCSV(name string) (*pixel.Clusters, error) {
 		c.XMin, c.XMax = append(c.XMin, uint16(v[8])), append(c.XMax, uint16(v[9]))
 		c.YMin, c.YMax = append(c.YMin, uint16(v[10])), append(c.YMax, uint16(v[11]))
 		c.Max = append(c.Max, v[12])
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
 	}
 	if sc.Line() == 0 {
 		return nil, fmt.Errorf("clusters csv: %s: empty file, want the header %q", name, ClusterCSVHeader)

@@ -45,14 +45,7 @@ func Read(r io.Reader, name string) (*Table, error) {
 	layerCol, weightCol := -1, -1
 	ncol := 0
 	var fields [][]byte
-	for {
-		line, err := sc.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
+	for line := range sc.Lines() {
 		if textscan.Skip(line) {
 			continue
 		}
@@ -120,6 +113,9 @@ func Read(r io.Reader, name string) (*Table, error) {
 			return nil, sc.Errorf("weight %q is not a finite number >= 0", fields[weightCol])
 		}
 		t.Points.Weight = append(t.Points.Weight, w)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
 	}
 	if ncol == 0 {
 		return nil, fmt.Errorf("clue csv: %s: no header and no points", name)

@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"strconv"
 	"unsafe"
 )
@@ -30,6 +31,7 @@ type Scanner struct {
 	format string
 	line   int64 // number of the line last returned, from 1
 	off    int64 // byte offset of the next line
+	err    error // the error that ended Lines
 }
 
 // New reads r, the file name, in the named format (both for messages).
@@ -66,6 +68,31 @@ func (s *Scanner) Next() ([]byte, error) {
 	}
 	return b, nil
 }
+
+// Lines yields the lines as Next returns them, until the end or an error,
+// which Err then reports:
+//
+//	for line := range sc.Lines() { ... }
+//	if err := sc.Err(); err != nil { ... }
+func (s *Scanner) Lines() iter.Seq[[]byte] {
+	return func(yield func([]byte) bool) {
+		for {
+			line, err := s.Next()
+			if err != nil {
+				if err != io.EOF {
+					s.err = err
+				}
+				return
+			}
+			if !yield(line) {
+				return
+			}
+		}
+	}
+}
+
+// Err is the error that ended Lines, nil at the end of the input.
+func (s *Scanner) Err() error { return s.err }
 
 // Line is the number of the line Next returned last, from 1.
 func (s *Scanner) Line() int64 { return s.line }

@@ -3,12 +3,14 @@ package textscan
 import (
 	"bytes"
 	"encoding/csv"
+	"errors"
 	"io"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"testing/iotest"
 )
 
 func strs(fs [][]byte) []string {
@@ -101,6 +103,23 @@ func TestScanner(t *testing.T) {
 	s = New(strings.NewReader(strings.Repeat("x", MaxLine+1)), "big.csv", "csv")
 	if _, err := s.Next(); err == nil || !strings.Contains(err.Error(), "big.csv: line 1: line longer than") {
 		t.Fatalf("long line: %v", err)
+	}
+	// Lines stops at the end, Err nil; at a read error, Err names the line.
+	s = New(strings.NewReader("a\r\nb"), "f", "t")
+	got = nil
+	for l := range s.Lines() {
+		got = append(got, string(l))
+	}
+	if !slices.Equal(got, []string{"a", "b"}) || s.Err() != nil {
+		t.Fatalf("Lines %q, %v", got, s.Err())
+	}
+	s = New(io.MultiReader(strings.NewReader("a\n"), iotest.ErrReader(errors.New("disk gone"))), "f.csv", "csv")
+	got = nil
+	for l := range s.Lines() {
+		got = append(got, string(l))
+	}
+	if !slices.Equal(got, []string{"a"}) || s.Err() == nil || s.Err().Error() != "csv: f.csv: line 2: disk gone" {
+		t.Fatalf("Lines %q, %v", got, s.Err())
 	}
 	if !Skip([]byte("  # c")) || !Skip(nil) || Skip([]byte(" 1")) {
 		t.Fatal("Skip")

@@ -2,7 +2,6 @@ package tpx3
 
 import (
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -63,14 +62,7 @@ func readMatrix(name string) (m []float64, w, h int, err error) {
 	defer f.Close()
 	sc := textscan.New(f, name, "calib")
 	var fields [][]byte
-	for {
-		line, err := sc.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, 0, 0, err
-		}
+	for line := range sc.Lines() {
 		fields = textscan.Fields(fields, line, ' ')
 		if len(fields) == 0 {
 			continue
@@ -88,6 +80,9 @@ func readMatrix(name string) (m []float64, w, h int, err error) {
 			m = append(m, v)
 		}
 		h++
+	}
+	if err := sc.Err(); err != nil {
+		return nil, 0, 0, err
 	}
 	if h == 0 {
 		return nil, 0, 0, fmt.Errorf("calib: %s: no values", name)

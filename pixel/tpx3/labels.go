@@ -1,7 +1,6 @@
 package tpx3
 
 import (
-	"bytes"
 	"io"
 	"math"
 
@@ -22,18 +21,8 @@ func ReadLabelled(r io.Reader, name string) (*pixel.Labelled, error) {
 	var cols [5]int
 	var fields [][]byte
 	header := false
-	for {
-		line, err := sc.Next()
-		if err == io.EOF {
-			if !header {
-				return l, sc.Errorf("no header line naming x, y, toa_ns, tot, cluster")
-			}
-			return l, nil
-		}
-		if err != nil {
-			return l, err
-		}
-		if len(bytes.TrimSpace(line)) == 0 || line[0] == '#' {
+	for line := range sc.Lines() {
+		if textscan.Skip(line) {
 			continue
 		}
 		fields = textscan.Fields(fields, line, ',')
@@ -73,6 +62,13 @@ func ReadLabelled(r io.Reader, name string) (*pixel.Labelled, error) {
 		l.Hits.Append(uint16(x), uint16(y), pixel.TimeFromNs(ns), uint16(tot))
 		l.Labels = append(l.Labels, label)
 	}
+	if err := sc.Err(); err != nil {
+		return l, err
+	}
+	if !header {
+		return l, sc.Errorf("no header line naming x, y, toa_ns, tot, cluster")
+	}
+	return l, nil
 }
 
 func maxIndex(cols [5]int) int {

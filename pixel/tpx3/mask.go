@@ -48,14 +48,7 @@ func ReadMask(r io.Reader, name string, width, height int) (*pixel.Mask, error) 
 	sc := textscan.New(r, name, "mask")
 	list, cols, row := false, 0, 0
 	var fields [][]byte
-	for {
-		text, err := sc.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
+	for text := range sc.Lines() {
 		if i := bytes.IndexByte(text, '#'); i >= 0 {
 			text = text[:i]
 		}
@@ -103,6 +96,9 @@ func ReadMask(r io.Reader, name string, width, height int) (*pixel.Mask, error) 
 			}
 		}
 		row++
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
 	}
 	if cols == 0 {
 		return nil, fmt.Errorf("mask: %s: no pixels: want lines x y, or a matrix of 0 and 1", name)
