@@ -223,6 +223,11 @@ func (c *clusterOutputs) close() error {
 	return first
 }
 
+// add takes an output with the functions that finish and discard it.
+func (c *clusterOutputs) add(close func() error, abort func()) {
+	c.closers, c.aborts = append(c.closers, close), append(c.aborts, abort)
+}
+
 // abort discards every output; the names keep their old files.
 func (c *clusterOutputs) abort() {
 	for _, f := range c.aborts {
@@ -244,14 +249,14 @@ func createClusterOutputs(job *pipeline.Job, o clusterOptions, stdout io.Writer)
 		return nil, formatError(err)
 	}
 	job.Clusters = cw
-	outs.closers, outs.aborts = append(outs.closers, cw.Close), append(outs.aborts, func() { output.Abort(cw) })
+	outs.add(cw.Close, func() { output.Abort(cw) })
 	if o.hits != "" {
 		hw, err := output.CreateHits(o.hits, stdout)
 		if err != nil {
 			return nil, formatError(err)
 		}
 		job.Hits = hw
-		outs.closers, outs.aborts = append(outs.closers, hw.Close), append(outs.aborts, func() { output.Abort(hw) })
+		outs.add(hw.Close, func() { output.Abort(hw) })
 	}
 	if o.tdc != "" {
 		tf, err := output.CreateFile(o.tdc, stdout)
@@ -260,14 +265,13 @@ func createClusterOutputs(job *pipeline.Job, o clusterOptions, stdout io.Writer)
 		}
 		tw := tpx3.NewTDCWriter(tf)
 		job.TDC = tw.Write
-		outs.aborts = append(outs.aborts, tf.Abort)
-		outs.closers = append(outs.closers, func() error {
+		outs.add(func() error {
 			if err := tw.Close(); err != nil {
 				tf.Abort()
 				return err
 			}
 			return tf.Close()
-		})
+		}, tf.Abort)
 	}
 	return outs, nil
 }
