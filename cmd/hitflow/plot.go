@@ -99,11 +99,11 @@ func runPlot(ctx context.Context, o plotOptions, in string, stdout io.Writer) er
 	var names []string
 	switch kind {
 	case "clusters":
-		names, err = plotClusters(o, in)
+		names, err = plotClusters(ctx, o, in)
 	case "clue":
-		names, err = plotCLUE(o, in)
+		names, err = plotCLUE(ctx, o, in)
 	case "pet":
-		names, err = plotImage(o, in)
+		names, err = plotImage(ctx, o, in)
 	}
 	for _, n := range names {
 		fmt.Fprintln(stdout, n)
@@ -111,10 +111,13 @@ func runPlot(ctx context.Context, o plotOptions, in string, stdout io.Writer) er
 	return err
 }
 
-func plotClusters(o plotOptions, in string) ([]string, error) {
+func plotClusters(ctx context.Context, o plotOptions, in string) ([]string, error) {
 	c, err := output.ReadClusters(in)
 	if err != nil {
 		return nil, err
+	}
+	if ctx.Err() != nil {
+		return nil, stopped(ctx, "no figure written")
 	}
 	if o.cluster < 0 {
 		w, h := o.width, o.height
@@ -160,10 +163,13 @@ func clusterFigure(o plotOptions) string {
 	return fmt.Sprintf("%s_cluster_%d.%s", o.out, o.cluster, o.format)
 }
 
-func plotCLUE(o plotOptions, in string) ([]string, error) {
+func plotCLUE(ctx context.Context, o plotOptions, in string) ([]string, error) {
 	tab, r, err := output.ReadCLUE(in)
 	if err != nil {
 		return nil, err
+	}
+	if ctx.Err() != nil {
+		return nil, stopped(ctx, "no figure written")
 	}
 	if err := checkPlotView(tab, o.axes, o.layer); err != nil {
 		return nil, err
@@ -179,7 +185,7 @@ func plotCLUE(o plotOptions, in string) ([]string, error) {
 	return []string{name}, err
 }
 
-func plotImage(o plotOptions, in string) ([]string, error) {
+func plotImage(ctx context.Context, o plotOptions, in string) ([]string, error) {
 	f, err := os.Open(in)
 	if err != nil {
 		return nil, err
@@ -188,6 +194,9 @@ func plotImage(o plotOptions, in string) ([]string, error) {
 	f.Close()
 	if err != nil {
 		return nil, err
+	}
+	if ctx.Err() != nil {
+		return nil, stopped(ctx, "no figure written")
 	}
 	name := o.out + "." + o.format
 	err = output.WriteFile(name, func(w io.Writer) error { return output.ImagePlot(w, img, filepath.Base(in), o.format) })

@@ -126,6 +126,7 @@ func TestInterruptedCommands(t *testing.T) {
 		{[]string{"pet", "simulate", "--emissions", "100000", "-q", "-o", in("sim")}, nil},
 		{[]string{"pet", "reconstruct", "-q", "--iterations", "200", "-o", in("rec"), in("ph.bin")}, nil},
 		{[]string{"compare", in("s.tpx3"), in("s.tpx3")}, nil},
+		{[]string{"plot", "-o", in("fig"), in("ph_naive.nrrd")}, nil},
 		{[]string{"bench", "clue", "--steps", "1", "--repeat", "1"}, nil},
 		{[]string{"bench", "pet", "--events", "1000"}, nil},
 		{[]string{"bench", "pixel", "--datasets", "gamma", "--hits", "1000", "--runs", "1", "--repeat", "1", "--e2e-hits", "1000"}, nil},
