@@ -199,6 +199,20 @@ func ClusterSpectrumPlot(w io.Writer, c *pixel.Clusters, format string) error {
 		hi = lo + 1
 	}
 	h := hbook.NewH1D(200, lo, hi)
+	ylabel := "clusters per " + scaleLabel((hi-lo)/200, false) + " keV"
+	if !c.Calibrated {
+		// ToT sums are whole: bins of a whole number of ticks, from half
+		// a tick below one to half a tick below another (a bin of 3.1
+		// ticks holds three values or four, a comb of spikes).
+		w := math.Ceil((hi - lo) / 200)
+		n := int(math.Ceil((hi - lo + 1) / w))
+		h = hbook.NewH1D(n, lo-0.5, lo-0.5+float64(n)*w)
+		hi = lo - 0.5 + float64(n)*w
+		ylabel = "clusters per " + scaleLabel(w, false) + " ticks"
+		if w == 1 {
+			ylabel = "clusters per tick"
+		}
+	}
 	over := 0
 	for _, x := range v {
 		if x >= hi {
@@ -207,7 +221,7 @@ func ClusterSpectrumPlot(w io.Writer, c *pixel.Clusters, format string) error {
 		}
 		h.Fill(x, 1)
 	}
-	return histogram(w, h, true, nil, fmt.Sprintf("%d clusters (%d above the range)", c.Len(), over), xlabel, "clusters", format)
+	return histogram(w, h, true, nil, fmt.Sprintf("%d clusters (%d above the range)", c.Len(), over), xlabel, ylabel, format)
 }
 
 // ClusterTimePlot draws the number of clusters per time bin from the
