@@ -204,12 +204,12 @@ func ClusterSpectrumPlot(w io.Writer, c *pixel.Clusters, format string) error {
 		// ToT sums are whole: bins of a whole number of ticks, from half
 		// a tick below one to half a tick below another (a bin of 3.1
 		// ticks holds three values or four, a comb of spikes).
-		w := math.Ceil((hi - lo) / 200)
-		n := int(math.Ceil((hi - lo + 1) / w))
-		h = hbook.NewH1D(n, lo-0.5, lo-0.5+float64(n)*w)
-		hi = lo - 0.5 + float64(n)*w
-		ylabel = "clusters per " + scaleLabel(w, false) + " ticks"
-		if w == 1 {
+		ticks := math.Ceil((hi - lo) / 200)
+		n := int(math.Ceil((hi - lo + 1) / ticks))
+		h = hbook.NewH1D(n, lo-0.5, lo-0.5+float64(n)*ticks)
+		hi = lo - 0.5 + float64(n)*ticks
+		ylabel = "clusters per " + scaleLabel(ticks, false) + " ticks"
+		if ticks == 1 {
 			ylabel = "clusters per tick"
 		}
 	}
