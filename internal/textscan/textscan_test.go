@@ -100,6 +100,16 @@ func TestScanner(t *testing.T) {
 	if l, _ := s.Next(); string(l) != "\xef\xbb\xbfb" {
 		t.Fatalf("%q", l)
 	}
+	// Lines longer than the buffer are whole, up to MaxLine.
+	long := strings.Repeat("1 ", MaxLine/2-1) + "\r\n"
+	s = New(strings.NewReader("a\n"+long+"b"), "big.txt", "calib")
+	got = nil
+	for l := range s.Lines() {
+		got = append(got, string(l))
+	}
+	if len(got) != 3 || got[1] != strings.TrimSuffix(long, "\r\n") || got[2] != "b" || s.Err() != nil || s.Offset() != int64(2+len(long)+1) {
+		t.Fatalf("long line: %d lines, %v", len(got), s.Err())
+	}
 	s = New(strings.NewReader(strings.Repeat("x", MaxLine+1)), "big.csv", "csv")
 	if _, err := s.Next(); err == nil || !strings.Contains(err.Error(), "big.csv: line 1: line longer than") {
 		t.Fatalf("long line: %v", err)

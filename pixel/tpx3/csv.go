@@ -15,7 +15,7 @@ import (
 // file written with --hits reads back). Without a header the first four
 // columns are x, y, toa_ns, tot.
 func NewCSVReader(r io.Reader, name string) Reader {
-	tr := &textReader{sc: textscan.New(r, name, "csv")}
+	tr := &textReader{sc: textscan.NewSize(r, name, "csv", streamBuffer)}
 	cols := [4]int{0, 1, 2, 3}
 	width := 4
 	tr.parse = func(line []byte, dst *pixel.Hits) error {

@@ -12,7 +12,7 @@ import (
 // "linear_coord toa ftoa tot" separated by white space, where linear_coord
 // is y*width + x; '#' starts a comment.
 func NewKatherineReader(r io.Reader, name string, width, height int) Reader {
-	tr := &textReader{sc: textscan.New(r, name, "katherine")}
+	tr := &textReader{sc: textscan.NewSize(r, name, "katherine", streamBuffer)}
 	s := sensor{width, height}
 	tr.parse = func(line []byte, dst *pixel.Hits) error {
 		if n, ok := scanDecimals(line, ' ', tr.nums[:4]); ok && n == 4 {

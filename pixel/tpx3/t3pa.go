@@ -14,7 +14,7 @@ import (
 // writes them, or, when the header has no tab (a file that went through an
 // editor or another export), by any run of spaces and tabs.
 func NewT3PAReader(r io.Reader, name string, width, height int) Reader {
-	tr := &textReader{sc: textscan.New(r, name, "t3pa")}
+	tr := &textReader{sc: textscan.NewSize(r, name, "t3pa", streamBuffer)}
 	s := sensor{width, height}
 	col := map[string]int{}
 	var need [4]int // matrix index, ToA, ToT, FToA

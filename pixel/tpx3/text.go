@@ -5,6 +5,9 @@ import (
 	"github.com/hitflow/hitflow/pixel"
 )
 
+// streamBuffer is the read buffer of the hit text readers.
+const streamBuffer = 1 << 20
+
 // sensor bounds the pixel coordinates a text reader accepts.
 type sensor struct{ width, height int }
 
