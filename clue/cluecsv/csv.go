@@ -23,6 +23,7 @@ import (
 
 	"github.com/hitflow/hitflow/clue"
 	"github.com/hitflow/hitflow/internal/textfmt"
+	"github.com/hitflow/hitflow/internal/textparts"
 	"github.com/hitflow/hitflow/internal/textscan"
 )
 
@@ -127,9 +128,9 @@ func Read(r io.Reader, name string) (*Table, error) {
 func WritePoints(w io.Writer, t *Table) error { return Write(w, t, nil) }
 
 // Write writes the table's points with the result columns (none when r is
-// nil).
+// nil); large tables are formatted in parts on all cores.
 func Write(w io.Writer, t *Table, r *clue.Result) error {
-	bw := bufio.NewWriterSize(w, 1<<20)
+	bw := bufio.NewWriterSize(w, textparts.BufferSize)
 	hdr := append([]string{}, t.Coords...)
 	if t.Layer {
 		hdr = append(hdr, "layer")
@@ -139,10 +140,17 @@ func Write(w io.Writer, t *Table, r *clue.Result) error {
 		hdr = append(hdr, "rho", "delta", "nh", "isSeed", "clusterId")
 	}
 	bw.WriteString(strings.Join(hdr, ",") + "\n")
-	var b []byte
+	var parts textparts.Parts
+	if err := parts.Write(bw, t.Points.Len(), func(b []byte, lo, hi int) []byte { return appendRows(b, t, r, lo, hi) }); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+// appendRows appends the rows of points [lo, hi).
+func appendRows(b []byte, t *Table, r *clue.Result, lo, hi int) []byte {
 	p := &t.Points
-	for i := range p.Len() {
-		b = b[:0]
+	for i := lo; i < hi; i++ {
 		for d := range p.Coords {
 			b = textfmt.AppendFloat(b, p.Coords[d][i])
 			b = append(b, ',')
@@ -152,33 +160,25 @@ func Write(w io.Writer, t *Table, r *clue.Result) error {
 			b = append(b, ',')
 		}
 		b = textfmt.AppendFloat(b, p.Weight[i])
-		if r == nil {
-			b = append(b, '\n')
-			if _, err := bw.Write(b); err != nil {
-				return err
+		if r != nil {
+			b = append(b, ',')
+			b = textfmt.AppendFloat(b, r.Rho[i])
+			b = append(b, ',')
+			if math.IsInf(r.Delta[i], 1) {
+				b = append(b, "inf"...)
+			} else {
+				b = textfmt.AppendFloat(b, r.Delta[i])
 			}
-			continue
+			b = append(b, ',')
+			b = textfmt.AppendInt(b, int64(r.NH[i]))
+			b = append(b, ',')
+			b = append(b, "01"[b2i(r.IsSeed[i])])
+			b = append(b, ',')
+			b = textfmt.AppendInt(b, int64(r.ClusterID[i]))
 		}
-		b = append(b, ',')
-		b = textfmt.AppendFloat(b, r.Rho[i])
-		b = append(b, ',')
-		if math.IsInf(r.Delta[i], 1) {
-			b = append(b, "inf"...)
-		} else {
-			b = textfmt.AppendFloat(b, r.Delta[i])
-		}
-		b = append(b, ',')
-		b = textfmt.AppendInt(b, int64(r.NH[i]))
-		b = append(b, ',')
-		b = append(b, "01"[b2i(r.IsSeed[i])])
-		b = append(b, ',')
-		b = textfmt.AppendInt(b, int64(r.ClusterID[i]))
 		b = append(b, '\n')
-		if _, err := bw.Write(b); err != nil {
-			return err
-		}
 	}
-	return bw.Flush()
+	return b
 }
 
 func b2i(b bool) int {
