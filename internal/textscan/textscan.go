@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"slices"
 	"strconv"
 	"unsafe"
 )
@@ -26,13 +27,16 @@ var bom = []byte{0xEF, 0xBB, 0xBF}
 
 // Scanner reads text lines.
 type Scanner struct {
-	br     *bufio.Reader
+	br     *bufio.Reader // nil for a Part
+	data   []byte        // a Part's unread lines
 	name   string
 	format string
 	line   int64  // number of the line last returned, from 1
 	off    int64  // byte offset of the next line
 	err    error  // the error that ended Lines
 	long   []byte // a line longer than the reader's buffer
+	block  []byte // Block's text, reused
+	rest   []byte // the partial line after the last block
 }
 
 // New reads r, the file name, in the named format (both for messages).
@@ -58,6 +62,9 @@ const bufferSize = 64 << 10
 // a byte-order mark); io.EOF at the end. The line is valid until the next
 // call, and the caller may change its bytes.
 func (s *Scanner) Next() ([]byte, error) {
+	if s.br == nil {
+		return s.nextInData()
+	}
 	b, err := s.br.ReadSlice('\n')
 	if errors.Is(err, bufio.ErrBufferFull) {
 		s.long = append(s.long[:0], b...)
@@ -87,6 +94,116 @@ func (s *Scanner) Next() ([]byte, error) {
 		b = b[:len(b)-1]
 	}
 	return b, nil
+}
+
+// nextInData is Next on a Part's text.
+func (s *Scanner) nextInData() ([]byte, error) {
+	if len(s.data) == 0 {
+		return nil, io.EOF
+	}
+	b := s.data
+	if i := bytes.IndexByte(b, '\n'); i >= 0 {
+		b = b[:i+1]
+	}
+	s.data = s.data[len(b):]
+	s.line++
+	s.off += int64(len(b))
+	if s.line == 1 {
+		b = bytes.TrimPrefix(b, bom)
+	}
+	for len(b) > 0 && (b[len(b)-1] == '\n' || b[len(b)-1] == '\r') {
+		b = b[:len(b)-1]
+	}
+	return b, nil
+}
+
+// Block reads the next lines of the input, whole, about size bytes of
+// them (a longer single line whole, up to MaxLine), for parsing in Parts
+// on several goroutines; io.EOF at the end. The text is valid until the
+// next call. Once Block is called, only Block reads the input: Next and
+// Lines are for the lines before (a header).
+func (s *Scanner) Block(size int) (Block, error) {
+	blk := Block{name: s.name, format: s.format, line: s.line, off: s.off}
+	buf := append(s.block[:0], s.rest...)
+	s.rest = s.rest[:0]
+	for len(buf) < size {
+		if cap(buf) < size {
+			buf = slices.Grow(buf, size-len(buf))
+		}
+		n, err := s.br.Read(buf[len(buf):size])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return blk, fmt.Errorf("%s: %s: line %d: %w", s.format, s.name, s.line+1+int64(bytes.Count(buf, nl)), err)
+		}
+	}
+	if len(buf) == 0 {
+		return blk, io.EOF
+	}
+	if len(buf) >= size { // more may follow: keep the last partial line
+		i := bytes.LastIndexByte(buf, '\n')
+		if i < 0 { // one line longer than size: read it whole
+			for i < 0 && len(buf) <= MaxLine {
+				line, err := s.br.ReadSlice('\n')
+				buf = append(buf, line...)
+				if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
+					break
+				}
+				if err == nil {
+					i = len(buf) - 1
+				}
+			}
+			if len(buf) > MaxLine {
+				s.line++
+				return blk, s.Errorf("line longer than %d bytes", MaxLine)
+			}
+			if i < 0 {
+				i = len(buf) - 1
+			}
+		}
+		s.rest = append(s.rest, buf[i+1:]...)
+		buf = buf[:i+1]
+	}
+	s.block = buf
+	blk.text = buf
+	s.line += int64(bytes.Count(buf, nl))
+	if len(buf) > 0 && buf[len(buf)-1] != '\n' {
+		s.line++
+	}
+	s.off += int64(len(buf))
+	return blk, nil
+}
+
+var nl = []byte{'\n'}
+
+// Block is a run of whole lines read by [Scanner.Block].
+type Block struct {
+	text         []byte
+	name, format string
+	line, off    int64 // the lines and bytes before the block
+}
+
+// Parts cuts the block into at most n runs of whole lines of about the
+// same size, each a Scanner whose errors name the file and the line.
+func (b Block) Parts(n int) []*Scanner {
+	var parts []*Scanner
+	line, off := b.line, b.off
+	text := b.text
+	for k := n; k > 0 && len(text) > 0; k-- {
+		cut := len(text)
+		if k > 1 {
+			if i := bytes.IndexByte(text[len(text)/k:], '\n'); i >= 0 {
+				cut = len(text)/k + i + 1
+			}
+		}
+		parts = append(parts, &Scanner{data: text[:cut], name: b.name, format: b.format, line: line, off: off})
+		line += int64(bytes.Count(text[:cut], nl))
+		off += int64(cut)
+		text = text[cut:]
+	}
+	return parts
 }
 
 // Lines yields the lines as Next returns them, until the end or an error,

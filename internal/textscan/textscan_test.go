@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
@@ -153,4 +154,68 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestBlocks: the lines of blocks cut into parts are the lines Next reads,
+// with the same numbers, offsets and errors, whatever the sizes.
+func TestBlocks(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for round := range 200 {
+		var text strings.Builder
+		if round%3 == 0 {
+			text.WriteString("\xef\xbb\xbf")
+		}
+		for range r.IntN(50) {
+			text.WriteString(strings.Repeat("x", r.IntN(30)))
+			text.WriteString([]string{"\n", "\r\n"}[r.IntN(2)])
+		}
+		if r.IntN(2) == 0 {
+			text.WriteString("last")
+		}
+		type line struct {
+			text      string
+			num, next int64
+		}
+		var want []line
+		seq := New(strings.NewReader(text.String()), "f", "t")
+		for l := range seq.Lines() {
+			want = append(want, line{string(l), seq.Line(), seq.Offset()})
+		}
+		head := r.IntN(3) // lines read by Next before the blocks
+		sc := New(strings.NewReader(text.String()), "f", "t")
+		var got []line
+		for range head {
+			if l, err := sc.Next(); err == nil {
+				got = append(got, line{string(l), sc.Line(), sc.Offset()})
+			}
+		}
+		size := 1 + r.IntN(100)
+		for {
+			blk, err := sc.Block(size)
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range blk.Parts(1 + r.IntN(4)) {
+				for l := range p.Lines() {
+					got = append(got, line{string(l), p.Line(), p.Offset()})
+				}
+			}
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("round %d, size %d, head %d:\n%v\nwant\n%v", round, size, head, got, want)
+		}
+	}
+	// A part's error names the line in the whole input.
+	sc := New(strings.NewReader("a\nb\nc\nd\n"), "f.csv", "csv")
+	blk, _ := sc.Block(1 << 10)
+	parts := blk.Parts(2)
+	for range parts[1].Lines() {
+		break
+	}
+	if err := parts[1].Errorf("bad"); err.Error() != "csv: f.csv: line 4: bad" {
+		t.Fatal(err)
+	}
 }
