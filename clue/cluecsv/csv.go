@@ -19,7 +19,9 @@ import (
 	"io"
 	"math"
 	"regexp"
+	"runtime"
 	"strings"
+	"sync"
 
 	"github.com/hitflow/hitflow/clue"
 	"github.com/hitflow/hitflow/internal/textfmt"
@@ -38,90 +40,165 @@ var coordName = regexp.MustCompile(`^(x|y|z|x[0-9]+)$`)
 
 var resultColumns = map[string]bool{"rho": true, "delta": true, "nh": true, "isseed": true, "clusterid": true}
 
-// Read parses a CSV point file; errors name the file and the line.
+// columns say where a file's values are.
+type columns struct {
+	n             int   // fields a line
+	coord         []int // the coordinates' fields
+	layer, weight int   // fields; layer -1 when absent
+	names         []string
+}
+
+// blockSize is how much text Read parses at a time, in parts on all
+// cores.
+const blockSize = 4 << 20
+
+// Read parses a CSV point file; errors name the file and the line. The
+// lines after the header are parsed in parts on all cores.
 func Read(r io.Reader, name string) (*Table, error) {
+	return read(r, name, blockSize, runtime.GOMAXPROCS(0))
+}
+
+// read is Read with blocks of about block bytes cut into workers parts.
+func read(r io.Reader, name string, block, workers int) (*Table, error) {
 	sc := textscan.New(r, name, "clue csv")
 	t := &Table{}
-	var coordCol []int
-	layerCol, weightCol := -1, -1
-	ncol := 0
+	var first []byte
+	for line := range sc.Lines() {
+		if !textscan.Skip(line) {
+			first = line
+			break
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	if first == nil {
+		return nil, fmt.Errorf("clue csv: %s: no header and no points", name)
+	}
+	// The first line: a header, or four bare columns and a point.
+	fields := textscan.Fields(nil, first, ',')
+	c := columns{n: len(fields), layer: -1, weight: -1}
+	header := false
+	if _, ok := textscan.ParseFloat(fields[0]); !ok {
+		header = true
+		for i, f := range fields {
+			switch lf := strings.ToLower(string(f)); {
+			case lf == "layer":
+				c.layer = i
+			case lf == "weight":
+				c.weight = i
+			case coordName.MatchString(lf):
+				c.coord = append(c.coord, i)
+				c.names = append(c.names, string(f))
+			case resultColumns[lf]:
+			default:
+				return nil, sc.Errorf("unknown column %.40q (want x, y, z or x0..xN, layer, weight)", f)
+			}
+		}
+		if c.weight < 0 {
+			return nil, sc.Errorf("header %.80q has no weight column", first)
+		}
+		if len(c.coord) == 0 {
+			return nil, sc.Errorf("header %.80q has no coordinate columns", first)
+		}
+	} else {
+		if c.n != 4 {
+			return nil, sc.Errorf("no header and %d columns; without a header the columns are x,y,layer,weight", c.n)
+		}
+		c.coord, c.layer, c.weight, c.names = []int{0, 1}, 2, 3, []string{"x", "y"}
+	}
+	t.Coords, t.Layer = c.names, c.layer >= 0
+	t.Points.Coords = make([][]float64, len(c.coord))
+	if !header {
+		if err := c.parse(sc, fields, &t.Points); err != nil {
+			return nil, err
+		}
+	}
+	parts := make([]clue.Points, workers)
+	errs := make([]error, len(parts))
+	for {
+		blk, err := sc.Block(block)
+		if err == io.EOF {
+			return t, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		var wg sync.WaitGroup
+		ps := blk.Parts(len(parts))
+		for k, p := range ps {
+			wg.Go(func() { errs[k] = c.parsePart(p, &parts[k]) })
+		}
+		wg.Wait()
+		for k := range ps {
+			if errs[k] != nil {
+				return nil, errs[k]
+			}
+			q := &parts[k]
+			for d := range q.Coords {
+				t.Points.Coords[d] = append(t.Points.Coords[d], q.Coords[d]...)
+			}
+			t.Points.Layer = append(t.Points.Layer, q.Layer...)
+			t.Points.Weight = append(t.Points.Weight, q.Weight...)
+		}
+	}
+}
+
+// parsePart parses the lines of a part into dst, emptied first.
+func (c *columns) parsePart(sc *textscan.Scanner, dst *clue.Points) error {
+	if len(dst.Coords) != len(c.coord) {
+		dst.Coords = make([][]float64, len(c.coord))
+	}
+	for d := range dst.Coords {
+		dst.Coords[d] = dst.Coords[d][:0]
+	}
+	dst.Layer, dst.Weight = dst.Layer[:0], dst.Weight[:0]
 	var fields [][]byte
 	for line := range sc.Lines() {
 		if textscan.Skip(line) {
 			continue
 		}
 		fields = textscan.Fields(fields, line, ',')
-		if ncol == 0 { // the first line: a header, or four bare columns
-			ncol = len(fields)
-			if _, ok := textscan.ParseFloat(fields[0]); !ok {
-				for i, f := range fields {
-					switch lf := strings.ToLower(string(f)); {
-					case lf == "layer":
-						layerCol = i
-					case lf == "weight":
-						weightCol = i
-					case coordName.MatchString(lf):
-						coordCol = append(coordCol, i)
-						t.Coords = append(t.Coords, string(f))
-					case resultColumns[lf]:
-					default:
-						return nil, sc.Errorf("unknown column %.40q (want x, y, z or x0..xN, layer, weight)", f)
-					}
-				}
-				if weightCol < 0 {
-					return nil, sc.Errorf("header %.80q has no weight column", line)
-				}
-				if len(coordCol) == 0 {
-					return nil, sc.Errorf("header %.80q has no coordinate columns", line)
-				}
-				t.Layer = layerCol >= 0
-				t.Points.Coords = make([][]float64, len(coordCol))
-				continue
-			}
-			if ncol != 4 {
-				return nil, sc.Errorf("no header and %d columns; without a header the columns are x,y,layer,weight", ncol)
-			}
-			coordCol, layerCol, weightCol = []int{0, 1}, 2, 3
-			t.Coords, t.Layer = []string{"x", "y"}, true
-			t.Points.Coords = make([][]float64, 2)
+		if err := c.parse(sc, fields, dst); err != nil {
+			return err
 		}
-		if len(fields) != ncol {
-			return nil, sc.Errorf("%d fields, want %d", len(fields), ncol)
-		}
-		for d, c := range coordCol {
-			v, ok := textscan.ParseFloat(fields[c])
-			if !ok || math.IsNaN(v) || math.IsInf(v, 0) {
-				return nil, sc.Errorf("coordinate %s = %q is not a finite number", t.Coords[d], fields[c])
-			}
-			t.Points.Coords[d] = append(t.Points.Coords[d], v)
-		}
-		if layerCol >= 0 {
-			l, ok := textscan.ParseInt(fields[layerCol])
-			if !ok {
-				f, fok := textscan.ParseFloat(fields[layerCol])
-				if !fok || f != math.Trunc(f) || math.Abs(f) > math.MaxInt32 {
-					return nil, sc.Errorf("layer %q is not an integer", fields[layerCol])
-				}
-				l = int64(f)
-			}
-			if l > math.MaxInt32 || l < math.MinInt32 {
-				return nil, sc.Errorf("layer %q is not an integer", fields[layerCol])
-			}
-			t.Points.Layer = append(t.Points.Layer, int32(l))
-		}
-		w, ok := textscan.ParseFloat(fields[weightCol])
-		if !ok || !(w >= 0) || math.IsInf(w, 0) {
-			return nil, sc.Errorf("weight %q is not a finite number >= 0", fields[weightCol])
-		}
-		t.Points.Weight = append(t.Points.Weight, w)
 	}
-	if err := sc.Err(); err != nil {
-		return nil, err
+	return sc.Err()
+}
+
+// parse appends the point of a line's fields to dst.
+func (c *columns) parse(sc *textscan.Scanner, fields [][]byte, dst *clue.Points) error {
+	if len(fields) != c.n {
+		return sc.Errorf("%d fields, want %d", len(fields), c.n)
 	}
-	if ncol == 0 {
-		return nil, fmt.Errorf("clue csv: %s: no header and no points", name)
+	for d, i := range c.coord {
+		v, ok := textscan.ParseFloat(fields[i])
+		if !ok || math.IsNaN(v) || math.IsInf(v, 0) {
+			return sc.Errorf("coordinate %s = %q is not a finite number", c.names[d], fields[i])
+		}
+		dst.Coords[d] = append(dst.Coords[d], v)
 	}
-	return t, nil
+	if c.layer >= 0 {
+		f := fields[c.layer]
+		l, ok := textscan.ParseInt(f)
+		if !ok {
+			v, fok := textscan.ParseFloat(f)
+			if !fok || v != math.Trunc(v) || math.Abs(v) > math.MaxInt32 {
+				return sc.Errorf("layer %q is not an integer", f)
+			}
+			l = int64(v)
+		}
+		if l > math.MaxInt32 || l < math.MinInt32 {
+			return sc.Errorf("layer %q is not an integer", f)
+		}
+		dst.Layer = append(dst.Layer, int32(l))
+	}
+	w, ok := textscan.ParseFloat(fields[c.weight])
+	if !ok || !(w >= 0) || math.IsInf(w, 0) {
+		return sc.Errorf("weight %q is not a finite number >= 0", fields[c.weight])
+	}
+	dst.Weight = append(dst.Weight, w)
+	return nil
 }
 
 // WritePoints writes the table's points alone.

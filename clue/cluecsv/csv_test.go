@@ -2,9 +2,11 @@ package cluecsv
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -69,8 +71,20 @@ func FuzzRead(f *testing.F) {
 	f.Add([]byte("x0,x1,weight\n1,2,1\n"))
 	f.Add([]byte("x,y,z,layer,weight\n1,2,3,4,5\n"))
 	f.Add([]byte("1,2,3,4\n"))
+	f.Add([]byte("\xef\xbb\xbf\"x\",\"y\",weight\n1,2,1\r\n# c\n\n3,\"4\",5\n7,8"))
+	f.Add([]byte("x,y,weight\n1,2,1\n1,2\n1,2,-1\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		tab, err := Read(bytes.NewReader(data), "fuzz")
+		// Parsed in blocks of a few bytes on three goroutines, the same
+		// table or the same error as in one piece on one.
+		tab1, err1 := read(bytes.NewReader(data), "fuzz", 1<<20, 1)
+		tab3, err3 := read(bytes.NewReader(data), "fuzz", 1+len(data)%13, 3)
+		if fmt.Sprint(err1) != fmt.Sprint(err3) || fmt.Sprint(err) != fmt.Sprint(err1) {
+			t.Fatalf("errors differ: %v / %v / %v", err, err1, err3)
+		}
+		if err == nil && (!reflect.DeepEqual(tab1, tab3) || !reflect.DeepEqual(tab, tab1)) {
+			t.Fatalf("tables differ:\n%+v\n%+v", tab1, tab3)
+		}
 		if err != nil {
 			return
 		}
