@@ -31,6 +31,20 @@ var quads = func() (q [10000]uint32) {
 	return q
 }()
 
+// smalls holds the digits of 0 to 9999 without leading zeros, as the
+// bytes of a little-endian uint32 in the low half of each word, and
+// their count in the high half.
+var smalls = func() (q [10000]uint64) {
+	for v := range q {
+		n := 1
+		for p := 10; p <= v && n < 4; p *= 10 {
+			n++
+		}
+		q[v] = uint64(quads[v]>>(8*(4-n))) | uint64(n)<<32
+	}
+	return q
+}()
+
 var pow10 = [...]uint64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
 	1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19}
 
@@ -51,20 +65,11 @@ func PutUint(b []byte, v uint64) int {
 	return putLarge(b, v)
 }
 
-// putSmall writes v below 10000 with one store.
+// putSmall writes v below 10000 with one load and one store.
 func putSmall(b []byte, v uint64) int {
-	n := 1
-	if v >= 10 {
-		n++
-	}
-	if v >= 100 {
-		n++
-	}
-	if v >= 1000 {
-		n++
-	}
-	binary.LittleEndian.PutUint32(b, quads[v]>>(8*(4-n)))
-	return n
+	w := smalls[v]
+	binary.LittleEndian.PutUint32(b, uint32(w))
+	return int(w >> 32)
 }
 
 func putLarge(b []byte, v uint64) int {
