@@ -127,10 +127,10 @@ func (s *Scanner) Block(size int) (Block, error) {
 	buf := append(s.block[:0], s.rest...)
 	s.rest = s.rest[:0]
 	for len(buf) < size {
-		if cap(buf) < size {
-			buf = slices.Grow(buf, size-len(buf))
+		if len(buf) == cap(buf) { // grown as it fills: a large size costs nothing up front
+			buf = slices.Grow(buf, min(size-len(buf), max(len(buf), bufferSize)))
 		}
-		n, err := s.br.Read(buf[len(buf):size])
+		n, err := s.br.Read(buf[len(buf):min(size, cap(buf))])
 		buf = buf[:len(buf)+n]
 		if err == io.EOF {
 			break

@@ -15,10 +15,11 @@ import (
 // file written with --hits reads back). Without a header the first four
 // columns are x, y, toa_ns, tot.
 func NewCSVReader(r io.Reader, name string) Reader {
-	tr := &textReader{sc: textscan.NewSize(r, name, "csv", streamBuffer)}
+	tr := newTextReader(r, name, "csv")
 	cols := [4]int{0, 1, 2, 3}
 	width := 4
-	tr.parse = func(line []byte, dst *pixel.Hits) error {
+	tr.ready = func() bool { return tr.sc.Line() >= 1 } // a header is the first line
+	tr.parse = func(tr *lineState, line []byte, dst *pixel.Hits) error {
 		if n, ok := scanDecimals(line, ',', tr.nums[:]); ok && n >= width {
 			x, okx := tr.nums[cols[0]].integer()
 			y, oky := tr.nums[cols[1]].integer()
@@ -38,7 +39,7 @@ func NewCSVReader(r io.Reader, name string) Reader {
 		f := tr.fields
 		if tr.sc.Line() == 1 {
 			if _, ok := textscan.ParseFloat(f[0]); !ok {
-				return tr.header(f, &cols, &width)
+				return header(tr.sc, f, &cols, &width)
 			}
 		}
 		if len(f) < width {
@@ -69,7 +70,7 @@ func NewCSVReader(r io.Reader, name string) Reader {
 	return tr
 }
 
-func (r *textReader) header(f [][]byte, cols *[4]int, width *int) error {
+func header(sc *textscan.Scanner, f [][]byte, cols *[4]int, width *int) error {
 	*width = 0
 	for k, name := range []string{"x", "y", "toa_ns", "tot"} {
 		cols[k] = -1
@@ -80,7 +81,7 @@ func (r *textReader) header(f [][]byte, cols *[4]int, width *int) error {
 			}
 		}
 		if cols[k] < 0 {
-			return r.sc.Errorf("header lacks the column %q (want x,y,toa_ns,tot)", name)
+			return sc.Errorf("header lacks the column %q (want x,y,toa_ns,tot)", name)
 		}
 	}
 	return nil

@@ -2,7 +2,9 @@ package tpx3
 
 import (
 	"bytes"
+	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 
@@ -12,7 +14,46 @@ import (
 // fuzzReader checks the invariants every decoder keeps on any input: no
 // panic, an error or io.EOF at the end, hits counted as delivered, and
 // coordinates inside the sensor for the formats that know it.
+// readInParts reads every hit of data, in blocks of block bytes cut into parts
+// parts (0: the reader's own), and returns the hits, the error that ended
+// the reading and the counts.
+func readInParts(t *testing.T, f Format, data []byte, block, parts int) (pixel.Hits, error, Stats) {
+	r, err := NewReader(bytes.NewReader(data), "fuzz", Options{Format: f, Width: 256, Height: 256})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr, ok := r.(*textReader); ok && block > 0 {
+		tr.block = block
+		tr.setParts(parts)
+	}
+	var all, h pixel.Hits
+	for {
+		err := r.Read(&h)
+		all.AppendRange(&h, 0, h.Len())
+		if err != nil {
+			if err == io.EOF {
+				err = nil
+			}
+			return all, err, r.Stats()
+		}
+	}
+}
+
+// sameReading checks that the text readers give the same hits, errors and
+// counts whether the text is parsed in one piece on one goroutine or in
+// blocks of a few bytes cut into three parts.
+func sameReading(t *testing.T, f Format, data []byte) {
+	h1, err1, st1 := readInParts(t, f, data, 1<<30, 1)
+	h3, err3, st3 := readInParts(t, f, data, 1+len(data)%17, 3)
+	if fmt.Sprint(err1) != fmt.Sprint(err3) || st1 != st3 || !slices.Equal(hitsOf(&h1), hitsOf(&h3)) {
+		t.Fatalf("one piece: %d hits, %v, %+v\nin parts: %d hits, %v, %+v", h1.Len(), err1, st1, h3.Len(), err3, st3)
+	}
+}
+
 func fuzzReader(t *testing.T, f Format, data []byte) {
+	if f != TPX3 {
+		sameReading(t, f, data)
+	}
 	l, _ := LayoutByName("quad")
 	r, err := NewReader(bytes.NewReader(data), "fuzz", Options{Format: f, Layout: l, Width: 256, Height: 256})
 	if err != nil {

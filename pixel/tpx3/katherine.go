@@ -12,9 +12,9 @@ import (
 // "linear_coord toa ftoa tot" separated by white space, where linear_coord
 // is y*width + x; '#' starts a comment.
 func NewKatherineReader(r io.Reader, name string, width, height int) Reader {
-	tr := &textReader{sc: textscan.NewSize(r, name, "katherine", streamBuffer)}
+	tr := newTextReader(r, name, "katherine")
 	s := sensor{width, height}
-	tr.parse = func(line []byte, dst *pixel.Hits) error {
+	tr.parse = func(tr *lineState, line []byte, dst *pixel.Hits) error {
 		if n, ok := scanDecimals(line, ' ', tr.nums[:4]); ok && n == 4 {
 			idx, ok1 := tr.nums[0].integer()
 			toa, ok2 := tr.nums[1].integer()

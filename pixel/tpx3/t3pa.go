@@ -14,13 +14,14 @@ import (
 // writes them, or, when the header has no tab (a file that went through an
 // editor or another export), by any run of spaces and tabs.
 func NewT3PAReader(r io.Reader, name string, width, height int) Reader {
-	tr := &textReader{sc: textscan.NewSize(r, name, "t3pa", streamBuffer)}
+	tr := newTextReader(r, name, "t3pa")
 	s := sensor{width, height}
 	col := map[string]int{}
 	var need [4]int // matrix index, ToA, ToT, FToA
 	fields := 0     // of the header: more than the columns named when names repeat
 	sep := byte('\t')
-	tr.parse = func(line []byte, dst *pixel.Hits) error {
+	tr.ready = func() bool { return fields > 0 } // the header is the first line with text
+	tr.parse = func(tr *lineState, line []byte, dst *pixel.Hits) error {
 		if fields > 0 && fields <= len(tr.nums) {
 			if n, ok := scanDecimals(line, sep, tr.nums[:fields]); ok && n == fields {
 				idx, ok1 := tr.nums[need[0]].integer()
