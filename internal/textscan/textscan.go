@@ -84,6 +84,12 @@ func (s *Scanner) Next() ([]byte, error) {
 		}
 		return nil, fmt.Errorf("%s: %s: line %d: %w", s.format, s.name, s.line+1, err)
 	}
+	return s.took(b), nil
+}
+
+// took counts the line b, with its line end, as read, and returns it
+// without the line end (and the first line without a byte-order mark).
+func (s *Scanner) took(b []byte) []byte {
 	s.line++
 	s.off += int64(len(b))
 	if s.line == 1 {
@@ -93,7 +99,7 @@ func (s *Scanner) Next() ([]byte, error) {
 	for len(b) > 0 && (b[len(b)-1] == '\n' || b[len(b)-1] == '\r') {
 		b = b[:len(b)-1]
 	}
-	return b, nil
+	return b
 }
 
 // nextInData is Next on a Part's text.
@@ -106,15 +112,7 @@ func (s *Scanner) nextInData() ([]byte, error) {
 		b = b[:i+1]
 	}
 	s.data = s.data[len(b):]
-	s.line++
-	s.off += int64(len(b))
-	if s.line == 1 {
-		b = bytes.TrimPrefix(b, bom)
-	}
-	for len(b) > 0 && (b[len(b)-1] == '\n' || b[len(b)-1] == '\r') {
-		b = b[:len(b)-1]
-	}
-	return b, nil
+	return s.took(b), nil
 }
 
 // Block reads the next lines of the input, whole, about size bytes of
