@@ -193,9 +193,9 @@ type ClusterCSV struct {
 
 // CSVDecimals is the precision of the cluster CSV's energy_kev, x, y and
 // max: 10^-4 pixel (5.5 nm on a 55 um pitch) and 0.1 eV are far below
-// what a detector resolves, and a fixed number of decimals formats three
-// times faster than the shortest decimal that reads back exactly (the
-// binary formats keep every bit). Trailing zeros are left out.
+// what a detector resolves, and a fixed number of decimals formats much
+// faster than the shortest decimal that reads back exactly (the binary
+// formats keep every bit). Trailing zeros are left out.
 const CSVDecimals = 4
 
 // ClusterCSVHeader is the header line of the cluster CSV.

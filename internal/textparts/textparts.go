@@ -15,9 +15,8 @@ const MinRows = 2048
 
 // BufferSize is the size of the buffered writer to give Write: small
 // enough that a part's text, written through it, goes mostly straight to
-// the file (bufio copies what fits into its buffer first, and a copy of
-// every byte cost a fifth of writing a cluster CSV), large enough for the
-// small batches of a live stream.
+// the file rather than being copied into the buffer first, large enough
+// for the small batches of a live stream.
 const BufferSize = 64 << 10
 
 // MaxRows is the most rows a part formats before the text is written, so
