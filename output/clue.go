@@ -15,6 +15,7 @@ import (
 
 	"github.com/hitflow/hitflow/clue"
 	"github.com/hitflow/hitflow/clue/cluecsv"
+	"github.com/hitflow/hitflow/internal/outfile"
 	"github.com/hitflow/hitflow/internal/textscan"
 )
 
@@ -30,7 +31,7 @@ func WriteCLUE(name string, stdout io.Writer, t *cluecsv.Table, r *clue.Result) 
 	}
 	switch ext {
 	case ".csv", ".parquet", ".arrow":
-		w, err := CreateFile(name, stdout)
+		w, err := outfile.CreateWriter(name, stdout)
 		if err != nil {
 			return err
 		}

@@ -48,7 +48,7 @@ func CreateClusters(name string, stdout io.Writer) (ClusterWriter, error) {
 	default:
 		return nil, fmt.Errorf("%s: %w %q (want .csv, .clog, .parquet, .arrow or .root)", name, ErrUnknownFormat, ext)
 	}
-	w, err := CreateFile(name, stdout)
+	w, err := outfile.CreateWriter(name, stdout)
 	if err != nil {
 		return nil, err
 	}
@@ -73,7 +73,7 @@ func CreateClusters(name string, stdout io.Writer) (ClusterWriter, error) {
 // fileClusterWriter closes the file after the writer.
 type fileClusterWriter struct {
 	ClusterWriter
-	f File
+	f outfile.Writer
 }
 
 func (f fileClusterWriter) Close() error { return closeWith(f.ClusterWriter.Close, f.f) }
@@ -82,7 +82,7 @@ func (f fileClusterWriter) Abort() { f.f.Abort() }
 
 // closeWith closes the writer of f, then puts f in place; if the writer
 // fails, f is discarded.
-func closeWith(closeWriter func() error, f File) error {
+func closeWith(closeWriter func() error, f outfile.Writer) error {
 	if err := closeWriter(); err != nil {
 		f.Abort()
 		return err
@@ -111,7 +111,7 @@ func CreateHits(name string, stdout io.Writer) (HitWriter, error) {
 	if ext != ".csv" && ext != ".parquet" && ext != ".arrow" {
 		return nil, fmt.Errorf("%s: %w %q (want .csv, .parquet or .arrow)", name, ErrUnknownFormat, ext)
 	}
-	w, err := CreateFile(name, stdout)
+	w, err := outfile.CreateWriter(name, stdout)
 	if err != nil {
 		return nil, err
 	}
@@ -142,48 +142,12 @@ func (discard) Close() error                       { return nil }
 
 type fileHitWriter struct {
 	HitWriter
-	f File
+	f outfile.Writer
 }
 
 func (f fileHitWriter) Close() error { return closeWith(f.HitWriter.Close, f.f) }
 
 func (f fileHitWriter) Abort() { f.f.Abort() }
-
-// File is an output being written (see [CreateFile]).
-type File interface {
-	io.Writer
-	// Close puts the file under its name if every write succeeded;
-	// otherwise it removes what was written and returns the error.
-	Close() error
-	// Abort removes what was written; the name keeps its old file, if
-	// any. After Close it does nothing.
-	Abort()
-}
-
-// CreateFile creates the output name (see [outfile.Create]: written to a
-// temporary file and renamed when closed, so that a run that fails or is
-// killed never leaves a partial file under the name), or returns stdout
-// for "-".
-func CreateFile(name string, stdout io.Writer) (File, error) {
-	if name == outfile.Stdout {
-		return stdoutFile{stdout}, nil
-	}
-	return outfile.Create(name)
-}
-
-// Abort discards the file behind a writer of [CreateClusters] or
-// [CreateHits], for a run that failed before it meant anything; for other
-// writers it does nothing.
-func Abort(w any) {
-	if a, ok := w.(interface{ Abort() }); ok {
-		a.Abort()
-	}
-}
-
-type stdoutFile struct{ io.Writer }
-
-func (stdoutFile) Close() error { return nil }
-func (stdoutFile) Abort()       {}
 
 // ClusterCSV writes one row per cluster.
 type ClusterCSV struct {

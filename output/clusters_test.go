@@ -10,33 +10,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hitflow/hitflow/internal/fixture"
+	"github.com/hitflow/hitflow/internal/outfile"
 	"github.com/hitflow/hitflow/internal/textparts"
 	"github.com/hitflow/hitflow/pixel"
 )
-
-// twoClusters clusters a hand-made set: a 3-hit cluster and a single hit.
-func twoClusters(t *testing.T, calibrated bool) *pixel.Clusters {
-	t.Helper()
-	c, err := pixel.NewClusterer(pixel.DefaultConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.KeepMembers(true)
-	var h pixel.Hits
-	h.Append(10, 20, 100*pixel.Nanosecond, 30)
-	h.Append(11, 20, 150*pixel.Nanosecond+100, 10)
-	h.Append(11, 21, 160*pixel.Nanosecond, 20)
-	h.Append(200, 5, 300*pixel.Nanosecond, 7) // keeps the first cluster open until Flush
-	if calibrated {
-		h.E = []float32{3, 1, 1, 0.5}
-	}
-	c.Add(&h)
-	out := c.Flush()
-	if out.Len() != 2 {
-		t.Fatalf("%d clusters", out.Len())
-	}
-	return out
-}
 
 func TestClusterCSV(t *testing.T) {
 	for _, tc := range []struct {
@@ -55,7 +33,7 @@ func TestClusterCSV(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := w.Write(twoClusters(t, tc.calibrated)); err != nil {
+		if err := w.Write(fixture.Two(t, tc.calibrated)); err != nil {
 			t.Fatal(err)
 		}
 		if err := w.Close(); err != nil {
@@ -73,7 +51,7 @@ func TestCLog(t *testing.T) {
 	if !w.NeedsMembers() {
 		t.Fatal("clog must ask for members")
 	}
-	if err := w.Write(twoClusters(t, false)); err != nil {
+	if err := w.Write(fixture.Two(t, false)); err != nil {
 		t.Fatal(err)
 	}
 	w.Close()
@@ -119,8 +97,8 @@ func TestCLog(t *testing.T) {
 func TestTextPartsInOrder(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4)) // parts on any machine
 	for _, calibrated := range []bool{false, true} {
-		small := simulatedBatches(t, "gamma", 60000, 1000, calibrated) // each below textparts.MinRows clusters
-		all := concat(small)
+		small := fixture.Batches(t, "gamma", 60000, 1000, calibrated) // each below textparts.MinRows clusters
+		all := fixture.Concat(small)
 		if all.Len() < 4*textparts.MinRows {
 			t.Fatalf("%d clusters: too few for four parts", all.Len())
 		}
@@ -190,7 +168,7 @@ func TestUnknownExtension(t *testing.T) {
 // format.
 func TestWritersReplaceWhenClosed(t *testing.T) {
 	dir := t.TempDir()
-	c := simulatedClusters(t, true)[0]
+	c := fixture.Clusters(t, true)[0]
 	for _, ext := range []string{".csv", ".clog", ".parquet", ".arrow", ".root"} {
 		for _, abort := range []bool{false, true} {
 			name := filepath.Join(dir, "clusters"+ext)
@@ -208,7 +186,7 @@ func TestWritersReplaceWhenClosed(t *testing.T) {
 				t.Fatalf("%s changed before Close", ext)
 			}
 			if abort {
-				Abort(w)
+				outfile.Abort(w)
 			} else if err := w.Close(); err != nil {
 				t.Fatal(err)
 			}

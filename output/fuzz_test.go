@@ -8,6 +8,7 @@ import (
 
 	"github.com/hitflow/hitflow/clue"
 	"github.com/hitflow/hitflow/clue/cluecsv"
+	"github.com/hitflow/hitflow/internal/fixture"
 	"github.com/hitflow/hitflow/jpet"
 )
 
@@ -29,7 +30,7 @@ func FuzzReadFiles(f *testing.F) {
 		f.Add(filepath.Ext(name), b)
 		f.Add(filepath.Ext(name), b[:len(b)/2])
 	}
-	c := twoClusters(&testing.T{}, true)
+	c := fixture.Two(&testing.T{}, true)
 	pts := clue.Points{Coords: [][]float64{{0, 1, 5, 5.5}, {0, 0, 5, 5}}, Layer: []int32{0, 0, 1, 1}, Weight: []float64{1, 2, 1, 1}}
 	tab := &cluecsv.Table{Coords: []string{"x", "y"}, Layer: true, Points: pts}
 	res, err := clue.Run(&tab.Points, clue.Params{DC: 2, RhoC: 1, DeltaC: 3, DeltaO: 3}, 1)

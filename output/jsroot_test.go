@@ -16,6 +16,7 @@ import (
 	"github.com/hitflow/hitflow/clue"
 	"github.com/hitflow/hitflow/clue/cluecsv"
 	"github.com/hitflow/hitflow/clue/cluesim"
+	"github.com/hitflow/hitflow/internal/fixture"
 )
 
 // jsrootDump reads every entry of a tree with JSROOT, in node: the reader
@@ -100,8 +101,8 @@ func nums(t *testing.T, row map[string]any, b string) []float64 {
 func TestJSROOT(t *testing.T) {
 	dir := t.TempDir()
 	for _, calibrated := range []bool{false, true} {
-		batches := simulatedClusters(t, calibrated)
-		want := concat(batches)
+		batches := fixture.Clusters(t, calibrated)
+		want := fixture.Concat(batches)
 		name := filepath.Join(dir, "c.root")
 		writeClusters(t, name, batches...)
 		rows := jsrootDump(t, name, "clusters")
@@ -183,7 +184,7 @@ func TestJSROOT(t *testing.T) {
 func TestROOTStreamers(t *testing.T) {
 	for i := range 2 {
 		name := filepath.Join(t.TempDir(), "c.root")
-		writeClusters(t, name, simulatedClusters(t, i == 1)...)
+		writeClusters(t, name, fixture.Clusters(t, i == 1)...)
 		f, err := groot.Open(name)
 		if err != nil {
 			t.Fatal(err)

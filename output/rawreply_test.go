@@ -10,6 +10,7 @@ import (
 
 	"github.com/hitflow/hitflow/clue"
 	"github.com/hitflow/hitflow/clue/cluecsv"
+	"github.com/hitflow/hitflow/internal/fixture"
 	"github.com/hitflow/hitflow/pixel"
 )
 
@@ -17,11 +18,11 @@ import (
 // readRaw and requires it back field for field, and a cut stream to be
 // an error at every length.
 func TestRawReplyRoundTrip(t *testing.T) {
-	calibrated := twoClusters(t, true)
+	calibrated := fixture.Two(t, true)
 	replies := []*rootReply{
 		{Err: "x.root: damaged file: é"},
 		{Kind: "clusters"},
-		{Clusters: twoClusters(t, false)},
+		{Clusters: fixture.Two(t, false)},
 		{Clusters: calibrated},
 		{Clusters: &pixel.Clusters{}}, // no clusters: nil columns
 		{

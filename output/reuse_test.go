@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/hitflow/hitflow/internal/fixture"
 	"github.com/hitflow/hitflow/pixel"
 )
 
@@ -12,7 +13,7 @@ import (
 // what was written: nothing of an earlier batch shows through.
 func TestTablesReuseBuffers(t *testing.T) {
 	for _, calibrated := range []bool{false, true} {
-		one := concat(simulatedClusters(t, calibrated))
+		one := fixture.Concat(fixture.Clusters(t, calibrated))
 		one.Members.Reset() // the tables do not take them
 		one.Start = one.Start[:1]
 		var batches []*pixel.Clusters
@@ -27,7 +28,7 @@ func TestTablesReuseBuffers(t *testing.T) {
 			}
 			batches = append(batches, b)
 		}
-		want := concat(batches)
+		want := fixture.Concat(batches)
 		for _, ext := range []string{".parquet", ".arrow"} {
 			got := roundTrip(t, filepath.Join(t.TempDir(), "clusters"+ext), batches...)
 			sameClusters(t, ext, got, want, false)

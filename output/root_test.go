@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hitflow/hitflow/internal/fixture"
 	"github.com/hitflow/hitflow/pixel"
 )
 
@@ -48,7 +49,7 @@ func TestROOTCrashIsAnError(t *testing.T) {
 	c := &pixel.Clusters{}
 	c.Reset()
 	for range 1000 {
-		c.Append(twoClusters(t, true))
+		c.Append(fixture.Two(t, true))
 	}
 	writeClusters(t, name, c)
 	b, err := os.ReadFile(name)

@@ -1,7 +1,6 @@
 package output
 
 import (
-	"cmp"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -14,64 +13,9 @@ import (
 	"go-hep.org/x/hep/groot"
 	"go-hep.org/x/hep/groot/rtree"
 
+	"github.com/hitflow/hitflow/internal/fixture"
 	"github.com/hitflow/hitflow/pixel"
-	"github.com/hitflow/hitflow/pixel/pixelsim"
 )
-
-// simulatedClusters clusters simulated Pb hits (large clusters), with
-// random energies when calibrated, in batches as a run delivers them.
-func simulatedClusters(t *testing.T, calibrated bool) []*pixel.Clusters {
-	return simulatedBatches(t, "pb0", 150000, 0, calibrated)
-}
-
-// simulatedBatches clusters n simulated hits of the dataset, with random
-// energies when calibrated, and returns the batches of clusters (with
-// their hits) that the clusterer gave, fed piece hits at a time (0: as
-// generated).
-func simulatedBatches(t *testing.T, dataset string, n, piece int, calibrated bool) []*pixel.Clusters {
-	t.Helper()
-	d, _ := pixelsim.DatasetByName(dataset)
-	c, _ := pixel.NewClusterer(pixel.DefaultConfig())
-	c.KeepMembers(true)
-	r := rand.New(rand.NewPCG(1, 2))
-	var out []*pixel.Clusters
-	keep := func(cl *pixel.Clusters) {
-		cp := &pixel.Clusters{}
-		cp.Reset()
-		cp.Append(cl)
-		out = append(out, cp)
-	}
-	err := pixelsim.Generate(pixelsim.Options{Dataset: d, Hits: n, Seed: 4, RateMHz: 5}, func(h *pixel.Hits) error {
-		if calibrated {
-			h.E = make([]float32, h.Len())
-			for i := range h.E {
-				h.E[i] = r.Float32() * 60
-			}
-		}
-		step := cmp.Or(piece, h.Len())
-		for lo := 0; lo < h.Len(); lo += step {
-			var p pixel.Hits
-			p.AppendRange(h, lo, min(lo+step, h.Len()))
-			keep(c.Add(&p))
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	keep(c.Flush())
-	return out
-}
-
-// concat joins the batches.
-func concat(batches []*pixel.Clusters) *pixel.Clusters {
-	all := &pixel.Clusters{}
-	all.Reset()
-	for _, b := range batches {
-		all.Append(b)
-	}
-	return all
-}
 
 // sameClusters compares every feature, and the hits when both have them.
 func sameClusters(t *testing.T, format string, got, want *pixel.Clusters, members bool) {
@@ -153,8 +97,8 @@ func roundTrip(t *testing.T, name string, batches ...*pixel.Clusters) *pixel.Clu
 // batch by batch, reads them back and compares all values.
 func TestClusterRoundTrip(t *testing.T) {
 	for _, calibrated := range []bool{false, true} {
-		batches := simulatedClusters(t, calibrated)
-		want := concat(batches)
+		batches := fixture.Clusters(t, calibrated)
+		want := fixture.Concat(batches)
 		if want.Len() < 500 {
 			t.Fatalf("%d clusters", want.Len())
 		}
@@ -174,7 +118,7 @@ func TestROOTLayout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	batches := simulatedClusters(t, true)
+	batches := fixture.Clusters(t, true)
 	for _, b := range batches {
 		w.Write(b)
 	}
@@ -191,7 +135,7 @@ func TestROOTLayout(t *testing.T) {
 		t.Fatal(err)
 	}
 	tree := obj.(rtree.Tree)
-	if tree.Entries() != int64(concat(batches).Len()) {
+	if tree.Entries() != int64(fixture.Concat(batches).Len()) {
 		t.Fatalf("%d entries", tree.Entries())
 	}
 	var titles []string
@@ -223,8 +167,8 @@ func TestROOTLayout(t *testing.T) {
 // reads them back, energies included for the last two.
 func TestHitsRoundTrip(t *testing.T) {
 	for _, calibrated := range []bool{false, true} {
-		batches := simulatedClusters(t, calibrated)
-		want := concat(batches)
+		batches := fixture.Clusters(t, calibrated)
+		want := fixture.Concat(batches)
 		for _, ext := range []string{".csv", ".parquet", ".arrow"} {
 			name := filepath.Join(t.TempDir(), "hits"+ext)
 			w, err := CreateHits(name, nil)
@@ -307,7 +251,7 @@ func TestArrowLargeBatches(t *testing.T) {
 		writeClusters(t, name, batches...)
 		tbl := readArrowFile(t, name, ClusterParquetFields)
 		checkNulls(t, tbl.Column(5), calibrated)
-		sameClusters(t, "arrow", clustersFromTable(tbl), concat(batches), false)
+		sameClusters(t, "arrow", clustersFromTable(tbl), fixture.Concat(batches), false)
 	}
 }
 

@@ -17,7 +17,9 @@ import (
 	"github.com/hitflow/hitflow/clue"
 	"github.com/hitflow/hitflow/clue/cluecsv"
 	"github.com/hitflow/hitflow/clue/cluesim"
+	"github.com/hitflow/hitflow/internal/outfile"
 	"github.com/hitflow/hitflow/output"
+	"github.com/hitflow/hitflow/plot"
 )
 
 type clueOptions struct {
@@ -195,13 +197,13 @@ func writeCluePlot(o clueOptions, in string, tab *cluecsv.Table, r *clue.Result)
 		return err
 	}
 	title := fmt.Sprintf("%s: %d clusters, %d outliers", filepath.Base(in), r.Clusters, r.Outliers)
-	po := output.CLUEPlot{X: o.axes[0], Y: o.axes[1], Names: tab.Coords, Format: format, Title: title}
+	po := plot.CLUEOptions{X: o.axes[0], Y: o.axes[1], Names: tab.Coords, Format: format, Title: title}
 	if o.plotLayer >= 0 {
 		l := int32(o.plotLayer)
 		po.Layer = &l
 		po.Title = fmt.Sprintf("%s, layer %d: %d clusters, %d outliers", filepath.Base(in), l, r.Clusters, r.Outliers)
 	}
-	return output.WriteFile(o.plot, func(w io.Writer) error { return output.WriteCLUEPlot(w, &tab.Points, r, po) })
+	return outfile.Write(o.plot, func(w io.Writer) error { return plot.CLUE(w, &tab.Points, r, po) })
 }
 
 type simulateClueOptions struct {
@@ -237,7 +239,7 @@ x,y,layer,weight.`,
 				return stopped(ctx, "nothing written")
 			}
 			tab := &cluecsv.Table{Coords: []string{"x", "y"}, Layer: true, Points: *pts}
-			if err := output.WriteFile(o.out, func(w io.Writer) error { return cluecsv.WritePoints(w, tab) }); err != nil {
+			if err := outfile.Write(o.out, func(w io.Writer) error { return cluecsv.WritePoints(w, tab) }); err != nil {
 				return err
 			}
 			fmt.Fprintf(stderr, "wrote %d points (%d layers, seed %d) to %s\n", pts.Len(), o.layers, o.seed, o.out)

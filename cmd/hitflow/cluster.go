@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hitflow/hitflow/internal/outfile"
 	"github.com/hitflow/hitflow/output"
 	"github.com/hitflow/hitflow/pixel"
 	"github.com/hitflow/hitflow/pixel/pipeline"
@@ -249,17 +250,17 @@ func createClusterOutputs(job *pipeline.Job, o clusterOptions, stdout io.Writer)
 		return nil, formatError(err)
 	}
 	job.Clusters = cw
-	outs.add(cw.Close, func() { output.Abort(cw) })
+	outs.add(cw.Close, func() { outfile.Abort(cw) })
 	if o.hits != "" {
 		hw, err := output.CreateHits(o.hits, stdout)
 		if err != nil {
 			return nil, formatError(err)
 		}
 		job.Hits = hw
-		outs.add(hw.Close, func() { output.Abort(hw) })
+		outs.add(hw.Close, func() { outfile.Abort(hw) })
 	}
 	if o.tdc != "" {
-		tf, err := output.CreateFile(o.tdc, stdout)
+		tf, err := outfile.CreateWriter(o.tdc, stdout)
 		if err != nil {
 			return nil, err
 		}

@@ -9,10 +9,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/hitflow/hitflow/output"
+	"github.com/hitflow/hitflow/internal/outfile"
 	"github.com/hitflow/hitflow/pixel"
 	"github.com/hitflow/hitflow/pixel/pipeline"
 	"github.com/hitflow/hitflow/pixel/tpx3"
+	"github.com/hitflow/hitflow/plot"
 )
 
 // maskOptions are the flags of "hitflow mask".
@@ -117,7 +118,7 @@ func runMask(ctx context.Context, o maskOptions, files []string, stdout, stderr 
 	if n := sum.OutOfRange + outside; n > 0 {
 		line += fmt.Sprintf("; %d hits outside the sensor not counted", n)
 	}
-	w, err := output.CreateFile(o.out, stdout)
+	w, err := outfile.CreateWriter(o.out, stdout)
 	if err != nil {
 		return err
 	}
@@ -129,7 +130,7 @@ func runMask(ctx context.Context, o maskOptions, files []string, stdout, stderr 
 	fmt.Fprintln(stderr, line)
 	if err == nil && o.plot != "" {
 		title := fmt.Sprintf("hits per pixel, log scale (%d hits, %d hot pixels)", counted, len(hot))
-		err = output.WriteFile(o.plot, func(w io.Writer) error { return output.HitMapPlot(w, counts, hot, title, format) })
+		err = outfile.Write(o.plot, func(w io.Writer) error { return plot.HitMap(w, counts, hot, title, format) })
 	}
 	return err
 }

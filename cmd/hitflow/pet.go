@@ -21,6 +21,7 @@ import (
 	"github.com/hitflow/hitflow/internal/outfile"
 	"github.com/hitflow/hitflow/jpet"
 	"github.com/hitflow/hitflow/output"
+	"github.com/hitflow/hitflow/plot"
 )
 
 func newPetCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -58,7 +59,7 @@ func readPhantom(name string) (jpet.Phantom, error) {
 }
 
 func writeNRRDFile(name string, img []float64, s jpet.Scanner) error {
-	return output.WriteFile(name, func(w io.Writer) error {
+	return outfile.Write(name, func(w io.Writer) error {
 		return jpet.WriteNRRD(w, jpet.Image{Values: img, NZ: s.NZ, NY: s.NY, Pixel: s.Pixel})
 	})
 }
@@ -123,16 +124,16 @@ PREFIX_emitted.nrrd, PREFIX_detected.nrrd and PREFIX_naive.nrrd.`,
 			if err != nil {
 				return usageError{err}
 			}
-			if err := output.WriteFile(out+".bin", func(w io.Writer) error { return jpet.WriteEvents(w, sim.Events) }); err != nil {
+			if err := outfile.Write(out+".bin", func(w io.Writer) error { return jpet.WriteEvents(w, sim.Events) }); err != nil {
 				return err
 			}
 			if text {
-				if err := output.WriteFile(out+".txt", func(w io.Writer) error { return writeEventsText(w, sim.Events) }); err != nil {
+				if err := outfile.Write(out+".txt", func(w io.Writer) error { return writeEventsText(w, sim.Events) }); err != nil {
 					return err
 				}
 			}
 			if parquet {
-				if err := output.WriteFile(out+".parquet", func(w io.Writer) error { return output.WriteEventsParquet(w, sim.Events) }); err != nil {
+				if err := outfile.Write(out+".parquet", func(w io.Writer) error { return output.WriteEventsParquet(w, sim.Events) }); err != nil {
 					return err
 				}
 			}
@@ -325,8 +326,8 @@ func pngName(prefix string, it, iterations int) string {
 // writePNG draws an iteration's image with its axes in metres and a
 // colour bar.
 func writePNG(name string, img []float64, s jpet.Scanner, title string) error {
-	return output.WriteFile(name, func(w io.Writer) error {
-		return output.ImagePlot(w, jpet.Image{Values: img, NZ: s.NZ, NY: s.NY, Pixel: s.Pixel}, title, "png")
+	return outfile.Write(name, func(w io.Writer) error {
+		return plot.Image(w, jpet.Image{Values: img, NZ: s.NZ, NY: s.NY, Pixel: s.Pixel}, title, "png")
 	})
 }
 

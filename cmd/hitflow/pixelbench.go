@@ -14,12 +14,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hitflow/hitflow/internal/cputime"
+	"github.com/hitflow/hitflow/internal/outfile"
 	"github.com/hitflow/hitflow/output"
 	"github.com/hitflow/hitflow/pixel"
 	"github.com/hitflow/hitflow/pixel/pipeline"
 	"github.com/hitflow/hitflow/pixel/pixelbench"
 	"github.com/hitflow/hitflow/pixel/pixelsim"
 	"github.com/hitflow/hitflow/pixel/tpx3"
+	"github.com/hitflow/hitflow/plot"
 )
 
 type pixelBenchOptions struct {
@@ -125,14 +127,14 @@ func runBenchPixel(ctx context.Context, o pixelBenchOptions, stdout, stderr io.W
 	fmt.Fprintf(stdout, "Clustering only: %d hits x %d repetitions per run, median of %d runs, %.3g Mhit/s simulated, local definition, dt 200 ns.\n\n",
 		o.hits, o.repeat, o.runs, o.rate)
 	fmt.Fprintf(stdout, "| dataset | mean size | mode | workers | Mhit/s | efficiency | clusters per run |\n|---|---|---|---|---|---|---|\n")
-	var series []output.Series
+	var series []plot.Series
 	for _, d := range datasets {
 		set, err := pixelbench.Load(d, o.hits, o.rate, 1)
 		if err != nil {
 			return err
 		}
 		for _, m := range modes {
-			s := output.Series{Dataset: d.Name, Mode: m}
+			s := plot.Series{Dataset: d.Name, Mode: m}
 			var one float64
 			for w := 1; w <= maxWorkers; w++ {
 				if m == pixel.Sequential && w > 1 {
@@ -164,13 +166,13 @@ func runBenchPixel(ctx context.Context, o pixelBenchOptions, stdout, stderr io.W
 	return benchEndToEnd(ctx, o, inputs, modes, maxWorkers, stdout, stderr)
 }
 
-func writeScalingPlot(name string, series []output.Series) error {
+func writeScalingPlot(name string, series []plot.Series) error {
 	format, err := plotFormat(name)
 	if err != nil {
 		return err
 	}
-	return output.WriteFile(name, func(w io.Writer) error {
-		return output.WriteScalingPlot(w, "hitflow clustering, "+time.Now().Format("2006-01-02"), series, format)
+	return outfile.Write(name, func(w io.Writer) error {
+		return plot.Scaling(w, "hitflow clustering, "+time.Now().Format("2006-01-02"), series, format)
 	})
 }
 
@@ -335,7 +337,7 @@ func simulateToFile(ctx context.Context, name, dataset string, hits int, rate fl
 	if err != nil {
 		return err
 	}
-	return output.WriteFile(name, func(f io.Writer) error {
+	return outfile.Write(name, func(f io.Writer) error {
 		w, err := tpx3.NewHitWriter(f, tpx3.TPX3)
 		if err != nil {
 			return err

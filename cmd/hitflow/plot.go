@@ -13,6 +13,7 @@ import (
 	"github.com/hitflow/hitflow/jpet"
 	"github.com/hitflow/hitflow/output"
 	"github.com/hitflow/hitflow/pixel"
+	"github.com/hitflow/hitflow/plot"
 )
 
 type plotOptions struct {
@@ -85,7 +86,7 @@ func runPlot(ctx context.Context, o plotOptions, in string, stdout io.Writer) er
 	var outs []outfile.Role
 	switch {
 	case kind == "clusters" && o.cluster < 0:
-		for _, fig := range output.ClusterFigures {
+		for _, fig := range plot.ClusterFigures {
 			outs = append(outs, role("-o", o.out+"_"+fig+"."+o.format))
 		}
 	case kind == "clusters":
@@ -124,7 +125,7 @@ func plotClusters(ctx context.Context, o plotOptions, in string) ([]string, erro
 		for i := range c.Len() {
 			w, h = max(w, int(c.XMax[i])+1), max(h, int(c.YMax[i])+1)
 		}
-		return output.WriteClusterPlots(o.out, c, w, h, o.format)
+		return plot.WriteClusterFigures(o.out, c, w, h, o.format)
 	}
 	var hits *pixel.Hits
 	switch {
@@ -154,7 +155,7 @@ func plotClusters(ctx context.Context, o plotOptions, in string) ([]string, erro
 	}
 	name := clusterFigure(o)
 	title := fmt.Sprintf("cluster %d: %d hits, colour = %s", o.cluster, hits.Len(), map[string]string{"tot": "ToT (25 ns)", "toa": "ToA - first (ns)"}[o.by])
-	err = output.WriteFile(name, func(w io.Writer) error { return output.ClusterHitsPlot(w, hits, o.by == "toa", title, o.format) })
+	err = outfile.Write(name, func(w io.Writer) error { return plot.ClusterHits(w, hits, o.by == "toa", title, o.format) })
 	return []string{name}, err
 }
 
@@ -174,14 +175,14 @@ func plotCLUE(ctx context.Context, o plotOptions, in string) ([]string, error) {
 	if err := checkPlotView(tab, o.axes, o.layer); err != nil {
 		return nil, err
 	}
-	po := output.CLUEPlot{X: o.axes[0], Y: o.axes[1], Names: tab.Coords, Format: o.format, Title: filepath.Base(in)}
+	po := plot.CLUEOptions{X: o.axes[0], Y: o.axes[1], Names: tab.Coords, Format: o.format, Title: filepath.Base(in)}
 	if o.layer >= 0 {
 		l := int32(o.layer)
 		po.Layer = &l
 		po.Title = fmt.Sprintf("%s, layer %d", filepath.Base(in), l)
 	}
 	name := o.out + "." + o.format
-	err = output.WriteFile(name, func(w io.Writer) error { return output.WriteCLUEPlot(w, &tab.Points, r, po) })
+	err = outfile.Write(name, func(w io.Writer) error { return plot.CLUE(w, &tab.Points, r, po) })
 	return []string{name}, err
 }
 
@@ -199,6 +200,6 @@ func plotImage(ctx context.Context, o plotOptions, in string) ([]string, error) 
 		return nil, stopped(ctx, "no figure written")
 	}
 	name := o.out + "." + o.format
-	err = output.WriteFile(name, func(w io.Writer) error { return output.ImagePlot(w, img, filepath.Base(in), o.format) })
+	err = outfile.Write(name, func(w io.Writer) error { return plot.Image(w, img, filepath.Base(in), o.format) })
 	return []string{name}, err
 }

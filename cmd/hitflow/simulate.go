@@ -11,7 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/hitflow/hitflow/output"
+	"github.com/hitflow/hitflow/internal/outfile"
 	"github.com/hitflow/hitflow/pixel"
 	"github.com/hitflow/hitflow/pixel/pixelsim"
 	"github.com/hitflow/hitflow/pixel/tpx3"
@@ -87,7 +87,7 @@ func runSimulatePixel(ctx context.Context, o simulatePixelOptions, stderr io.Wri
 	if err := prepare(ctx, nil, role("-o", o.out)); err != nil {
 		return err
 	}
-	f, err := output.CreateFile(o.out, nil)
+	f, err := outfile.CreateWriter(o.out, nil)
 	if err != nil {
 		return err
 	}

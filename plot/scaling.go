@@ -1,4 +1,4 @@
-package output
+package plot
 
 import (
 	"fmt"
@@ -6,7 +6,7 @@ import (
 	"io"
 	"slices"
 
-	"gonum.org/v1/plot"
+	gplot "gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
@@ -28,12 +28,12 @@ type Series struct {
 // beside the figure has the efficiencies).
 const guidesMost = 6
 
-// WriteScalingPlot draws rate (Mhit/s) against workers: a colour per
+// Scaling draws rate (Mhit/s) against workers: a colour per
 // dataset, a line per mode (solid, chunked dashed), the sequential
 // clusterer as a ring, and, for a few series, grey dotted lines of
 // perfect scaling from their one-worker rate. The legend names the
 // datasets and the modes once each. format is "png" or "svg".
-func WriteScalingPlot(w io.Writer, title string, series []Series, format string) error {
+func Scaling(w io.Writer, title string, series []Series, format string) error {
 	p := newPlot()
 	p.Title.Text = title
 	p.X.Label.Text = "workers"
@@ -102,14 +102,14 @@ func WriteScalingPlot(w io.Writer, title string, series []Series, format string)
 	p.Y.Max = top * 1.05
 	// Room on the right for the legend.
 	p.X.Min, p.X.Max = 0.5, float64(maxWorkers)+0.5+0.15*float64(maxWorkers)
-	ticks := make([]plot.Tick, maxWorkers)
+	ticks := make([]gplot.Tick, maxWorkers)
 	for i := range ticks {
-		ticks[i] = plot.Tick{Value: float64(i + 1), Label: fmt.Sprint(i + 1)}
+		ticks[i] = gplot.Tick{Value: float64(i + 1), Label: fmt.Sprint(i + 1)}
 	}
-	p.X.Tick.Marker = plot.ConstantTicks(ticks)
+	p.X.Tick.Marker = gplot.ConstantTicks(ticks)
 	// Tall enough for a legend entry a row.
-	height := max(PlotSize*3/4, vg.Length(len(datasets)+len(modes)+3)*5*vg.Millimeter)
-	return writeFigure(w, p, nil, PlotSize, height, format)
+	height := max(Width*3/4, vg.Length(len(datasets)+len(modes)+3)*5*vg.Millimeter)
+	return writeFigure(w, p, nil, Width, height, format)
 }
 
 // modeStyle is the line and markers of a mode's series in colour c:

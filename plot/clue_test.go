@@ -1,4 +1,4 @@
-package output
+package plot
 
 import (
 	"bytes"
@@ -21,7 +21,7 @@ func TestCLUEPlot(t *testing.T) {
 	}
 	var buf bytes.Buffer
 	layer := int32(1)
-	if err := WriteCLUEPlot(&buf, pts, r, CLUEPlot{X: 0, Y: 1, Layer: &layer, Title: "layer 1"}); err != nil {
+	if err := CLUE(&buf, pts, r, CLUEOptions{X: 0, Y: 1, Layer: &layer, Title: "layer 1"}); err != nil {
 		t.Fatal(err)
 	}
 	img, err := png.Decode(&buf)
@@ -33,10 +33,10 @@ func TestCLUEPlot(t *testing.T) {
 		t.Fatalf("image %v", b)
 	}
 	buf.Reset()
-	if err := WriteCLUEPlot(&buf, pts, r, CLUEPlot{X: 0, Y: 1, Format: "svg"}); err != nil || !strings.HasPrefix(buf.String(), "<?xml") {
+	if err := CLUE(&buf, pts, r, CLUEOptions{X: 0, Y: 1, Format: "svg"}); err != nil || !strings.HasPrefix(buf.String(), "<?xml") {
 		t.Fatalf("svg: %v %q", err, buf.String()[:20])
 	}
-	if err := WriteCLUEPlot(&buf, pts, r, CLUEPlot{X: 0, Y: 2}); err == nil {
+	if err := CLUE(&buf, pts, r, CLUEOptions{X: 0, Y: 2}); err == nil {
 		t.Fatal("axis outside the coordinates accepted")
 	}
 }

@@ -1,4 +1,4 @@
-package output
+package plot
 
 import (
 	"fmt"
@@ -10,7 +10,7 @@ import (
 
 	"go-hep.org/x/hep/hbook"
 	"go-hep.org/x/hep/hplot"
-	"gonum.org/v1/plot"
+	gplot "gonum.org/v1/plot"
 	"gonum.org/v1/plot/palette"
 	"gonum.org/v1/plot/palette/brewer"
 	"gonum.org/v1/plot/palette/moreland"
@@ -23,9 +23,9 @@ import (
 	"github.com/hitflow/hitflow/pixel"
 )
 
-// PlotSize is the width of every figure; histograms are 3:4 high, maps
+// Width is the width of every figure; histograms are 3:4 high, maps
 // square.
-const PlotSize = 16 * vg.Centimeter
+const Width = 16 * vg.Centimeter
 
 // writeFigure renders p, with a colour bar when bar is set, as png or
 // svg.
@@ -56,7 +56,7 @@ func newPlot() *hplot.Plot {
 
 // histogram draws h as a filled histogram, with a logarithmic y axis for
 // distributions that span decades, and the x ticks xticks if not nil.
-func histogram(w io.Writer, h *hbook.H1D, logY bool, xticks plot.Ticker, title, xlabel, ylabel, format string) error {
+func histogram(w io.Writer, h *hbook.H1D, logY bool, xticks gplot.Ticker, title, xlabel, ylabel, format string) error {
 	p := newPlot()
 	p.Title.Text = title
 	p.X.Label.Text = xlabel
@@ -69,27 +69,27 @@ func histogram(w io.Writer, h *hbook.H1D, logY bool, xticks plot.Ticker, title, 
 		p.X.Tick.Marker = xticks
 	}
 	if logY {
-		p.Y.Scale = plot.LogScale{}
-		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+		p.Y.Scale = gplot.LogScale{}
+		p.Y.Tick.Marker = gplot.LogTicks{Prec: -1}
 	} else {
 		p.Y.Min = 0
 	}
-	return writeFigure(w, p, nil, PlotSize, PlotSize*3/4, format)
+	return writeFigure(w, p, nil, Width, Width*3/4, format)
 }
 
 // decadeTicks mark an axis of log10 values with the values themselves:
 // 1, 10, 100 ... at the decades, unlabelled ticks at 2 to 9 times them.
 type decadeTicks struct{}
 
-func (decadeTicks) Ticks(lo, hi float64) []plot.Tick {
-	var ticks []plot.Tick
+func (decadeTicks) Ticks(lo, hi float64) []gplot.Tick {
+	var ticks []gplot.Tick
 	for d := math.Floor(lo); d <= hi; d++ {
 		for m := 1; m < 10; m++ {
 			v := d + math.Log10(float64(m))
 			if v < lo || v > hi {
 				continue
 			}
-			t := plot.Tick{Value: v}
+			t := gplot.Tick{Value: v}
 			if m == 1 {
 				t.Label = strconv.FormatFloat(math.Pow(10, d), 'f', -1, 64)
 			}
@@ -104,23 +104,23 @@ func (decadeTicks) Ticks(lo, hi float64) []plot.Tick {
 // ticks, whole numbers by then, on longer spans.
 type pixelTicks struct{}
 
-func (pixelTicks) Ticks(lo, hi float64) []plot.Tick {
+func (pixelTicks) Ticks(lo, hi float64) []gplot.Tick {
 	if hi-lo > 12 {
 		return hplot.Ticks{N: 6}.Ticks(lo, hi)
 	}
-	var ticks []plot.Tick
+	var ticks []gplot.Tick
 	for v := math.Ceil(lo); v <= hi; v++ {
-		ticks = append(ticks, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'f', -1, 64)})
+		ticks = append(ticks, gplot.Tick{Value: v, Label: strconv.FormatFloat(v, 'f', -1, 64)})
 	}
 	return ticks
 }
 
-// ClusterSizePlot draws the distribution of cluster sizes: one bin per
+// ClusterSize draws the distribution of cluster sizes: one bin per
 // size where the sizes are small, about 20 bins a decade beyond 20 pixels
 // on a logarithmic axis, each bin from one whole size to another so that
 // no bin falls between two sizes and stays empty. The bars are clusters
 // per size (the count over the sizes a bin holds).
-func ClusterSizePlot(w io.Writer, c *pixel.Clusters, format string) error {
+func ClusterSize(w io.Writer, c *pixel.Clusters, format string) error {
 	if c.Len() == 0 {
 		return fmt.Errorf("no clusters to plot")
 	}
@@ -148,9 +148,9 @@ func ClusterSizePlot(w io.Writer, c *pixel.Clusters, format string) error {
 	hh.FillColor = color.RGBA{R: 80, G: 120, B: 200, A: 255}
 	hh.LineStyle.Color = color.RGBA{R: 30, G: 50, B: 110, A: 255}
 	p.Add(hh)
-	p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
-	p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
-	return writeFigure(w, p, nil, PlotSize, PlotSize*3/4, format)
+	p.X.Scale, p.X.Tick.Marker = gplot.LogScale{}, gplot.LogTicks{Prec: -1}
+	p.Y.Scale, p.Y.Tick.Marker = gplot.LogScale{}, gplot.LogTicks{Prec: -1}
+	return writeFigure(w, p, nil, Width, Width*3/4, format)
 }
 
 // sizeEdges are bin edges for sizes 1 to largest: one size a bin up to
@@ -173,10 +173,10 @@ func meanSize(c *pixel.Clusters) float64 {
 	return float64(sum) / float64(c.Len())
 }
 
-// ClusterSpectrumPlot draws the energy spectrum of the clusters (the ToT
+// ClusterSpectrum draws the energy spectrum of the clusters (the ToT
 // sum when uncalibrated) up to its 99.9th percentile; the title counts the
 // clusters beyond.
-func ClusterSpectrumPlot(w io.Writer, c *pixel.Clusters, format string) error {
+func ClusterSpectrum(w io.Writer, c *pixel.Clusters, format string) error {
 	if c.Len() == 0 {
 		return fmt.Errorf("no clusters to plot")
 	}
@@ -224,9 +224,9 @@ func ClusterSpectrumPlot(w io.Writer, c *pixel.Clusters, format string) error {
 	return histogram(w, h, true, nil, fmt.Sprintf("%d clusters (%d above the range)", c.Len(), over), xlabel, ylabel, format)
 }
 
-// ClusterTimePlot draws the number of clusters per time bin from the
+// ClusterTime draws the number of clusters per time bin from the
 // first cluster on.
-func ClusterTimePlot(w io.Writer, c *pixel.Clusters, format string) error {
+func ClusterTime(w io.Writer, c *pixel.Clusters, format string) error {
 	if c.Len() == 0 {
 		return fmt.Errorf("no clusters to plot")
 	}
@@ -254,11 +254,11 @@ func seconds(v float64) string {
 	return scaleLabel(v/1e-9, false) + " ns"
 }
 
-// ClusterMapPlot draws the centroids of the clusters on the sensor, one
+// ClusterMap draws the centroids of the clusters on the sensor, one
 // bin per pixel, with a colour bar: the clusters per pixel, on a log
 // scale where they span two decades or more (a hot pixel's thousands
 // would leave every other pixel the darkest colour).
-func ClusterMapPlot(w io.Writer, c *pixel.Clusters, width, height int, format string) error {
+func ClusterMap(w io.Writer, c *pixel.Clusters, width, height int, format string) error {
 	if c.Len() == 0 {
 		return fmt.Errorf("no clusters to plot")
 	}
@@ -303,7 +303,7 @@ func ClusterMapPlot(w io.Writer, c *pixel.Clusters, width, height int, format st
 // wide enough for a dot per pixel in a PNG (a 1027-pixel row drawn on 600
 // dots loses single pixels, the hot ones among them).
 func mapSize(width, height int) (vg.Length, vg.Length) {
-	w := max(PlotSize, vg.Length(float64(width)/0.75)*vg.Inch/vg.Length(pngDPI))
+	w := max(Width, vg.Length(float64(width)/0.75)*vg.Inch/vg.Length(pngDPI))
 	return w, w * vg.Length(math.Max(0.5, math.Min(1, float64(height)/float64(width))))
 }
 
@@ -317,11 +317,11 @@ func sensorBins(width, height int) *hbook.H2D {
 	return hbook.NewH2D(width, -0.5, float64(width)-0.5, height, -0.5, float64(height)-0.5)
 }
 
-// HitMapPlot draws the hits of every pixel on the sensor on a
+// HitMap draws the hits of every pixel on the sensor on a
 // logarithmic colour scale (hot pixels fire millions of times, the rest
 // a few), pixels without hits white, and circles the hot pixels given:
 // one pixel of a sensor drawn on a page may be smaller than a dot.
-func HitMapPlot(w io.Writer, counts *pixel.HitCounts, hot []pixel.PixelHits, title, format string) error {
+func HitMap(w io.Writer, counts *pixel.HitCounts, hot []pixel.PixelHits, title, format string) error {
 	width, height := counts.Size()
 	h := sensorBins(width, height)
 	grid := make([]float64, width*height)
@@ -487,10 +487,10 @@ type fixedPalette []color.Color
 
 func (p fixedPalette) Colors() []color.Color { return p }
 
-// ClusterHitsPlot draws the pixels of one cluster coloured by ToT (summed
+// ClusterHits draws the pixels of one cluster coloured by ToT (summed
 // per pixel) or by ToA (the earliest per pixel, ns after the cluster's
 // first hit); empty pixels stay white.
-func ClusterHitsPlot(w io.Writer, hits *pixel.Hits, byToA bool, title, format string) error {
+func ClusterHits(w io.Writer, hits *pixel.Hits, byToA bool, title, format string) error {
 	if hits.Len() == 0 {
 		return fmt.Errorf("the cluster has no hits")
 	}
@@ -528,13 +528,13 @@ func ClusterHitsPlot(w io.Writer, hits *pixel.Hits, byToA bool, title, format st
 	p.X.Label.Text = "x (pixel)"
 	p.Y.Label.Text = "y (pixel)"
 	p.X.Tick.Marker, p.Y.Tick.Marker = pixelTicks{}, pixelTicks{}
-	hm := newHeat(h, grid, onWhite(PlotSize))
+	hm := newHeat(h, grid, onWhite(Width))
 	p.Add(hm)
 	what := "ToT (25 ns)"
 	if byToA {
 		what = "ToA - first (ns)"
 	}
-	return writeFigure(w, p, colourBar(p, hm, false, what), PlotSize, PlotSize, format)
+	return writeFigure(w, p, colourBar(p, hm, false, what), Width, Width, format)
 }
 
 // nanGrid is the histogram's grid with empty pixels as NaN.
@@ -546,9 +546,9 @@ type nanGrid struct {
 
 func (g nanGrid) Z(c, r int) float64 { return g.values[r*g.nx+c] }
 
-// ImagePlot draws a J-PET image (z across, y up, in metres when the pixel
+// Image draws a J-PET image (z across, y up, in metres when the pixel
 // size is known) with a colour bar.
-func ImagePlot(w io.Writer, img jpet.Image, title, format string) error {
+func Image(w io.Writer, img jpet.Image, title, format string) error {
 	if len(img.Values) != img.NZ*img.NY || len(img.Values) == 0 {
 		return fmt.Errorf("image of %d values is not %d x %d", len(img.Values), img.NZ, img.NY)
 	}
@@ -568,50 +568,36 @@ func ImagePlot(w io.Writer, img jpet.Image, title, format string) error {
 	p.Title.Text = title
 	p.X.Label.Text = "z (" + unit + ")"
 	p.Y.Label.Text = "y (" + unit + ")"
-	height := PlotSize * vg.Length(math.Max(0.4, math.Min(1.5, yh/zh)))
+	height := Width * vg.Length(math.Max(0.4, math.Min(1.5, yh/zh)))
 	hm := hplot.NewH2D(h, moreland.BlackBody().Palette(legendColours(height)))
 	if hm.HeatMap.Min > 0 {
 		hm.HeatMap.Min = 0 // activity: the scale starts at none
 	}
 	hm.HeatMap.Rasterized = true
 	p.Add(hm)
-	return writeFigure(w, p, colourBar(p, hm, false, "activity (arbitrary units)"), PlotSize, height, format)
+	return writeFigure(w, p, colourBar(p, hm, false, "activity (arbitrary units)"), Width, height, format)
 }
 
-// ClusterFigures name the overview figures of [WriteClusterPlots].
+// ClusterFigures name the overview figures of [WriteClusterFigures].
 var ClusterFigures = []string{"size", "spectrum", "map", "time"}
 
-// WriteClusterPlots writes the overview figures of a clusters file:
+// WriteClusterFigures writes the overview figures of a clusters file:
 // PREFIX_size, PREFIX_spectrum, PREFIX_map and PREFIX_time, with the
 // format as extension, and returns their names.
-func WriteClusterPlots(prefix string, c *pixel.Clusters, width, height int, format string) ([]string, error) {
+func WriteClusterFigures(prefix string, c *pixel.Clusters, width, height int, format string) ([]string, error) {
 	var names []string
 	draw := map[string]func(io.Writer) error{
-		"size":     func(w io.Writer) error { return ClusterSizePlot(w, c, format) },
-		"spectrum": func(w io.Writer) error { return ClusterSpectrumPlot(w, c, format) },
-		"map":      func(w io.Writer) error { return ClusterMapPlot(w, c, width, height, format) },
-		"time":     func(w io.Writer) error { return ClusterTimePlot(w, c, format) },
+		"size":     func(w io.Writer) error { return ClusterSize(w, c, format) },
+		"spectrum": func(w io.Writer) error { return ClusterSpectrum(w, c, format) },
+		"map":      func(w io.Writer) error { return ClusterMap(w, c, width, height, format) },
+		"time":     func(w io.Writer) error { return ClusterTime(w, c, format) },
 	}
 	for _, fig := range ClusterFigures {
 		name := prefix + "_" + fig + "." + format
-		if err := WriteFile(name, draw[fig]); err != nil {
+		if err := outfile.Write(name, draw[fig]); err != nil {
 			return names, err
 		}
 		names = append(names, name)
 	}
 	return names, nil
-}
-
-// WriteFile creates name (see [CreateFile]) and writes it with draw; the
-// error names the file.
-func WriteFile(name string, draw func(io.Writer) error) error {
-	f, err := outfile.Create(name)
-	if err != nil {
-		return err
-	}
-	if err := draw(f); err != nil {
-		f.Abort()
-		return fmt.Errorf("%s: %w", name, err)
-	}
-	return f.Close()
 }

@@ -1,4 +1,4 @@
-package output
+package plot
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 
 	"gonum.org/v1/plot/vg"
 
+	"github.com/hitflow/hitflow/internal/fixture"
 	"github.com/hitflow/hitflow/jpet"
 	"github.com/hitflow/hitflow/pixel"
 )
@@ -34,24 +35,24 @@ func checkPNG(t *testing.T, name string, draw func(io.Writer) error, w, h int) {
 
 func TestClusterPlots(t *testing.T) {
 	for _, calibrated := range []bool{false, true} {
-		c := concat(simulatedClusters(t, calibrated))
+		c := fixture.Concat(fixture.Clusters(t, calibrated))
 		// 16 x 12 cm and 16 x 16 cm at 96 dpi.
-		checkPNG(t, "size", func(w io.Writer) error { return ClusterSizePlot(w, c, "png") }, 605, 454)
-		checkPNG(t, "spectrum", func(w io.Writer) error { return ClusterSpectrumPlot(w, c, "png") }, 605, 454)
-		checkPNG(t, "time", func(w io.Writer) error { return ClusterTimePlot(w, c, "png") }, 605, 454)
-		checkPNG(t, "map", func(w io.Writer) error { return ClusterMapPlot(w, c, 256, 256, "png") }, 605, 605)
-		checkPNG(t, "map of a row of chips", func(w io.Writer) error { return ClusterMapPlot(w, c, 1027, 256, "png") }, 1369, 685)
+		checkPNG(t, "size", func(w io.Writer) error { return ClusterSize(w, c, "png") }, 605, 454)
+		checkPNG(t, "spectrum", func(w io.Writer) error { return ClusterSpectrum(w, c, "png") }, 605, 454)
+		checkPNG(t, "time", func(w io.Writer) error { return ClusterTime(w, c, "png") }, 605, 454)
+		checkPNG(t, "map", func(w io.Writer) error { return ClusterMap(w, c, 256, 256, "png") }, 605, 605)
+		checkPNG(t, "map of a row of chips", func(w io.Writer) error { return ClusterMap(w, c, 1027, 256, "png") }, 1369, 685)
 		one := &pixel.Hits{}
 		one.AppendRange(&c.Members, c.Start[3], c.Start[4])
 		for _, byToA := range []bool{false, true} {
-			checkPNG(t, "cluster", func(w io.Writer) error { return ClusterHitsPlot(w, one, byToA, "one", "png") }, 605, 605)
+			checkPNG(t, "cluster", func(w io.Writer) error { return ClusterHits(w, one, byToA, "one", "png") }, 605, 605)
 		}
 	}
 	// Small sizes get one bin per size; SVG works; empty input is an error.
-	small := twoClusters(t, false)
-	checkPNG(t, "small sizes", func(w io.Writer) error { return ClusterSizePlot(w, small, "png") }, 605, 454)
+	small := fixture.Two(t, false)
+	checkPNG(t, "small sizes", func(w io.Writer) error { return ClusterSize(w, small, "png") }, 605, 454)
 	var buf bytes.Buffer
-	if err := ClusterMapPlot(&buf, small, 256, 256, "svg"); err != nil || !strings.HasPrefix(buf.String(), "<?xml") {
+	if err := ClusterMap(&buf, small, 256, 256, "svg"); err != nil || !strings.HasPrefix(buf.String(), "<?xml") {
 		t.Fatalf("svg: %v", err)
 	}
 	// Counts on a linear scale, unless a hot pixel's span two decades.
@@ -70,12 +71,12 @@ func TestClusterPlots(t *testing.T) {
 		cl.AddTo(hot, &h)
 		cl.FlushTo(hot)
 		buf.Reset()
-		if err := ClusterMapPlot(&buf, hot, 256, 256, "svg"); err != nil || !strings.Contains(buf.String(), tc.title) {
+		if err := ClusterMap(&buf, hot, 256, 256, "svg"); err != nil || !strings.Contains(buf.String(), tc.title) {
 			t.Fatalf("%d clusters on a pixel: %v, no title %q", tc.hot, err, tc.title)
 		}
 	}
 	empty := &pixel.Clusters{}
-	if err := ClusterSizePlot(&buf, empty, "png"); err == nil {
+	if err := ClusterSize(&buf, empty, "png"); err == nil {
 		t.Fatal("empty clusters plotted")
 	}
 }
@@ -98,7 +99,7 @@ func TestScaleLabels(t *testing.T) {
 	}
 	img := jpet.Image{Values: []float64{0, 60, 120, 184.27}, NZ: 2, NY: 2, Pixel: 0.004}
 	var buf bytes.Buffer
-	if err := ImagePlot(&buf, img, "bar", "svg"); err != nil || !strings.Contains(buf.String(), ">184<") || strings.Contains(buf.String(), "e+02") {
+	if err := Image(&buf, img, "bar", "svg"); err != nil || !strings.Contains(buf.String(), ">184<") || strings.Contains(buf.String(), "e+02") {
 		t.Fatalf("colour bar of an image up to 184.27: %v", err)
 	}
 }
@@ -109,8 +110,8 @@ func TestImagePlot(t *testing.T) {
 		img.Values[i] = float64(i % 75)
 	}
 	// 16 cm wide, 63/75 of that high.
-	checkPNG(t, "image", func(w io.Writer) error { return ImagePlot(w, img, "test", "png") }, 605, 508)
-	if err := ImagePlot(io.Discard, jpet.Image{NZ: 2, NY: 2}, "", "png"); err == nil {
+	checkPNG(t, "image", func(w io.Writer) error { return Image(w, img, "test", "png") }, 605, 508)
+	if err := Image(io.Discard, jpet.Image{NZ: 2, NY: 2}, "", "png"); err == nil {
 		t.Fatal("image without values plotted")
 	}
 }
@@ -129,13 +130,13 @@ func TestHitMapPlot(t *testing.T) {
 	if len(hot) != 1 {
 		t.Fatalf("hot pixels %v", hot)
 	}
-	checkPNG(t, "hit map", func(w io.Writer) error { return HitMapPlot(w, counts, hot, "hits", "png") }, 605, 605)
+	checkPNG(t, "hit map", func(w io.Writer) error { return HitMap(w, counts, hot, "hits", "png") }, 605, 605)
 	wide, _ := pixel.NewHitCounts(1027, 256)
 	wide.Add(&h)
 	// A dot per pixel: wider than the sensor, the colour bar and margins.
-	checkPNG(t, "row of chips", func(w io.Writer) error { return HitMapPlot(w, wide, nil, "hits", "png") }, 1369, 685)
+	checkPNG(t, "row of chips", func(w io.Writer) error { return HitMap(w, wide, nil, "hits", "png") }, 1369, 685)
 	empty, _ := pixel.NewHitCounts(16, 16)
-	if err := HitMapPlot(io.Discard, empty, nil, "none", "png"); err == nil || !strings.Contains(err.Error(), "no hits") {
+	if err := HitMap(io.Discard, empty, nil, "none", "png"); err == nil || !strings.Contains(err.Error(), "no hits") {
 		t.Fatalf("empty hit map: %v", err)
 	}
 }
@@ -183,7 +184,7 @@ func TestPixelTicks(t *testing.T) {
 // (the palette stops short of white), and every colour bar fits its
 // figure, the lowest value's label included.
 func TestPalettesFit(t *testing.T) {
-	cols := onWhite(PlotSize).Colors()
+	cols := onWhite(Width).Colors()
 	_, h := mapSize(1027, 256)
 	if len(cols) != 32 || len(onWhite(h).Colors()) != 32 {
 		t.Fatalf("%d colours", len(cols))
@@ -197,7 +198,7 @@ func TestPalettesFit(t *testing.T) {
 	for _, tc := range []struct {
 		height vg.Length
 		want   int
-	}{{PlotSize, 32}, {PlotSize * 0.4, 16}, {2 * vg.Centimeter, 8}} {
+	}{{Width, 32}, {Width * 0.4, 16}, {2 * vg.Centimeter, 8}} {
 		if got := legendColours(tc.height); got != tc.want {
 			t.Errorf("height %v: %d colours, want %d", tc.height, got, tc.want)
 		}

@@ -1,4 +1,4 @@
-package output
+package plot
 
 import (
 	"fmt"
@@ -14,10 +14,10 @@ import (
 	"github.com/hitflow/hitflow/clue"
 )
 
-// CLUEPlot describes a picture of CLUE's result: the points projected on
+// CLUEOptions describes a picture of CLUE's result: the points projected on
 // two coordinates, coloured by cluster, seeds marked with a black cross,
 // outliers grey.
-type CLUEPlot struct {
+type CLUEOptions struct {
 	X, Y   int      // coordinate indices of the axes
 	Names  []string // the coordinates' column names; x0, x1 ... when empty
 	Layer  *int32   // only this layer, or all when nil
@@ -54,8 +54,8 @@ func hsv(h, s, v float64) color.RGBA {
 	return color.RGBA{uint8(255 * r), uint8(255 * g), uint8(255 * b), 255}
 }
 
-// WriteCLUEPlot draws the picture.
-func WriteCLUEPlot(w io.Writer, pts *clue.Points, r *clue.Result, o CLUEPlot) error {
+// CLUE draws the picture.
+func CLUE(w io.Writer, pts *clue.Points, r *clue.Result, o CLUEOptions) error {
 	if o.X < 0 || o.Y < 0 || o.X >= pts.Dim() || o.Y >= pts.Dim() {
 		return fmt.Errorf("plot axes %d, %d outside the %d coordinates", o.X, o.Y, pts.Dim())
 	}

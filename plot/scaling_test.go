@@ -1,4 +1,4 @@
-package output
+package plot
 
 import (
 	"bytes"
@@ -14,7 +14,7 @@ func TestScalingPlot(t *testing.T) {
 	series := []Series{{Dataset: "gamma", Mode: pixel.Sequential, Workers: []int{1}, Rate: []float64{12}},
 		{Dataset: "gamma", Mode: pixel.LanesMode, Workers: []int{1, 2}, Rate: []float64{10, 19}},
 		{Dataset: "pion45", Mode: pixel.Chunked, Workers: []int{1, 2}, Rate: []float64{8, 15}}}
-	if err := WriteScalingPlot(&buf, "scaling", series, "svg"); err != nil {
+	if err := Scaling(&buf, "scaling", series, "svg"); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{">gamma<", ">pion45<", ">sequential<", ">lanes<", ">chunked<", ">perfect scaling<", ">workers<", ">20<"} {
@@ -34,14 +34,14 @@ func TestScalingPlot(t *testing.T) {
 			Series{Dataset: d, Mode: pixel.Chunked, Workers: []int{1, 2}, Rate: []float64{18, 33}})
 	}
 	buf.Reset()
-	if err := WriteScalingPlot(&buf, "scaling", many, "svg"); err != nil {
+	if err := Scaling(&buf, "scaling", many, "svg"); err != nil {
 		t.Fatal(err)
 	}
 	if svg := buf.String(); strings.Contains(svg, "perfect scaling") || strings.Count(svg, ">pblarge3<") != 1 || strings.Count(svg, ">chunked<") != 1 {
 		t.Errorf("ten sets: guides %v, %d pblarge3, %d chunked", strings.Contains(svg, "perfect scaling"), strings.Count(svg, ">pblarge3<"), strings.Count(svg, ">chunked<"))
 	}
 	buf.Reset()
-	if err := WriteScalingPlot(&buf, "scaling", series, "png"); err != nil {
+	if err := Scaling(&buf, "scaling", series, "png"); err != nil {
 		t.Fatal(err)
 	}
 	img, err := png.Decode(&buf)
@@ -52,7 +52,7 @@ func TestScalingPlot(t *testing.T) {
 	if b := img.Bounds(); b.Dx() != 605 || b.Dy() != 454 {
 		t.Fatalf("image %v", b)
 	}
-	if err := WriteScalingPlot(&buf, "", []Series{{Dataset: "bad", Workers: []int{1}}}, "png"); err == nil {
+	if err := Scaling(&buf, "", []Series{{Dataset: "bad", Workers: []int{1}}}, "png"); err == nil {
 		t.Fatal("series of unequal length accepted")
 	}
 }
