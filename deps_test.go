@@ -16,22 +16,34 @@ func TestDependencyRules(t *testing.T) {
 		t.Fatal("go list did not list the module")
 	}
 	const mod = "github.com/hitflow/hitflow/"
+	// What no algorithm imports: the layers above it and the heavy I/O
+	// and figure libraries.
+	above := []string{mod + "format", mod + "plot", mod + "pixel/pipeline", mod + "cmd", "github.com/spf13",
+		"github.com/apache", "go-hep.org", "gonum.org/v1/plot"}
+	with := func(a []string, more ...string) []string { return append(append([]string{}, a...), more...) }
 	rules := []struct {
 		pkg       string
 		forbidden []string
 	}{
-		{"pixel", []string{mod + "pixel/", mod + "output", mod + "cmd", "github.com/spf13", "go-hep.org", "github.com/apache"}},
-		{"pixel/tpx3", []string{mod + "pixel/pixelsim", mod + "pixel/pipeline", mod + "output", mod + "cmd", "github.com/spf13"}},
-		{"pixel/pixelsim", []string{mod + "pixel/tpx3", mod + "pixel/pipeline", mod + "output", mod + "cmd", "github.com/spf13"}},
-		{"pixel/pipeline", []string{mod + "output", mod + "cmd", "github.com/spf13"}},
-		{"pixel/pixelbench", []string{mod + "pixel/tpx3", mod + "pixel/pipeline", mod + "output", mod + "cmd", "github.com/spf13"}},
-		{"output", []string{mod + "cmd", "github.com/spf13"}},
-		{"clue", []string{mod + "pixel", mod + "clue/", mod + "output", mod + "cmd", "github.com/spf13", "gonum.org/v1/plot"}},
-		{"clue/cluecsv", []string{mod + "pixel", mod + "output", mod + "cmd", "github.com/spf13"}},
-		{"clue/cluesim", []string{mod + "pixel", mod + "output", mod + "cmd", "github.com/spf13"}},
-		{"pixel/tpx3", []string{mod + "clue", mod + "jpet"}},
-		{"jpet", []string{mod + "pixel", mod + "clue", mod + "output", mod + "cmd", "github.com/spf13", "gonum.org/v1/plot"}},
-		{"clue", []string{mod + "jpet"}},
+		// Algorithms: no I/O beyond their own formats, no other domain.
+		{"pixel", with(above, mod+"pixel/", mod+"clue", mod+"jpet")},
+		{"pixel/tpx3", with(above, mod+"pixel/pixelsim", mod+"clue", mod+"jpet")},
+		{"pixel/pixelsim", with(above, mod+"pixel/tpx3", mod+"clue", mod+"jpet")},
+		{"pixel/pixelbench", with(above, mod+"pixel/tpx3", mod+"clue", mod+"jpet")},
+		{"clue", with(above, mod+"pixel", mod+"clue/", mod+"jpet")},
+		{"clue/cluecsv", with(above, mod+"pixel", mod+"jpet")},
+		{"clue/cluesim", with(above, mod+"pixel", mod+"jpet")},
+		{"jpet", with(above, mod+"pixel", mod+"clue")},
+		// Formats: per family, none importing another family, the
+		// dispatch, the figures or the pipelines.
+		{"format/text", []string{mod + "format/columnar", mod + "format/root", mod + "plot", mod + "pixel/pipeline", mod + "cmd", "github.com/spf13", "github.com/apache", "go-hep.org"}},
+		{"format/columnar", []string{mod + "format/text", mod + "format/root", mod + "plot", mod + "pixel/pipeline", mod + "cmd", "github.com/spf13", "go-hep.org"}},
+		{"format/root", []string{mod + "format/text", mod + "format/columnar", mod + "plot", mod + "pixel/pipeline", mod + "cmd", "github.com/spf13", "github.com/apache"}},
+		{"format", []string{mod + "plot", mod + "pixel/pipeline", mod + "cmd", "github.com/spf13"}},
+		// Figures draw; they do not read or write formats.
+		{"plot", []string{mod + "format", mod + "pixel/pipeline", mod + "cmd", "github.com/spf13", "github.com/apache"}},
+		// Pipelines: stages and modes, whatever the output format.
+		{"pixel/pipeline", []string{mod + "format", mod + "plot", mod + "cmd", "github.com/spf13"}},
 	}
 	for _, r := range rules {
 		deps, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}", "./"+r.pkg).Output()

@@ -3,6 +3,7 @@ package clue
 import (
 	"fmt"
 	"math"
+	"slices"
 )
 
 // Points are weighted points as structure of arrays: Coords[d][i] is
@@ -72,4 +73,20 @@ type Result struct {
 	ClusterID []int32 // -1 for outliers and their followers
 	Clusters  int     // number of seeds
 	Outliers  int     // points with cluster id -1
+}
+
+// Grow makes room for n more points in every column.
+func (r *Result) Grow(n int) {
+	r.Rho, r.Delta, r.NH = slices.Grow(r.Rho, n), slices.Grow(r.Delta, n), slices.Grow(r.NH, n)
+	r.IsSeed, r.ClusterID = slices.Grow(r.IsSeed, n), slices.Grow(r.ClusterID, n)
+}
+
+// Count sets Clusters and Outliers from IsSeed and ClusterID: for a
+// result read back from a file.
+func (r *Result) Count() {
+	r.Clusters, r.Outliers = 0, 0
+	for i, s := range r.IsSeed {
+		r.Clusters += b2i(s)
+		r.Outliers += b2i(r.ClusterID[i] < 0)
+	}
 }

@@ -17,8 +17,8 @@ import (
 	"github.com/hitflow/hitflow/clue"
 	"github.com/hitflow/hitflow/clue/cluecsv"
 	"github.com/hitflow/hitflow/clue/cluesim"
+	"github.com/hitflow/hitflow/format"
 	"github.com/hitflow/hitflow/internal/outfile"
-	"github.com/hitflow/hitflow/output"
 	"github.com/hitflow/hitflow/plot"
 )
 
@@ -141,7 +141,7 @@ func runClue(ctx context.Context, o clueOptions, in string, stdout, stderr io.Wr
 		return stopped(ctx, "nothing written")
 	}
 	if o.out != os.DevNull {
-		if err := output.WriteCLUE(o.out, stdout, tab, r); err != nil {
+		if err := format.WriteCLUE(o.out, stdout, tab, r); err != nil {
 			return formatError(err)
 		}
 	}

@@ -11,8 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hitflow/hitflow/format"
 	"github.com/hitflow/hitflow/internal/outfile"
-	"github.com/hitflow/hitflow/output"
 	"github.com/hitflow/hitflow/pixel"
 	"github.com/hitflow/hitflow/pixel/pipeline"
 	"github.com/hitflow/hitflow/pixel/pixelsim"
@@ -245,14 +245,14 @@ func createClusterOutputs(job *pipeline.Job, o clusterOptions, stdout io.Writer)
 			outs.abort()
 		}
 	}()
-	cw, err := output.CreateClusters(o.out, stdout)
+	cw, err := format.CreateClusters(o.out, stdout)
 	if err != nil {
 		return nil, formatError(err)
 	}
 	job.Clusters = cw
 	outs.add(cw.Close, func() { outfile.Abort(cw) })
 	if o.hits != "" {
-		hw, err := output.CreateHits(o.hits, stdout)
+		hw, err := format.CreateHits(o.hits, stdout)
 		if err != nil {
 			return nil, formatError(err)
 		}
@@ -297,7 +297,7 @@ func builtinSample() (pipeline.Source, error) {
 
 // formatError makes an unknown output format a usage error.
 func formatError(err error) error {
-	if errors.Is(err, output.ErrUnknownFormat) {
+	if errors.Is(err, format.ErrUnknownFormat) {
 		return usageError{err}
 	}
 	return err

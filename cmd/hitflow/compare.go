@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/hitflow/hitflow/output"
+	"github.com/hitflow/hitflow/format"
 	"github.com/hitflow/hitflow/pixel"
 )
 
@@ -42,7 +42,7 @@ twin in the other file.`,
 					return stopped(ctx, "")
 				}
 				var err error
-				if sets[i], err = output.ReadHits(name); err != nil {
+				if sets[i], err = format.ReadHits(name); err != nil {
 					return err
 				}
 			}

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/hitflow/hitflow/output"
+	"github.com/hitflow/hitflow/format"
 )
 
 // TestClusterFormats writes the same clustering as CSV, Parquet and ROOT,
@@ -31,7 +31,7 @@ func TestClusterFormats(t *testing.T) {
 		if code != 0 || m == nil {
 			t.Fatalf("%s: exit %d: %s", ext, code, stderr)
 		}
-		c, err := output.ReadClusters(out)
+		c, err := format.ReadClusters(out)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -18,9 +18,9 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/hitflow/hitflow/format/columnar"
 	"github.com/hitflow/hitflow/internal/outfile"
 	"github.com/hitflow/hitflow/jpet"
-	"github.com/hitflow/hitflow/output"
 	"github.com/hitflow/hitflow/plot"
 )
 
@@ -133,7 +133,7 @@ PREFIX_emitted.nrrd, PREFIX_detected.nrrd and PREFIX_naive.nrrd.`,
 				}
 			}
 			if parquet {
-				if err := outfile.Write(out+".parquet", func(w io.Writer) error { return output.WriteEventsParquet(w, sim.Events) }); err != nil {
+				if err := outfile.Write(out+".parquet", func(w io.Writer) error { return columnar.WriteEvents(w, sim.Events) }); err != nil {
 					return err
 				}
 			}
@@ -425,7 +425,7 @@ func readEvents(ctx context.Context, name string) ([]jpet.Event, error) {
 		return nil, err
 	}
 	if format == ".parquet" {
-		return output.ReadEventsParquet(name)
+		return columnar.ReadEvents(name)
 	}
 	f, err := os.Open(name)
 	if err != nil {

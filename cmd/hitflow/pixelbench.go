@@ -13,9 +13,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hitflow/hitflow/format"
 	"github.com/hitflow/hitflow/internal/cputime"
 	"github.com/hitflow/hitflow/internal/outfile"
-	"github.com/hitflow/hitflow/output"
 	"github.com/hitflow/hitflow/pixel"
 	"github.com/hitflow/hitflow/pixel/pipeline"
 	"github.com/hitflow/hitflow/pixel/pixelbench"
@@ -313,7 +313,7 @@ func endToEnd(ctx context.Context, in e2eInput, out string, mode pixel.Mode, wor
 		return pipeline.Summary{}, 0, err
 	}
 	defer f.Close()
-	cw, err := output.CreateClusters(out, nil)
+	cw, err := format.CreateClusters(out, nil)
 	if err != nil {
 		return pipeline.Summary{}, 0, err
 	}

@@ -9,9 +9,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hitflow/hitflow/format"
 	"github.com/hitflow/hitflow/internal/outfile"
 	"github.com/hitflow/hitflow/jpet"
-	"github.com/hitflow/hitflow/output"
 	"github.com/hitflow/hitflow/pixel"
 	"github.com/hitflow/hitflow/plot"
 )
@@ -79,7 +79,7 @@ func runPlot(ctx context.Context, o plotOptions, in string, stdout io.Writer) er
 	if o.by != "tot" && o.by != "toa" {
 		return usagef("--by %q: want tot or toa", o.by)
 	}
-	kind, err := output.Kind(in)
+	kind, err := format.Kind(in)
 	if err != nil {
 		return formatError(err)
 	}
@@ -113,7 +113,7 @@ func runPlot(ctx context.Context, o plotOptions, in string, stdout io.Writer) er
 }
 
 func plotClusters(ctx context.Context, o plotOptions, in string) ([]string, error) {
-	c, err := output.ReadClusters(in)
+	c, err := format.ReadClusters(in)
 	if err != nil {
 		return nil, err
 	}
@@ -130,7 +130,7 @@ func plotClusters(ctx context.Context, o plotOptions, in string) ([]string, erro
 	var hits *pixel.Hits
 	switch {
 	case o.hits != "":
-		l, err := output.ReadHits(o.hits)
+		l, err := format.ReadHits(o.hits)
 		if err != nil {
 			return nil, err
 		}
@@ -165,7 +165,7 @@ func clusterFigure(o plotOptions) string {
 }
 
 func plotCLUE(ctx context.Context, o plotOptions, in string) ([]string, error) {
-	tab, r, err := output.ReadCLUE(in)
+	tab, r, err := format.ReadCLUE(in)
 	if err != nil {
 		return nil, err
 	}

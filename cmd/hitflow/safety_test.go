@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hitflow/hitflow/output"
+	"github.com/hitflow/hitflow/format"
 )
 
 // TestMain lets the test binary run as hitflow itself, for the tests that
@@ -138,7 +138,7 @@ func TestInterruptedCommands(t *testing.T) {
 			t.Errorf("%v: exit %d: %s", tc.args, code, errb.String())
 		}
 		for _, name := range tc.written {
-			if _, err := output.ReadClusters(in(name)); err != nil {
+			if _, err := format.ReadClusters(in(name)); err != nil {
 				t.Errorf("%v: %v", tc.args, err)
 			}
 			os.Remove(in(name))
@@ -209,7 +209,7 @@ func TestSignals(t *testing.T) {
 			if status != 128+int(sig) || !strings.Contains(stderr.String(), "interrupted") {
 				t.Fatalf("exit %d (%v): %s", status, err, stderr.String())
 			}
-			c, err := output.ReadClusters(out)
+			c, err := format.ReadClusters(out)
 			if err != nil || c.Len() == 0 {
 				t.Fatalf("output after %v: %v clusters, %v", sig, c, err)
 			}

@@ -7,7 +7,7 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/hitflow/hitflow/output"
+	"github.com/hitflow/hitflow/format/columnar"
 	"github.com/hitflow/hitflow/pixel"
 	"github.com/hitflow/hitflow/pixel/pixelsim"
 	"github.com/hitflow/hitflow/pixel/tpx3"
@@ -34,7 +34,7 @@ func BenchmarkMemory(b *testing.B) {
 						}
 						pw.CloseWithError(err)
 					}()
-					cw, _ := output.NewClusterParquet(io.Discard)
+					cw, _ := columnar.NewClusterParquet(io.Discard)
 					layout, _ := tpx3.LayoutByName("single")
 					var ms runtime.MemStats
 					batches := 0

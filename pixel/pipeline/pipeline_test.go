@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hitflow/hitflow/output"
+	"github.com/hitflow/hitflow/format/text"
 	"github.com/hitflow/hitflow/pixel"
 	"github.com/hitflow/hitflow/pixel/pixelsim"
 	"github.com/hitflow/hitflow/pixel/tpx3"
@@ -52,7 +52,7 @@ func run(t *testing.T, ctx context.Context, unsorted pixel.Time, def pixel.Defin
 func runMode(t *testing.T, ctx context.Context, unsorted pixel.Time, def pixel.Definition, mode pixel.Mode, workers int, data ...[]byte) result {
 	t.Helper()
 	var cbuf, hbuf bytes.Buffer
-	cw, _ := output.NewClusterCSV(&cbuf)
+	cw, _ := text.NewClusterCSV(&cbuf)
 	hw := tpx3.NewCSVWriter(&hbuf, true)
 	layout, _ := tpx3.LayoutByName("single")
 	job := Job{
@@ -131,7 +131,7 @@ func TestSorterKeepsEnergies(t *testing.T) {
 			t.Fatal(err)
 		}
 		var buf bytes.Buffer
-		cw, _ := output.NewClusterCSV(&buf)
+		cw, _ := text.NewClusterCSV(&buf)
 		layout, _ := tpx3.LayoutByName("single")
 		_, err = Run(context.Background(), Job{
 			Sources:  []Source{{Name: "a.tpx3", R: bytes.NewReader(simulateTPX3(t, "gamma", 200000, disorder))}},
@@ -236,7 +236,7 @@ func TestCancel(t *testing.T) {
 		if !errors.Is(r.err, context.Canceled) {
 			t.Fatalf("error %v", r.err)
 		}
-		if !strings.HasPrefix(r.clusters, output.ClusterCSVHeader) {
+		if !strings.HasPrefix(r.clusters, text.ClusterCSVHeader) {
 			t.Fatal("writers not flushed on cancel")
 		}
 	}
@@ -267,7 +267,7 @@ func TestCancelMidRun(t *testing.T) {
 	for _, mode := range []pixel.Mode{pixel.Sequential, pixel.LanesMode, pixel.Chunked} {
 		ctx, cancel := context.WithCancel(context.Background())
 		var cbuf, hbuf bytes.Buffer
-		cw, _ := output.NewClusterCSV(&cbuf)
+		cw, _ := text.NewClusterCSV(&cbuf)
 		hw := tpx3.NewCSVWriter(&hbuf, true)
 		job := Job{Reader: tpx3.Options{Layout: layout}, Unsorted: 100 * pixel.Microsecond, Cluster: pixel.DefaultConfig(),
 			Mode: mode, Workers: 2, Clusters: &cancellingWriter{ClusterSink: cw, cancel: cancel}, Hits: hw,
@@ -346,7 +346,7 @@ func TestSlowWriter(t *testing.T) {
 	data := simulateTPX3(t, "gamma", 600000, 0)
 	want := run(t, context.Background(), 0, pixel.Local, data)
 	var cbuf bytes.Buffer
-	cw, _ := output.NewClusterCSV(&cbuf)
+	cw, _ := text.NewClusterCSV(&cbuf)
 	sw := &slowWriter{ClusterSink: cw}
 	layout, _ := tpx3.LayoutByName("single")
 	job := Job{Reader: tpx3.Options{Layout: layout}, Cluster: pixel.DefaultConfig(), Clusters: sw,
@@ -438,7 +438,7 @@ func hotPixelRun(t *testing.T, n int, hot bool) []byte {
 func runHot(t *testing.T, raw []byte, mode pixel.Mode, mask *pixel.Mask) result {
 	t.Helper()
 	var cbuf, hbuf bytes.Buffer
-	cw, _ := output.NewClusterCSV(&cbuf)
+	cw, _ := text.NewClusterCSV(&cbuf)
 	hw := tpx3.NewCSVWriter(&hbuf, true)
 	cfg := pixel.DefaultConfig()
 	cfg.DtMax, cfg.MemberLimit = pixel.Microsecond, 1000

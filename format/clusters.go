@@ -1,0 +1,147 @@
+package format
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/hitflow/hitflow/format/columnar"
+	"github.com/hitflow/hitflow/format/root"
+	"github.com/hitflow/hitflow/format/text"
+	"github.com/hitflow/hitflow/internal/outfile"
+	"github.com/hitflow/hitflow/pixel"
+	"github.com/hitflow/hitflow/pixel/tpx3"
+)
+
+// ClusterWriter writes batches of pixel clusters.
+type ClusterWriter interface {
+	Write(c *pixel.Clusters) error
+	// NeedsMembers reports whether the writer uses the clusters' hits.
+	NeedsMembers() bool
+	Close() error // flushes; does not close the underlying writer
+}
+
+// ErrUnknownFormat is returned for a file extension without a writer.
+var ErrUnknownFormat = errors.New("unknown format")
+
+// CreateClusters creates the clusters file name in the format its
+// extension says: .csv, .clog, .parquet, .arrow or .root; "-" writes CSV to
+// stdout, and os.DevNull nothing (the clusters are not even formatted).
+// Close flushes and closes the file.
+func CreateClusters(name string, stdout io.Writer) (ClusterWriter, error) {
+	if name == os.DevNull {
+		return discard{}, nil
+	}
+	var open func(io.Writer) (ClusterWriter, error)
+	switch ext := extension(name); ext {
+	case ".csv":
+		open = func(w io.Writer) (ClusterWriter, error) { return text.NewClusterCSV(w) }
+	case ".clog":
+		open = func(w io.Writer) (ClusterWriter, error) { return text.NewCLog(w), nil }
+	case ".parquet":
+		open = func(w io.Writer) (ClusterWriter, error) { return columnar.NewClusterParquet(w) }
+	case ".arrow":
+		open = func(w io.Writer) (ClusterWriter, error) { return columnar.NewClusterArrow(w) }
+	case ".root":
+		return root.CreateClusters(name)
+	default:
+		return nil, fmt.Errorf("%s: %w %q (want .csv, .clog, .parquet, .arrow or .root)", name, ErrUnknownFormat, ext)
+	}
+	w, err := outfile.CreateWriter(name, stdout)
+	if err != nil {
+		return nil, err
+	}
+	cw, err := open(w)
+	if err != nil {
+		w.Abort()
+		return nil, err
+	}
+	return fileClusterWriter{cw, w}, nil
+}
+
+// extension is the lower-case extension of name that says its format;
+// standard output ("-") takes CSV.
+func extension(name string) string {
+	if name == outfile.Stdout {
+		return ".csv"
+	}
+	return strings.ToLower(filepath.Ext(name))
+}
+
+// fileClusterWriter closes the file after the writer.
+type fileClusterWriter struct {
+	ClusterWriter
+	f outfile.Writer
+}
+
+func (f fileClusterWriter) Close() error { return closeWith(f.ClusterWriter.Close, f.f) }
+
+func (f fileClusterWriter) Abort() { f.f.Abort() }
+
+// closeWith closes the writer of f, then puts f in place; if the writer
+// fails, f is discarded.
+func closeWith(closeWriter func() error, f outfile.Writer) error {
+	if err := closeWriter(); err != nil {
+		f.Abort()
+		return err
+	}
+	return f.Close()
+}
+
+// HitWriter writes the hits of clusters with their cluster ids.
+type HitWriter interface {
+	WriteMembers(c *pixel.Clusters) error
+	Close() error
+}
+
+// CreateHits creates a per-hit label file: .csv (x,y,toa_ns,tot,cluster,
+// with energy_kev before cluster for calibrated hits), .parquet or .arrow
+// (with energy_kev, null without calibration); "-" writes CSV to stdout,
+// and os.DevNull nothing. Close flushes and closes the file.
+func CreateHits(name string, stdout io.Writer) (HitWriter, error) {
+	if name == os.DevNull {
+		return discard{}, nil
+	}
+	var open func(io.Writer) (HitWriter, error)
+	switch ext := extension(name); ext {
+	case ".csv":
+		open = func(w io.Writer) (HitWriter, error) { return tpx3.NewCSVWriter(w, true), nil }
+	case ".parquet":
+		open = func(w io.Writer) (HitWriter, error) { return columnar.NewHitParquet(w) }
+	case ".arrow":
+		open = func(w io.Writer) (HitWriter, error) { return columnar.NewHitArrow(w) }
+	default:
+		return nil, fmt.Errorf("%s: %w %q (want .csv, .parquet or .arrow)", name, ErrUnknownFormat, ext)
+	}
+	w, err := outfile.CreateWriter(name, stdout)
+	if err != nil {
+		return nil, err
+	}
+	hw, err := open(w)
+	if err != nil {
+		w.Abort()
+		return nil, err
+	}
+	return fileHitWriter{hw, w}, nil
+}
+
+// discard is the writer of os.DevNull: a run timed or checked without
+// output pays nothing for it.
+type discard struct{}
+
+func (discard) Write(*pixel.Clusters) error        { return nil }
+func (discard) WriteMembers(*pixel.Clusters) error { return nil }
+func (discard) NeedsMembers() bool                 { return false }
+func (discard) Close() error                       { return nil }
+
+type fileHitWriter struct {
+	HitWriter
+	f outfile.Writer
+}
+
+func (f fileHitWriter) Close() error { return closeWith(f.HitWriter.Close, f.f) }
+
+func (f fileHitWriter) Abort() { f.f.Abort() }

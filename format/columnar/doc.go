@@ -1,0 +1,17 @@
+// Package columnar writes hitflow's tables as Apache Parquet and Arrow IPC
+// files with arrow-go, and reads the Parquet files back.
+//
+//	clusters  ClusterFields: NewClusterParquet, NewClusterArrow, ReadClusters
+//	hits      HitFields (one row per hit with its cluster id): NewHitParquet,
+//	          NewHitArrow, ReadHits
+//	CLUE      the coordinates, layer, weight and result columns:
+//	          WriteCLUEParquet, WriteCLUEArrow, ReadCLUE
+//	J-PET     EventFields (z_u, z_d, dl as float32): WriteEvents, ReadEvents
+//
+// Parquet files are Snappy-compressed in row groups of 65,536 rows, the
+// columns of a row group encoded in parallel; Arrow files are
+// uncompressed, the fastest to write. Arrow files are not read back:
+// arrow-go's IPC reader trusts the counts in a file, so a damaged one can
+// make it allocate without bound. A table from elsewhere converts with
+// ClustersFromTable, HitsFromTable and CLUEFromTable.
+package columnar

@@ -1,0 +1,205 @@
+package columnar
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/hitflow/hitflow/clue"
+	"github.com/hitflow/hitflow/clue/cluecsv"
+	"github.com/hitflow/hitflow/internal/damage"
+	"github.com/hitflow/hitflow/pixel"
+)
+
+// readParquet reads a Parquet file into an Arrow table and checks that it
+// has the columns of fields.
+func readParquet(name string, fields []arrow.Field) (arrow.Table, error) {
+	rdr, fr, err := openParquet(name)
+	if err != nil {
+		return nil, err
+	}
+	defer rdr.Close()
+	tbl, err := fr.ReadTable(context.Background())
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if err := checkColumns(name, tbl, fields); err != nil {
+		tbl.Release()
+		return nil, err
+	}
+	return tbl, nil
+}
+
+// openParquet opens a Parquet file for reading as Arrow columns, without
+// the Arrow schema a writer may store in the footer: arrow-go decodes it
+// with the IPC reader, which trusts its counts (see arrowNotRead), and
+// fuzzing found damaged footers that made it allocate 236 GB. The Parquet
+// logical types give back every type hitflow writes.
+func openParquet(name string) (*file.Reader, *pqarrow.FileReader, error) {
+	rdr, err := file.OpenParquetFile(name, false)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", name, err)
+	}
+	md := rdr.MetaData()
+	kept := md.FileMetaData.KeyValueMetadata[:0]
+	for _, kv := range md.FileMetaData.KeyValueMetadata {
+		if kv.Key != "ARROW:schema" {
+			kept = append(kept, kv)
+		}
+	}
+	md.FileMetaData.KeyValueMetadata = kept
+	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
+	if err != nil {
+		rdr.Close()
+		return nil, nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return rdr, fr, nil
+}
+
+// checkColumns reports a column of fields missing from the table.
+func checkColumns(name string, tbl arrow.Table, fields []arrow.Field) error {
+	for _, want := range fields {
+		idx := tbl.Schema().FieldIndices(want.Name)
+		if len(idx) != 1 || !arrow.TypeEqual(tbl.Schema().Field(idx[0]).Type, want.Type) {
+			return fmt.Errorf("%s: no column %s of type %s", name, want.Name, want.Type)
+		}
+	}
+	return nil
+}
+
+// eachChunk calls fn with every chunk of the named column.
+func eachChunk(tbl arrow.Table, col string, fn func(a arrow.Array)) {
+	for _, c := range tbl.Column(tbl.Schema().FieldIndices(col)[0]).Data().Chunks() {
+		fn(c)
+	}
+}
+
+// ClustersFromTable converts a table with the columns of [ClusterFields]
+// (read from Parquet or Arrow), checked first; name is for messages.
+func ClustersFromTable(name string, tbl arrow.Table) (*pixel.Clusters, error) {
+	if err := checkColumns(name, tbl, ClusterFields); err != nil {
+		return nil, err
+	}
+	c := &pixel.Clusters{}
+	c.Reset()
+	eachChunk(tbl, "id", func(a arrow.Array) { c.ID = append(c.ID, a.(*array.Int64).Int64Values()...) })
+	eachChunk(tbl, "size", func(a arrow.Array) { c.Size = append(c.Size, a.(*array.Int32).Int32Values()...) })
+	eachChunk(tbl, "toa_ns", func(a arrow.Array) {
+		for _, v := range a.(*array.Float64).Float64Values() {
+			c.FirstToA = append(c.FirstToA, pixel.TimeFromNs(v))
+		}
+	})
+	i := 0
+	eachChunk(tbl, "span_ns", func(a arrow.Array) {
+		for _, v := range a.(*array.Float64).Float64Values() {
+			c.LastToA = append(c.LastToA, c.FirstToA[i]+pixel.TimeFromNs(v))
+			i++
+		}
+	})
+	eachChunk(tbl, "tot_sum", func(a arrow.Array) { c.ToTSum = append(c.ToTSum, a.(*array.Int64).Int64Values()...) })
+	eachChunk(tbl, "energy_kev", func(a arrow.Array) {
+		c.Calibrated = a.NullN() == 0 && a.Len() > 0
+		c.ESum = append(c.ESum, a.(*array.Float64).Float64Values()...)
+	})
+	if !c.Calibrated {
+		clear(c.ESum)
+	}
+	f64 := func(col string, dst *[]float64) {
+		eachChunk(tbl, col, func(a arrow.Array) { *dst = append(*dst, a.(*array.Float64).Float64Values()...) })
+	}
+	u16 := func(col string, dst *[]uint16) {
+		eachChunk(tbl, col, func(a arrow.Array) { *dst = append(*dst, a.(*array.Uint16).Uint16Values()...) })
+	}
+	f64("x", &c.X)
+	f64("y", &c.Y)
+	u16("xmin", &c.XMin)
+	u16("xmax", &c.XMax)
+	u16("ymin", &c.YMin)
+	u16("ymax", &c.YMax)
+	f64("max", &c.Max)
+	return c, nil
+}
+
+// HitsFromTable converts a table with the columns of [HitFields], checked
+// first; name is for messages.
+func HitsFromTable(name string, tbl arrow.Table) (*pixel.Labelled, error) {
+	if err := checkColumns(name, tbl, HitFields); err != nil {
+		return nil, err
+	}
+	l := &pixel.Labelled{}
+	h := &l.Hits
+	eachChunk(tbl, "x", func(a arrow.Array) { h.X = append(h.X, a.(*array.Uint16).Uint16Values()...) })
+	eachChunk(tbl, "y", func(a arrow.Array) { h.Y = append(h.Y, a.(*array.Uint16).Uint16Values()...) })
+	eachChunk(tbl, "toa_ns", func(a arrow.Array) {
+		for _, v := range a.(*array.Float64).Float64Values() {
+			h.ToA = append(h.ToA, pixel.TimeFromNs(v))
+		}
+	})
+	eachChunk(tbl, "tot", func(a arrow.Array) { h.ToT = append(h.ToT, a.(*array.Uint16).Uint16Values()...) })
+	calibrated := true
+	eachChunk(tbl, "energy_kev", func(a arrow.Array) {
+		calibrated = calibrated && a.NullN() == 0
+		h.E = append(h.E, a.(*array.Float32).Float32Values()...)
+	})
+	if !calibrated {
+		h.E = nil
+	}
+	eachChunk(tbl, "cluster", func(a arrow.Array) { l.Labels = append(l.Labels, a.(*array.Int64).Int64Values()...) })
+	return l, nil
+}
+
+// ReadClusters reads a Parquet file of [ClusterFields].
+func ReadClusters(name string) (c *pixel.Clusters, err error) {
+	defer damage.Recover(name, &err)
+	tbl, err := readParquet(name, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer tbl.Release()
+	return ClustersFromTable(name, tbl)
+}
+
+// ReadHits reads a Parquet file of [HitFields].
+func ReadHits(name string) (l *pixel.Labelled, err error) {
+	defer damage.Recover(name, &err)
+	tbl, err := readParquet(name, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer tbl.Release()
+	return HitsFromTable(name, tbl)
+}
+
+// ReadCLUE reads a Parquet file written by [WriteCLUEParquet].
+func ReadCLUE(name string) (t *cluecsv.Table, r *clue.Result, err error) {
+	defer damage.Recover(name, &err)
+	tbl, err := readParquet(name, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer tbl.Release()
+	return CLUEFromTable(name, tbl)
+}
+
+// Kind says what a Parquet result file holds, "clusters" or "clue", from
+// the schema in its footer, without reading the columns.
+func Kind(name string) (kind string, err error) {
+	defer damage.Recover(name, &err)
+	rdr, fr, err := openParquet(name)
+	if err != nil {
+		return "", err
+	}
+	defer rdr.Close()
+	schema, err := fr.Schema()
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", name, err)
+	}
+	if len(schema.FieldIndices("tot_sum")) > 0 {
+		return "clusters", nil
+	}
+	return "clue", nil
+}

@@ -1,0 +1,106 @@
+package format
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/hitflow/hitflow/clue"
+	"github.com/hitflow/hitflow/clue/cluecsv"
+	"github.com/hitflow/hitflow/format/columnar"
+	"github.com/hitflow/hitflow/format/root"
+	"github.com/hitflow/hitflow/format/text"
+	"github.com/hitflow/hitflow/internal/damage"
+	"github.com/hitflow/hitflow/pixel"
+	"github.com/hitflow/hitflow/pixel/tpx3"
+)
+
+// ReadClusters reads a clusters file written by hitflow (.csv, .parquet or
+// .root) whole. The ROOT format carries the hits of each cluster, which
+// come back as Members. Arrow files are refused (see arrowNotRead).
+func ReadClusters(name string) (*pixel.Clusters, error) {
+	switch ext := extension(name); ext {
+	case ".csv":
+		return text.ReadClusters(name)
+	case ".parquet":
+		return columnar.ReadClusters(name)
+	case ".root":
+		return root.ReadClusters(name)
+	case ".arrow":
+		return nil, arrowNotRead(name, tablesRead)
+	default:
+		return nil, fmt.Errorf("%s: cannot read clusters from %q files (want %s)", name, ext, tablesRead)
+	}
+}
+
+// ReadHits reads a per-hit label file (.csv or .parquet) written by
+// [CreateHits].
+func ReadHits(name string) (l *pixel.Labelled, err error) {
+	switch ext := extension(name); ext {
+	case ".csv":
+		defer damage.Recover(name, &err)
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		return tpx3.ReadLabelled(f, name)
+	case ".parquet":
+		return columnar.ReadHits(name)
+	case ".arrow":
+		return nil, arrowNotRead(name, hitsRead)
+	default:
+		return nil, fmt.Errorf("%s: %w %q for hits (want %s)", name, ErrUnknownFormat, ext, hitsRead)
+	}
+}
+
+// ReadCLUE reads a file written by [WriteCLUE].
+func ReadCLUE(name string) (*cluecsv.Table, *clue.Result, error) {
+	switch ext := extension(name); ext {
+	case ".csv":
+		return text.ReadCLUE(name)
+	case ".parquet":
+		return columnar.ReadCLUE(name)
+	case ".root":
+		return root.ReadCLUE(name)
+	case ".arrow":
+		return nil, nil, arrowNotRead(name, tablesRead)
+	default:
+		return nil, nil, fmt.Errorf("%s: %w %q (want %s)", name, ErrUnknownFormat, ext, tablesRead)
+	}
+}
+
+// Kind says what a result file holds: "clusters", "clue" or "pet" (an
+// NRRD image), from its extension and its columns, header or trees.
+func Kind(name string) (string, error) {
+	switch ext := extension(name); ext {
+	case ".nrrd":
+		return "pet", nil
+	case ".csv":
+		return text.Kind(name)
+	case ".parquet":
+		return columnar.Kind(name)
+	case ".root":
+		return root.Kind(name)
+	case ".clog":
+		return "", fmt.Errorf("%s: .clog files are written, not read; plot the .csv, .parquet or .root", name)
+	case ".arrow":
+		return "", arrowNotRead(name, tablesRead)
+	default:
+		return "", fmt.Errorf("%s: %w %q", name, ErrUnknownFormat, ext)
+	}
+}
+
+// arrowNotRead is the error for reading an Arrow IPC file: hitflow writes
+// them for other tools but does not read them back, because arrow-go's IPC
+// reader trusts the counts in the file, and fuzzing found a damaged field
+// count that made it allocate 300 GB, a crash no recover can catch.
+// The error names the formats that are read in its place (want).
+func arrowNotRead(name, want string) error {
+	return fmt.Errorf("%s: Arrow files are written for pyarrow, polars or pandas, not read back by hitflow; use %s", name, want)
+}
+
+// The formats read back: of clusters and CLUE results, and of hits.
+const (
+	tablesRead = ".parquet, .csv or .root"
+	hitsRead   = ".parquet or .csv"
+)

@@ -1,0 +1,132 @@
+package root
+
+import (
+	"fmt"
+
+	"github.com/hitflow/hitflow/clue"
+	"github.com/hitflow/hitflow/clue/cluecsv"
+	"go-hep.org/x/hep/groot"
+	"go-hep.org/x/hep/groot/rtree"
+)
+
+// clueEntry is one entry of the clue tree.
+type clueEntry struct {
+	coords             []float64
+	layer              int32
+	weight, rho, delta float64
+	nh, clusterID      int32
+	isSeed             bool
+	hasLayer           bool
+	coordNames         []string
+}
+
+func newCLUEEntry(coords []string, hasLayer bool) *clueEntry {
+	return &clueEntry{coords: make([]float64, len(coords)), coordNames: coords, hasLayer: hasLayer}
+}
+
+func (e *clueEntry) vars() []rtree.WriteVar {
+	var v []rtree.WriteVar
+	for d, name := range e.coordNames {
+		v = append(v, rtree.WriteVar{Name: name, Value: &e.coords[d]})
+	}
+	if e.hasLayer {
+		v = append(v, rtree.WriteVar{Name: "layer", Value: &e.layer})
+	}
+	return append(v, rtree.WriteVar{Name: "weight", Value: &e.weight}, rtree.WriteVar{Name: "rho", Value: &e.rho},
+		rtree.WriteVar{Name: "delta", Value: &e.delta}, rtree.WriteVar{Name: "nh", Value: &e.nh},
+		rtree.WriteVar{Name: "isSeed", Value: &e.isSeed}, rtree.WriteVar{Name: "clusterId", Value: &e.clusterID})
+}
+
+// WriteCLUE writes the points and CLUE's result as a TTree "clue", one
+// entry per point: the coordinates, layer (when the input had one),
+// weight, rho, delta, nh, isSeed and clusterId.
+func WriteCLUE(name string, t *cluecsv.Table, r *clue.Result) error {
+	f, out, err := createROOT(name)
+	if err != nil {
+		return err
+	}
+	e := newCLUEEntry(t.Coords, t.Layer)
+	tw, err := rtree.NewWriter(f, "clue", e.vars(), rtree.WithZstd(1), rtree.WithTitle("hitflow CLUE result"))
+	if err == nil {
+		err = completeStreamers(f)
+	}
+	if err != nil {
+		return closeROOT(f, out, err)
+	}
+	p := &t.Points
+	for i := range p.Len() {
+		for d := range p.Coords {
+			e.coords[d] = p.Coords[d][i]
+		}
+		if t.Layer {
+			e.layer = p.Layer[i]
+		}
+		e.weight, e.rho, e.delta, e.nh = p.Weight[i], r.Rho[i], r.Delta[i], r.NH[i]
+		e.isSeed, e.clusterID = r.IsSeed[i], r.ClusterID[i]
+		if _, err = tw.Write(); err != nil {
+			break
+		}
+	}
+	if cerr := tw.Close(); err == nil {
+		err = cerr
+	}
+	return closeROOT(f, out, err)
+}
+
+func readCLUEROOT(name string) (*cluecsv.Table, *clue.Result, error) {
+	f, err := groot.Open(name)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w", err)
+	}
+	defer f.Close()
+	obj, err := f.Get("clue")
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", name, err)
+	}
+	tree, ok := obj.(rtree.Tree)
+	if !ok {
+		return nil, nil, fmt.Errorf("%s: clue is a %s, not a TTree", name, obj.Class())
+	}
+	t := &cluecsv.Table{}
+	for _, b := range tree.Branches() {
+		if b.Name() == "weight" {
+			break
+		}
+		if b.Name() == "layer" {
+			t.Layer = true
+			continue
+		}
+		t.Coords = append(t.Coords, b.Name())
+	}
+	e := newCLUEEntry(t.Coords, t.Layer)
+	var rvars []rtree.ReadVar
+	for _, v := range e.vars() {
+		rvars = append(rvars, rtree.ReadVar{Name: v.Name, Value: v.Value})
+	}
+	rd, err := rtree.NewReader(tree, rvars)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", name, err)
+	}
+	defer rd.Close()
+	p := &t.Points
+	p.Coords = make([][]float64, len(t.Coords))
+	r := &clue.Result{}
+	r.Grow(int(tree.Entries()))
+	err = rd.Read(func(rtree.RCtx) error {
+		for d := range p.Coords {
+			p.Coords[d] = append(p.Coords[d], e.coords[d])
+		}
+		if t.Layer {
+			p.Layer = append(p.Layer, e.layer)
+		}
+		p.Weight = append(p.Weight, e.weight)
+		r.Rho, r.Delta, r.NH = append(r.Rho, e.rho), append(r.Delta, e.delta), append(r.NH, e.nh)
+		r.IsSeed, r.ClusterID = append(r.IsSeed, e.isSeed), append(r.ClusterID, e.clusterID)
+		return nil
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", name, err)
+	}
+	r.Count()
+	return t, r, nil
+}

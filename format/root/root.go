@@ -1,0 +1,260 @@
+package root
+
+import (
+	"fmt"
+	"reflect"
+	"slices"
+	"unsafe"
+
+	"go-hep.org/x/hep/groot"
+	"go-hep.org/x/hep/groot/rbytes"
+	"go-hep.org/x/hep/groot/rdict"
+	"go-hep.org/x/hep/groot/riofs"
+	"go-hep.org/x/hep/groot/rtree"
+
+	"github.com/hitflow/hitflow/internal/outfile"
+	"github.com/hitflow/hitflow/pixel"
+)
+
+// rootBasket is the basket size of the trees hitflow writes. groot makes a
+// new zstd encoder, with its history buffers, for every basket; at its 32
+// KiB default that allocation took half of the writing time.
+const rootBasket = 1 << 20
+
+// createROOT creates a ROOT file for one tree (see [completeStreamers]).
+//
+// groot opens the file by its path, so it writes to the temporary file of
+// [outfile.CreatePath]; [closeROOT] puts it in place.
+func createROOT(name string) (*riofs.File, *outfile.File, error) {
+	out, err := outfile.CreatePath(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	f, err := groot.Create(out.Path())
+	if err != nil {
+		out.Abort()
+		return nil, nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return f, out, nil
+}
+
+// treeStreamers are the classes of the trees hitflow writes whose
+// streamer records groot leaves out: the leaves and the branches of
+// std::vector columns, and the vectors themselves.
+var treeStreamers = []string{"TLeaf", "TLeafO", "TLeafS", "TLeafI", "TLeafL", "TLeafF", "TLeafD",
+	"TLeafElement", "TBranchElement", "vector<uint16_t>", "vector<float>", "vector<double>"}
+
+// completeStreamers adds to f's list of streamer records those of
+// treeStreamers, once the tree's writer has made its branches.
+//
+// groot writes the records of the objects it stores and of their static
+// dependencies: TTree, TBranch, TObjArray and so on, but not those of the
+// leaves and std::vector branches, which hang off a TObjArray. ROOT itself
+// does not need them (its dictionaries know the classes), but readers that
+// build their models from the file's list do: JSROOT cannot read such a
+// file's vector branches at all. groot v0.40.0's File.RegisterStreamer
+// adds a record only while the list is empty (afterwards it takes any
+// class the library knows for present, even one the file lacks), so the
+// records go into the list directly; TestROOTStreamers fails if groot's
+// File changes shape.
+func completeStreamers(f *riofs.File) error {
+	v := reflect.ValueOf(f).Elem()
+	list, set := v.FieldByName("sinfos"), v.FieldByName("simap")
+	if list.Type() != reflect.TypeFor[[]rbytes.StreamerInfo]() || set.Type() != reflect.TypeFor[map[rbytes.StreamerInfo]struct{}]() {
+		return fmt.Errorf("groot's riofs.File has no streamer list of the expected shape")
+	}
+	sinfos := (*[]rbytes.StreamerInfo)(unsafe.Pointer(list.UnsafeAddr()))
+	simap := *(*map[rbytes.StreamerInfo]struct{})(unsafe.Pointer(set.UnsafeAddr()))
+	for _, name := range treeStreamers {
+		si, ok := rdict.StreamerInfos.Get(name, -1)
+		if !ok {
+			continue // a vector type no branch of this tree made
+		}
+		if _, dup := simap[si]; !dup && !slices.ContainsFunc(*sinfos, func(s rbytes.StreamerInfo) bool { return s.Name() == name }) {
+			simap[si] = struct{}{}
+			*sinfos = append(*sinfos, si)
+		}
+	}
+	return nil
+}
+
+// closeROOT closes a file of createROOT after its tree was closed with
+// err, and puts it in place if all went well.
+func closeROOT(f *riofs.File, out *outfile.File, err error) error {
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		out.Abort()
+		return fmt.Errorf("%s: %w", out.Name(), err)
+	}
+	return out.Close()
+}
+
+// clusterEntry is one entry of the clusters tree.
+type clusterEntry struct {
+	ID         int64
+	Size       int32
+	ToA, Span  float64
+	ToTSum     int64
+	Energy     float64
+	Calibrated bool
+	CX, CY     float64
+	XMin, XMax uint16
+	YMin, YMax uint16
+	Max        float64
+	N          int32
+	X, Y       []uint16
+	HitToA     []float64
+	ToT        []uint16
+	E          []float32
+}
+
+func (e *clusterEntry) vars() []rtree.WriteVar {
+	return []rtree.WriteVar{
+		{Name: "id", Value: &e.ID}, {Name: "size", Value: &e.Size},
+		{Name: "toa_ns", Value: &e.ToA}, {Name: "span_ns", Value: &e.Span},
+		{Name: "tot_sum", Value: &e.ToTSum}, {Name: "energy_kev", Value: &e.Energy},
+		{Name: "calibrated", Value: &e.Calibrated},
+		{Name: "cx", Value: &e.CX}, {Name: "cy", Value: &e.CY},
+		{Name: "xmin", Value: &e.XMin}, {Name: "xmax", Value: &e.XMax},
+		{Name: "ymin", Value: &e.YMin}, {Name: "ymax", Value: &e.YMax},
+		{Name: "max", Value: &e.Max},
+		{Name: "n", Value: &e.N},
+		{Name: "x", Value: &e.X}, {Name: "y", Value: &e.Y},
+		{Name: "toa", Value: &e.HitToA}, {Name: "tot", Value: &e.ToT},
+		{Name: "e", Value: &e.E},
+	}
+}
+
+// ClusterTree writes a TTree "clusters" with one entry per cluster: the
+// features as scalar branches (the CSV columns, the centroid as cx, cy,
+// calibrated, and the hit count n) and the hits as std::vector branches
+// x, y (uint16), toa (ns, double), tot (uint16), e (keV, float, 0 when
+// uncalibrated); zstd compressed, written basket by basket as the clusters
+// come.
+//
+// The hits are vectors, not leaf-list arrays x[n]: groot v0.40.0 crashes
+// writing an array branch once a basket holds an entry of more than 1000
+// bytes followed by 1000 more entries (a cluster of 126 hits among small
+// ones is enough; see TestROOTBigThenSmall), while its vector writer grows
+// the offset table correctly.
+type ClusterTree struct {
+	f   *riofs.File
+	out *outfile.File
+	t   rtree.Writer
+	ev  clusterEntry
+}
+
+// CreateClusters creates the named ROOT file.
+func CreateClusters(name string) (*ClusterTree, error) {
+	f, out, err := createROOT(name)
+	if err != nil {
+		return nil, err
+	}
+	c := &ClusterTree{f: f, out: out}
+	c.t, err = rtree.NewWriter(f, "clusters", c.ev.vars(), rtree.WithZstd(1), rtree.WithBasketSize(rootBasket), rtree.WithTitle("hitflow pixel clusters"))
+	if err == nil {
+		err = completeStreamers(f)
+	}
+	if err != nil {
+		f.Close()
+		out.Abort()
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return c, nil
+}
+
+func (c *ClusterTree) NeedsMembers() bool { return true }
+
+func (c *ClusterTree) Write(cl *pixel.Clusters) error {
+	if !cl.HasMembers() {
+		return fmt.Errorf("root: %w", pixel.ErrNoMembers)
+	}
+	e := &c.ev
+	m := &cl.Members
+	for i := range cl.Len() {
+		e.ID, e.Size, e.ToA, e.Span = cl.ID[i], cl.Size[i], cl.FirstToA[i].Ns(), (cl.LastToA[i] - cl.FirstToA[i]).Ns()
+		e.ToTSum, e.Energy, e.Calibrated = cl.ToTSum[i], cl.ESum[i], cl.Calibrated
+		e.CX, e.CY, e.Max = cl.X[i], cl.Y[i], cl.Max[i]
+		e.XMin, e.XMax, e.YMin, e.YMax = cl.XMin[i], cl.XMax[i], cl.YMin[i], cl.YMax[i]
+		from, to := cl.Start[i], cl.Start[i+1]
+		e.N = int32(to - from)
+		e.X, e.Y, e.ToT = m.X[from:to], m.Y[from:to], m.ToT[from:to]
+		e.HitToA = e.HitToA[:0]
+		for _, t := range m.ToA[from:to] {
+			e.HitToA = append(e.HitToA, t.Ns())
+		}
+		e.E = e.E[:0]
+		if m.Calibrated() {
+			e.E = append(e.E, m.E[from:to]...)
+		} else {
+			e.E = append(e.E, make([]float32, to-from)...)
+		}
+		if _, err := c.t.Write(); err != nil {
+			return fmt.Errorf("%s: %w", c.out.Name(), err)
+		}
+	}
+	return nil
+}
+
+// Close writes the tree, closes the file and puts it in place.
+func (c *ClusterTree) Close() error { return closeROOT(c.f, c.out, c.t.Close()) }
+
+// Abort closes the file and removes it; the name keeps its old file.
+func (c *ClusterTree) Abort() {
+	c.f.Close()
+	c.out.Abort()
+}
+
+// readClusterROOT reads the clusters tree back, hits as Members.
+func readClusterROOT(name string) (*pixel.Clusters, error) {
+	f, err := groot.Open(name)
+	if err != nil {
+		return nil, fmt.Errorf("%w", err)
+	}
+	defer f.Close()
+	obj, err := f.Get("clusters")
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	tree, ok := obj.(rtree.Tree)
+	if !ok {
+		return nil, fmt.Errorf("%s: clusters is a %s, not a TTree", name, obj.Class())
+	}
+	var e clusterEntry
+	var rvars []rtree.ReadVar
+	for _, v := range e.vars() {
+		rvars = append(rvars, rtree.ReadVar{Name: v.Name, Value: v.Value})
+	}
+	r, err := rtree.NewReader(tree, rvars)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	defer r.Close()
+	c := &pixel.Clusters{}
+	c.Reset()
+	err = r.Read(func(rtree.RCtx) error {
+		first := pixel.TimeFromNs(e.ToA)
+		c.ID, c.Size = append(c.ID, e.ID), append(c.Size, e.Size)
+		c.FirstToA, c.LastToA = append(c.FirstToA, first), append(c.LastToA, first+pixel.TimeFromNs(e.Span))
+		c.ToTSum, c.ESum, c.Calibrated = append(c.ToTSum, e.ToTSum), append(c.ESum, e.Energy), e.Calibrated
+		c.X, c.Y, c.Max = append(c.X, e.CX), append(c.Y, e.CY), append(c.Max, e.Max)
+		c.XMin, c.XMax = append(c.XMin, e.XMin), append(c.XMax, e.XMax)
+		c.YMin, c.YMax = append(c.YMin, e.YMin), append(c.YMax, e.YMax)
+		var h pixel.Hits
+		for k := range int(e.N) {
+			h.Append(e.X[k], e.Y[k], pixel.TimeFromNs(e.HitToA[k]), e.ToT[k])
+		}
+		if e.Calibrated {
+			h.E = e.E
+		}
+		c.Members.AppendRange(&h, 0, h.Len())
+		c.Start = append(c.Start, c.Members.Len())
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return c, nil
+}

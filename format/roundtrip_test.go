@@ -1,0 +1,183 @@
+package format
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"go-hep.org/x/hep/groot"
+	"go-hep.org/x/hep/groot/rtree"
+
+	"github.com/hitflow/hitflow/format/columnar"
+	"github.com/hitflow/hitflow/internal/fixture"
+	"github.com/hitflow/hitflow/pixel"
+)
+
+// writeClusters writes the batches to the named file.
+func writeClusters(t testing.TB, name string, batches ...*pixel.Clusters) {
+	t.Helper()
+	w, err := CreateClusters(name, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range batches {
+		if err := w.Write(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// roundTrip writes the batches to the named file and reads them back.
+func roundTrip(t *testing.T, name string, batches ...*pixel.Clusters) *pixel.Clusters {
+	t.Helper()
+	writeClusters(t, name, batches...)
+	if strings.HasSuffix(name, ".arrow") {
+		got, err := columnar.ClustersFromTable(name, fixture.ReadArrow(t, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	got, err := ReadClusters(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+// TestClusterRoundTrip writes simulated clusters in every readable format,
+// batch by batch, reads them back and compares all values.
+func TestClusterRoundTrip(t *testing.T) {
+	for _, calibrated := range []bool{false, true} {
+		batches := fixture.Clusters(t, calibrated)
+		want := fixture.Concat(batches)
+		if want.Len() < 500 {
+			t.Fatalf("%d clusters", want.Len())
+		}
+		for _, ext := range []string{".csv", ".parquet", ".arrow", ".root"} {
+			got := roundTrip(t, filepath.Join(t.TempDir(), "clusters"+ext), batches...)
+			fixture.SameClusters(t, ext, got, want, ext == ".root")
+		}
+	}
+}
+
+// TestROOTLayout checks the tree the way root-ls and root-dump show it:
+// branch names and leaf types, the count leaf of the hit branches, the
+// entries, and the leaf streamers in the file.
+func TestROOTLayout(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "c.root")
+	w, err := CreateClusters(name, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	batches := fixture.Clusters(t, true)
+	for _, b := range batches {
+		w.Write(b)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f, err := groot.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	obj, err := f.Get("clusters")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree := obj.(rtree.Tree)
+	if tree.Entries() != int64(fixture.Concat(batches).Len()) {
+		t.Fatalf("%d entries", tree.Entries())
+	}
+	var titles []string
+	for _, b := range tree.Branches() {
+		titles = append(titles, b.Class()+" "+b.Title())
+	}
+	want := []string{"TBranch id/L", "TBranch size/I", "TBranch toa_ns/D", "TBranch span_ns/D", "TBranch tot_sum/L",
+		"TBranch energy_kev/D", "TBranch calibrated/O", "TBranch cx/D", "TBranch cy/D",
+		"TBranch xmin/s", "TBranch xmax/s", "TBranch ymin/s", "TBranch ymax/s", "TBranch max/D", "TBranch n/I",
+		"TBranchElement x", "TBranchElement y", "TBranchElement toa", "TBranchElement tot", "TBranchElement e"}
+	if !slices.Equal(titles, want) {
+		t.Fatalf("branches %q\nwant %q", titles, want)
+	}
+	var classes []string
+	for _, si := range f.StreamerInfos() {
+		classes = append(classes, si.Name())
+	}
+	for _, c := range []string{"TTree", "TBranch", "TLeaf", "TNamed"} {
+		if !slices.Contains(classes, c) {
+			t.Errorf("no streamer for %s in %q", c, classes)
+		}
+	}
+	if fi, _ := os.Stat(name); fi.Size() > 4<<20 {
+		t.Errorf("%d bytes: not compressed?", fi.Size())
+	}
+}
+
+// TestHitsRoundTrip writes labelled hits as CSV, Parquet and Arrow and
+// reads them back, energies included for the last two.
+func TestHitsRoundTrip(t *testing.T) {
+	for _, calibrated := range []bool{false, true} {
+		batches := fixture.Clusters(t, calibrated)
+		want := fixture.Concat(batches)
+		for _, ext := range []string{".csv", ".parquet", ".arrow"} {
+			name := filepath.Join(t.TempDir(), "hits"+ext)
+			w, err := CreateHits(name, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, b := range batches {
+				if err := w.WriteMembers(b); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			var got *pixel.Labelled
+			if ext == ".arrow" {
+				tbl := fixture.ReadArrow(t, name)
+				fixture.CheckNulls(t, tbl.Column(4), calibrated)
+				if got, err = columnar.HitsFromTable(name, tbl); err != nil {
+					t.Fatal(err)
+				}
+			} else if got, err = ReadHits(name); err != nil {
+				t.Fatal(err)
+			}
+			m := &want.Members
+			ok := slices.Equal(got.Hits.X, m.X) && slices.Equal(got.Hits.Y, m.Y) && slices.Equal(got.Hits.ToA, m.ToA) && slices.Equal(got.Hits.ToT, m.ToT)
+			if ext != ".csv" {
+				ok = ok && slices.Equal(got.Hits.E, m.E)
+			}
+			for i := range want.Len() {
+				for _, l := range got.Labels[want.Start[i]:want.Start[i+1]] {
+					ok = ok && l == want.ID[i]
+				}
+			}
+			if !ok || len(got.Labels) != m.Len() {
+				t.Fatalf("%s (calibrated %v): hits differ after the round trip", ext, calibrated)
+			}
+		}
+	}
+}
+
+// TestEmptyClusterTables: a run without clusters still writes a file that
+// reads back as no clusters, in each columnar format.
+func TestEmptyClusterTables(t *testing.T) {
+	for _, ext := range []string{".parquet", ".arrow"} {
+		name := filepath.Join(t.TempDir(), "clusters"+ext)
+		got := roundTrip(t, name)
+		if got.Len() != 0 {
+			t.Fatalf("%s: %d clusters from an empty run", ext, got.Len())
+		}
+		if kind, err := Kind(name); ext == ".parquet" && (err != nil || kind != "clusters") {
+			t.Fatalf("%s: kind %q, %v", ext, kind, err)
+		}
+	}
+}

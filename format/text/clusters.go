@@ -1,0 +1,216 @@
+package text
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/hitflow/hitflow/internal/textfmt"
+	"github.com/hitflow/hitflow/internal/textparts"
+	"github.com/hitflow/hitflow/internal/textscan"
+	"github.com/hitflow/hitflow/pixel"
+)
+
+// ClusterCSV writes one row per cluster.
+type ClusterCSV struct {
+	w    *bufio.Writer
+	text textparts.Parts
+}
+
+// CSVDecimals is the precision of the cluster CSV's energy_kev, x, y and
+// max: 10^-4 pixel (5.5 nm on a 55 um pitch) and 0.1 eV are far below
+// what a detector resolves, and a fixed number of decimals formats much
+// faster than the shortest decimal that reads back exactly (the binary
+// formats keep every bit). Trailing zeros are left out.
+const CSVDecimals = 4
+
+// ClusterCSVHeader is the header line of the cluster CSV.
+const ClusterCSVHeader = "id,size,toa_ns,span_ns,tot_sum,energy_kev,x,y,xmin,xmax,ymin,ymax,max"
+
+// NewClusterCSV writes the header and returns the writer.
+func NewClusterCSV(w io.Writer) (*ClusterCSV, error) {
+	c := &ClusterCSV{w: bufio.NewWriterSize(w, textparts.BufferSize)}
+	_, err := c.w.WriteString(ClusterCSVHeader + "\n")
+	return c, err
+}
+
+func (c *ClusterCSV) NeedsMembers() bool { return false }
+
+func (c *ClusterCSV) Write(cl *pixel.Clusters) error {
+	return c.text.Write(c.w, cl.Len(), func(dst []byte, lo, hi int) []byte { return appendClusterRows(dst, cl, lo, hi) })
+}
+
+// maxClusterRow bounds the bytes of a row of the cluster CSV.
+const maxClusterRow = 2*pixel.MaxNsLen + 11*textfmt.MaxLen + 13
+
+// appendClusterRows appends the CSV rows of clusters [lo, hi) of cl. The
+// room for a row is reserved once, and its fields written in place.
+func appendClusterRows(l []byte, cl *pixel.Clusters, lo, hi int) []byte {
+	for i := lo; i < hi; i++ {
+		l = slices.Grow(l, maxClusterRow)
+		b := l[len(l) : len(l)+maxClusterRow]
+		n := textfmt.PutInt(b, cl.ID[i])
+		b[n] = ','
+		n++
+		n += textfmt.PutUint(b[n:], uint64(cl.Size[i]))
+		b[n] = ','
+		n++
+		n += pixel.PutNs(b[n:], cl.FirstToA[i])
+		b[n] = ','
+		n++
+		n += pixel.PutNs(b[n:], cl.LastToA[i]-cl.FirstToA[i])
+		b[n] = ','
+		n++
+		n += textfmt.PutInt(b[n:], cl.ToTSum[i])
+		b[n] = ','
+		n++
+		if cl.Calibrated {
+			n += textfmt.PutFixed(b[n:], cl.ESum[i], CSVDecimals)
+		}
+		b[n] = ','
+		n++
+		n += textfmt.PutFixed(b[n:], cl.X[i], CSVDecimals)
+		b[n] = ','
+		n++
+		n += textfmt.PutFixed(b[n:], cl.Y[i], CSVDecimals)
+		for _, v := range [...]uint16{cl.XMin[i], cl.XMax[i], cl.YMin[i], cl.YMax[i]} {
+			b[n] = ','
+			n++
+			n += textfmt.PutUint(b[n:], uint64(v))
+		}
+		b[n] = ','
+		n++
+		n += textfmt.PutFixed(b[n:], cl.Max[i], CSVDecimals)
+		b[n] = '\n'
+		l = l[:len(l)+n+1]
+	}
+	return l
+}
+
+func (c *ClusterCSV) Close() error { return c.w.Flush() }
+
+// CLog writes the ADVACAM cluster log.
+type CLog struct {
+	w     *bufio.Writer
+	frame int64 // frames written
+	text  textparts.Parts
+}
+
+// NewCLog returns a .clog writer.
+func NewCLog(w io.Writer) *CLog { return &CLog{w: bufio.NewWriterSize(w, textparts.BufferSize)} }
+
+func (c *CLog) NeedsMembers() bool { return true }
+
+func (c *CLog) Write(cl *pixel.Clusters) error {
+	if !cl.HasMembers() {
+		return fmt.Errorf("clog: %w", pixel.ErrNoMembers)
+	}
+	first := c.frame + 1
+	c.frame += int64(cl.Len())
+	return c.text.Write(c.w, cl.Len(), func(dst []byte, lo, hi int) []byte { return appendFrames(dst, cl, first, lo, hi) })
+}
+
+// appendFrames appends the frames of clusters [lo, hi) of cl, cluster 0
+// being frame number first.
+func appendFrames(l []byte, cl *pixel.Clusters, first int64, lo, hi int) []byte {
+	m := &cl.Members
+	for i := lo; i < hi; i++ {
+		l = append(l, "Frame "...)
+		l = textfmt.AppendInt(l, first+int64(i))
+		l = append(l, " ("...)
+		l = strconv.AppendFloat(l, float64(cl.FirstToA[i])/float64(pixel.Second), 'f', 6, 64)
+		l = append(l, ", 0.000000 s)\n"...)
+		for j := cl.Start[i]; j < cl.Start[i+1]; j++ {
+			l = append(l, '[')
+			l = textfmt.AppendUint(l, uint64(m.X[j]))
+			l = append(l, ", "...)
+			l = textfmt.AppendUint(l, uint64(m.Y[j]))
+			l = append(l, ", "...)
+			if cl.Calibrated {
+				l = strconv.AppendFloat(l, float64(m.E[j]), 'g', -1, 32)
+			} else {
+				l = textfmt.AppendUint(l, uint64(m.ToT[j]))
+			}
+			l = append(l, ", "...)
+			l = pixel.AppendNs(l, m.ToA[j])
+			l = append(l, "] "...)
+		}
+		l = append(l, "\n\n"...)
+	}
+	return l
+}
+
+func (c *CLog) Close() error { return c.w.Flush() }
+
+// ReadClusters reads a cluster CSV; errors name the line.
+func ReadClusters(name string) (*pixel.Clusters, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	c := &pixel.Clusters{}
+	c.Reset()
+	sc := textscan.New(f, name, "clusters csv")
+	var fs [][]byte
+	for text := range sc.Lines() {
+		if sc.Line() == 1 {
+			if string(text) != ClusterCSVHeader {
+				return nil, sc.Errorf("header %q, want %q", text, ClusterCSVHeader)
+			}
+			continue
+		}
+		fs = textscan.Fields(fs, text, ',')
+		if len(fs) != 13 {
+			return nil, sc.Errorf("%d fields, want 13", len(fs))
+		}
+		var v [13]float64
+		for k, s := range fs {
+			if k == 5 && len(s) == 0 {
+				continue
+			}
+			var ok bool
+			if v[k], ok = textscan.ParseFloat(s); !ok {
+				return nil, sc.Errorf("field %d: %q is not a number", k+1, s)
+			}
+		}
+		c.Calibrated = len(fs[5]) != 0
+		toa := pixel.TimeFromNs(v[2])
+		c.ID, c.Size = append(c.ID, int64(v[0])), append(c.Size, int32(v[1]))
+		c.FirstToA, c.LastToA = append(c.FirstToA, toa), append(c.LastToA, toa+pixel.TimeFromNs(v[3]))
+		c.ToTSum, c.ESum = append(c.ToTSum, int64(v[4])), append(c.ESum, v[5])
+		c.X, c.Y = append(c.X, v[6]), append(c.Y, v[7])
+		c.XMin, c.XMax = append(c.XMin, uint16(v[8])), append(c.XMax, uint16(v[9]))
+		c.YMin, c.YMax = append(c.YMin, uint16(v[10])), append(c.YMax, uint16(v[11]))
+		c.Max = append(c.Max, v[12])
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	if sc.Line() == 0 {
+		return nil, fmt.Errorf("clusters csv: %s: empty file, want the header %q", name, ClusterCSVHeader)
+	}
+	return c, nil
+}
+
+// Kind says what a CSV result file holds from its header: "clusters"
+// (the header of [ClusterCSV]) or "clue".
+func Kind(name string) (string, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	line, err := bufio.NewReader(f).ReadString('\n')
+	if err != nil && err != io.EOF {
+		return "", fmt.Errorf("%s: %w", name, err)
+	}
+	if strings.TrimRight(line, "\r\n") == ClusterCSVHeader {
+		return "clusters", nil
+	}
+	return "clue", nil
+}
