@@ -614,6 +614,10 @@ func (c *ChunkedClusterer) emit(chunks int, bound int64) {
 // has held more hits than its Config.MemberLimit, and nil before.
 func (c *ChunkedClusterer) Err() error { return c.err }
 
+// Close does nothing: the goroutines of a ChunkedClusterer end within
+// each call (see [Stream]).
+func (c *ChunkedClusterer) Close() {}
+
 // memberLimitError describes the hits held: carried and held back.
 func (c *ChunkedClusterer) memberLimitError() error {
 	counts := pixelCounts{}

@@ -148,6 +148,9 @@ func (c *Clusterer) KeepMembers(keep bool) { c.keepMembers = keep }
 // has held more hits than its Config.MemberLimit, and nil before.
 func (c *Clusterer) Err() error { return c.err }
 
+// Close does nothing: a Clusterer runs no goroutine (see [Stream]).
+func (c *Clusterer) Close() {}
+
 // memberLimitError describes the hits held.
 func (c *Clusterer) memberLimitError() error {
 	counts := pixelCounts{}

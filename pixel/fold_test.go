@@ -350,10 +350,10 @@ func TestMemberLimit(t *testing.T) {
 			lanes, _ := NewLanes(cfg, 2, limit/8)
 			// And one window longer than the stream, clustered at the flush.
 			long, _ := NewLanes(cfg, 2, 0)
-			// Auto mode settled on lanes, which must report through it
-			// (the sequential clusterer reports the same way).
-			auto, _ := newAutoStream(cfg, 2)
-			auto.lanes.size, auto.cur, auto.phase, auto.recheck = limit/8, auto.lanes, decided, 1<<62
+			// A Switch on lanes, which must report through it (the
+			// sequential clusterer reports the same way).
+			auto, _ := NewSwitch(cfg, 2, limit/8)
+			auto.Use(LanesMode)
 			none := func() (int, int) { return 0, 0 }
 			s := []bounded{
 				{seq, func() (int, int) { return len(seq.nodes) - seq.dead, limit + emitEvery }},
@@ -380,8 +380,8 @@ func TestMemberLimit(t *testing.T) {
 			if e.Limit != limit || e.X != 5 || e.Y != 6 || 2*e.PixelHits <= limit || e.PixelHits > n {
 				t.Fatalf("%v, %T: %+v", def, s.Stream, e)
 			}
-			if a, ok := s.Stream.(*autoStream); ok && a.cur != Stream(a.lanes) {
-				t.Fatalf("%v: auto mode on %T, not lanes", def, a.cur)
+			if a, ok := s.Stream.(*Switch); ok && a.Mode() != LanesMode {
+				t.Fatalf("%v: switch on %v, not lanes", def, a.Mode())
 			}
 			if err := equalClusters(got, want); err != nil {
 				t.Fatalf("%v, %T: %v", def, s.Stream, err)

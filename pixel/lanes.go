@@ -257,6 +257,16 @@ func (l *Lanes) FlushTo(dst *Clusters) {
 	l.endChain()
 }
 
+// Close ends the lanes' goroutines, dropping the clusters not yet
+// flushed: for a stream abandoned before its end. After Close the Lanes
+// can take a new stream, as after Flush.
+func (l *Lanes) Close() {
+	var drop Clusters
+	drop.Reset()
+	l.FlushTo(&drop)
+	l.dst = nil
+}
+
 // endChain clusters the windows so far to the end and collects all their
 // clusters. An empty current window (a restart at its first hit) is kept
 // for the hits after.

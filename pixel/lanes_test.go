@@ -228,149 +228,108 @@ func TestIsolatedMatchesMatrix(t *testing.T) {
 	})
 }
 
-// TestAutoMatchesSequential: the auto mode, timing both clusterers on short
-// trials with a clock that makes either look faster, gives the sequential
-// clusters, features, members and counts, whichever it keeps and however
+// TestSwitchMatchesSequential: a Switch asked at random for either mode
+// gives the sequential clusters, features, members and counts, however
 // often it changes.
-func TestAutoMatchesSequential(t *testing.T) {
-	var changes, kept [2]atomic.Int64 // to lanes, back; lanes kept, sequential kept
+func TestSwitchMatchesSequential(t *testing.T) {
+	var changes [2]atomic.Int64 // to lanes, back
 	// The subtests run in parallel, after this function has returned.
 	t.Cleanup(func() {
-		if !testing.Short() && (changes[0].Load() == 0 || changes[1].Load() == 0 || kept[0].Load() == 0 || kept[1].Load() == 0) {
-			t.Errorf("changes to lanes %d, back %d; lanes kept %d, sequential kept %d: a path untested",
-				changes[0].Load(), changes[1].Load(), kept[0].Load(), kept[1].Load())
+		if !testing.Short() && (changes[0].Load() == 0 || changes[1].Load() == 0) {
+			t.Errorf("changes to lanes %d, back %d: a path untested", changes[0].Load(), changes[1].Load())
 		}
 	})
-	sequential := func(s Stream) int {
-		if s == nil {
-			return -1
-		}
-		if _, ok := s.(*Clusterer); ok {
-			return 1
-		}
-		return 0
-	}
 	againstSequential(t, 100, 13, func(t *testing.T, r *rand.Rand, seed int, cfg Config, h *Hits, seq *Clusterer, want *Clusters) {
-		a := randomAuto(t, r, cfg, h.Len())
-		was := a.cur
-		got := feedWatching(r, a, h, func() {
-			if a.cur != was {
-				changes[sequential(a.cur)].Add(1)
-				was = a.cur
+		s := randomSwitch(t, r, cfg, h.Len())
+		was := s.Mode()
+		got := feedWatching(r, s, h, func() {
+			if m := s.Mode(); m != was {
+				back := 0
+				if m == Sequential {
+					back = 1
+				}
+				changes[back].Add(1)
+				was = m
 			}
 		})
-		if a.phase == decided {
-			kept[max(sequential(a.cur), sequential(a.next))].Add(1)
-		}
 		if err := equalClusters(got, want); err != nil {
-			t.Fatalf("seed %d (%d hits, dt %d, warm %d, trial %d, recheck %d, windows of %d): %v",
-				seed, h.Len(), cfg.DtMax, a.warm, a.trial, a.recheck, a.lanes.size, err)
+			t.Fatalf("seed %d (%d hits, dt %d, windows of %d): %v", seed, h.Len(), cfg.DtMax, s.lanes.size, err)
 		}
-		if as, ss := a.Stats(), seq.Stats(); as != ss {
+		if as, ss := s.Stats(), seq.Stats(); as != ss {
 			t.Fatalf("seed %d: stats %+v, sequential %+v", seed, as, ss)
 		}
 	})
 }
 
-// randomAuto returns an auto stream for a stream of n hits with short
-// random trials, intervals between them and windows, timed by a clock
-// that makes either mode look faster at random, keeping members.
-func randomAuto(t *testing.T, r *rand.Rand, cfg Config, n int) *autoStream {
-	a, err := newAutoStream(cfg, 1+r.IntN(3))
+// randomlySwitched is a Switch asked for a random mode before some calls.
+type randomlySwitched struct {
+	*Switch
+	r *rand.Rand
+}
+
+func (s randomlySwitched) AddTo(dst *Clusters, h *Hits) {
+	if s.r.IntN(3) == 0 {
+		s.Use([]Mode{Sequential, LanesMode}[s.r.IntN(2)])
+	}
+	s.Switch.AddTo(dst, h)
+}
+
+func (s randomlySwitched) Add(h *Hits) *Clusters {
+	s.out.Reset()
+	s.AddTo(&s.out, h)
+	return &s.out
+}
+
+// randomSwitch returns a Switch for a stream of n hits, with random
+// workers and windows, keeping members, that changes mode at random.
+func randomSwitch(t *testing.T, r *rand.Rand, cfg Config, n int) randomlySwitched {
+	s, err := NewSwitch(cfg, 1+r.IntN(3), 1+r.IntN(1+n/4))
 	if err != nil {
 		t.Fatal(err)
 	}
-	a.lanes.size = 1 + r.IntN(1+n/4)
-	a.warm, a.trial, a.recheck = int64(r.IntN(1+n/8)), int64(1+r.IntN(1+n/4)), int64(r.IntN(1+n/2))
-	var now time.Time
-	a.clock = func() time.Time {
-		now = now.Add(time.Duration(1+r.IntN(5)) * time.Millisecond)
-		return now
-	}
-	// The cores look busy in some sequential trials, which then skip
-	// the lanes' trial, and idle in others; or the time is not known.
-	a.cpu = func() time.Duration {
-		if r.IntN(8) == 0 {
-			return -1
-		}
-		return time.Duration(r.Float64() * 1.5 * float64(a.procs) * float64(now.Sub(time.Time{})))
-	}
-	// The clusterer bounds the run in most streams (its calls take all
-	// the time, and more), and waits for the rest of it in the others
-	// (its calls take none), which then skip the lanes' trial too.
-	bound := r.IntN(4) != 0
-	var calls int
-	var inCalls time.Time
-	a.callClock = func() time.Time {
-		if calls++; bound && calls%2 == 0 {
-			inCalls = inCalls.Add(time.Hour)
-		}
-		return inCalls
-	}
-	a.KeepMembers(true)
-	return a
+	s.KeepMembers(true)
+	return randomlySwitched{s, r}
 }
 
-// TestAutoSkipsFutileLanes: when the process kept every core busy in the
-// sequential trial, or the clusterer waited for the rest of the run much
-// of the time, auto mode keeps the sequential clusterer without trying
-// lanes; with a core idle and the clustering the bound, or the CPU time
-// unknown, it tries them.
-func TestAutoSkipsFutileLanes(t *testing.T) {
-	r := rand.New(rand.NewPCG(1, 2))
-	tc := streamCase(r)
-	h := sortedHits(r, tc, false)
-	cfg := Config{DtMax: tc.dt, Width: tc.w, Height: tc.h}
-	seq, _ := NewClusterer(cfg)
-	want := feed(r, seq, h)
-	for _, tc := range []struct {
-		share     float64 // of every core the process uses
-		inCalls   float64 // share of the time the clusterer spends in its calls
-		unknown   bool    // the CPU time is not known
-		skipLanes bool
-	}{
-		{0.9, 1, false, true}, {busyShare, 1, false, true}, {0.7, 1, false, false},
-		{0.5, 0.8, false, true}, {0.5, 0.95, false, false},
-		{0.9, 1, true, false},
-	} {
-		a, err := newAutoStream(cfg, 2)
-		if err != nil {
-			t.Fatal(err)
-		}
-		a.procs, a.warm, a.trial = 2, 100, 1000
-		// Each call of the clusterer takes inCalls of a second, after the
-		// rest of it outside. A clock that does not move (too coarse)
-		// must not make the lanes look futile when the CPU time is
-		// unknown.
-		var now time.Duration
-		in, out := time.Duration(tc.inCalls*float64(time.Second)), time.Duration((1-tc.inCalls)*float64(time.Second))
-		if tc.unknown {
-			in, out = 0, 0
-		}
-		calls := 0
-		a.callClock = func() time.Time {
-			if calls++; calls%2 == 1 {
-				now += out
-			} else {
-				now += in
-			}
-			return time.Unix(1e9, 0).Add(now)
-		}
-		a.clock = func() time.Time { return time.Unix(1e9, 0).Add(now) }
-		a.cpu = func() time.Duration {
-			if tc.unknown {
-				return -1
-			}
-			return time.Duration(tc.share * 2 * float64(now))
-		}
-		got := feed(r, a, h)
-		if err := equalClusters(got, want); err != nil {
-			t.Fatalf("%+v: %v", tc, err)
-		}
-		triedLanes := a.lanes.Stats().Hits > 0 || a.phase != decided
-		if triedLanes == tc.skipLanes || a.cur != Stream(a.seq) && tc.skipLanes {
-			t.Errorf("%+v: lanes clustered %d hits, phase %d", tc, a.lanes.Stats().Hits, a.phase)
-		}
+// TestSwitchUse: a change waits for a gap, at once before the first hit,
+// and asking for the mode in use cancels one waiting.
+func TestSwitchUse(t *testing.T) {
+	cfg := Config{DtMax: 10, Width: 256, Height: 256}
+	s, err := NewSwitch(cfg, 2, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var h Hits
+	h.Append(1, 1, 0, 1)
+	h.Append(2, 1, 5, 1)
+	if s.Use(LanesMode); s.Mode() != Sequential || s.Next() != LanesMode {
+		t.Fatalf("before the first hit: mode %v, next %v", s.Mode(), s.Next())
+	}
+	total := s.Add(&h).Len()
+	if s.Mode() != LanesMode || s.Next() != LanesMode {
+		t.Fatalf("after the first hits: mode %v, next %v", s.Mode(), s.Next())
+	}
+	s.Use(Sequential)
+	var near Hits
+	near.Append(3, 1, 12, 1) // within dt of the latest hit: no gap
+	total += s.Add(&near).Len()
+	if s.Mode() != LanesMode || s.Next() != Sequential {
+		t.Fatalf("without a gap: mode %v, next %v", s.Mode(), s.Next())
+	}
+	if s.Use(LanesMode); s.Next() != LanesMode {
+		t.Fatalf("cancelled: next %v", s.Next())
+	}
+	s.Use(Sequential)
+	var far Hits
+	far.Append(3, 1, 100, 1)
+	total += s.Add(&far).Len()
+	if s.Mode() != Sequential {
+		t.Fatalf("after a gap: mode %v", s.Mode())
+	}
+	// The first three hits are one cluster, the last another.
+	if total += s.Flush().Len(); total != 2 || s.Stats().Hits != 4 || s.Stats().Clusters != 2 {
+		t.Fatalf("%d clusters, stats %+v", total, s.Stats())
 	}
 }
 

@@ -167,7 +167,7 @@ func checkRestartRun(t *testing.T, r *rand.Rand, seed int, run restartRun) {
 	workers := 1 + r.IntN(4)
 	lanes, _ := NewLanes(run.cfg, workers, 1+r.IntN(1+h.Len()/2))
 	lanes.check0 = 1 + r.IntN(64)
-	modes := []Stream{lanes, randomAuto(t, r, run.cfg, h.Len())}
+	modes := []Stream{lanes, randomSwitch(t, r, run.cfg, h.Len())}
 	if run.cfg.Definition == Local {
 		chunked, _ := NewChunkedClusterer(run.cfg, workers, 1+r.IntN(1+h.Len()))
 		chunked.chunk = 1 + r.IntN(200)

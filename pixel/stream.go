@@ -11,7 +11,7 @@ type Mode uint8
 
 // The clustering modes.
 const (
-	Auto       Mode = iota // the fastest for the machine: see [NewStream]
+	Auto       Mode = iota // the faster of Sequential and LanesMode on the data, chosen by pixel/pipeline
 	Sequential             // one goroutine: [Clusterer]
 	LanesMode              // data lanes with temporal splitting: [Lanes]
 	Chunked                // chunked union-find: [ChunkedClusterer]
@@ -43,7 +43,9 @@ func ParseMode(s string) (Mode, error) {
 // instead, which spares a copy when the caller keeps them. Err reports a
 // [MemberLimitError] once the stream, keeping members, holds more hits
 // than Config.MemberLimit: it goes on clustering, but the caller should
-// stop adding hits and flush, or memory grows with the stream.
+// stop adding hits and flush, or memory grows with the stream. Close
+// ends the goroutines of a stream abandoned before its Flush, dropping
+// the clusters it holds; a flushed stream has none running.
 type Stream interface {
 	Add(h *Hits) *Clusters
 	Flush() *Clusters
@@ -52,6 +54,7 @@ type Stream interface {
 	KeepMembers(keep bool)
 	Stats() Stats
 	Err() error
+	Close()
 }
 
 // chunkedWindow is the lane window standing in for chunks in chunked mode
@@ -59,21 +62,13 @@ type Stream interface {
 const chunkedWindow = 1 << 14
 
 // NewStream returns a clusterer of the given mode with the given number of
-// workers (all cores when < 1). Auto is the sequential clusterer on one
-// worker; on more, it times the sequential clusterer and lanes on the
-// stream's first hits and keeps the faster, and keeps the sequential one
-// without trying lanes when it leaves no core idle or waits for the
-// caller (see autoStream).
+// workers (all cores when < 1). Auto is not a clusterer but a choice
+// between two: pixel/pipeline makes it, timing them on the stream.
 func NewStream(cfg Config, mode Mode, workers int) (Stream, error) {
 	if workers < 1 {
 		workers = runtime.GOMAXPROCS(0)
 	}
 	switch mode {
-	case Auto:
-		if workers > 1 {
-			return newAutoStream(cfg, workers)
-		}
-		return NewClusterer(cfg)
 	case Sequential:
 		return NewClusterer(cfg)
 	case LanesMode:
@@ -83,23 +78,10 @@ func NewStream(cfg Config, mode Mode, workers int) (Stream, error) {
 			return NewLanes(cfg, workers, chunkedWindow)
 		}
 		return NewChunkedClusterer(cfg, workers, 0)
+	case Auto:
+		return nil, fmt.Errorf("pixel: mode auto is chosen by pixel/pipeline.NewStream")
 	}
 	return nil, fmt.Errorf("pixel: unknown clustering mode %d", mode)
-}
-
-// Chosen returns the mode an Auto stream from NewStream is clustering
-// with, the one it settled on once its trials are over (or about to
-// change to at the next gap), and Auto for a stream of any other mode. A
-// stream shorter than the trials ends in the one it was timing.
-func Chosen(s Stream) Mode {
-	a, ok := s.(*autoStream)
-	switch {
-	case !ok:
-		return Auto
-	case a.next == Stream(a.lanes), a.next == nil && a.cur == Stream(a.lanes):
-		return LanesMode
-	}
-	return Sequential
 }
 
 // MemberLimitError is what a stream keeping the hits of its clusters

@@ -62,7 +62,7 @@ type Summary struct {
 	Control       int64
 	Unknown       int64 // raw packets of unknown type
 	Elapsed       time.Duration
-	Chosen        pixel.Mode // the mode auto ended with (see pixel.Chosen)
+	Chosen        pixel.Mode // the mode auto ended with (see [Chosen])
 }
 
 // String is the one-line summary printed at the end of a run.
@@ -108,10 +108,11 @@ const queueDepth = 4
 func Run(ctx context.Context, job Job) (Summary, error) {
 	start := time.Now()
 	sum := newSummary(job)
-	c, err := pixel.NewStream(job.Cluster, job.Mode, job.Workers)
+	c, err := NewStream(job.Cluster, job.Mode, job.Workers)
 	if err != nil {
 		return sum, err
 	}
+	defer c.Close()
 	c.KeepMembers(job.Hits != nil || job.Clusters.NeedsMembers())
 	var sorter *pixel.Sorter
 	if job.Unsorted > 0 {
@@ -190,7 +191,7 @@ func Run(ctx context.Context, job Job) (Summary, error) {
 	sum.Late = st.Late
 	sum.Restarts = st.Restarts
 	sum.Clusters = st.Clusters
-	sum.Chosen = pixel.Chosen(c)
+	sum.Chosen = Chosen(c)
 	sum.finish(job, start)
 	return sum, runErr
 }

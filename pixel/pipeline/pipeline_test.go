@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -259,12 +260,14 @@ func (c *cancellingWriter) Write(cl *pixel.Clusters) error {
 }
 
 // TestCancelMidRun: cancelled while every stage is busy, a run stops early
-// and still writes the clusters of every hit it read, in every mode.
+// and still writes the clusters of every hit it read, in every mode, and
+// leaves no goroutine behind.
 func TestCancelMidRun(t *testing.T) {
 	// More batches than the queues and the lanes' windows hold.
 	data := simulateTPX3(t, "gamma", 3000000, 50*pixel.Microsecond)
 	layout, _ := tpx3.LayoutByName("single")
-	for _, mode := range []pixel.Mode{pixel.Sequential, pixel.LanesMode, pixel.Chunked} {
+	before := runtime.NumGoroutine()
+	for _, mode := range []pixel.Mode{pixel.Sequential, pixel.LanesMode, pixel.Chunked, pixel.Auto} {
 		ctx, cancel := context.WithCancel(context.Background())
 		var cbuf, hbuf bytes.Buffer
 		cw, _ := text.NewClusterCSV(&cbuf)
@@ -281,6 +284,9 @@ func TestCancelMidRun(t *testing.T) {
 		hits, clusters := strings.Count(hbuf.String(), "\n")-1, strings.Count(cbuf.String(), "\n")-1
 		if int64(hits) != sum.Hits || sum.Hits >= 3000000 || int64(clusters) != sum.Clusters || sum.Clusters == 0 {
 			t.Fatalf("%v: %d hits and %d clusters written, summary %+v", mode, hits, clusters, sum)
+		}
+		if err := settled(before); err != nil {
+			t.Fatalf("%v: %v", mode, err)
 		}
 	}
 }

@@ -1,10 +1,11 @@
-package pixel
+package pipeline
 
 import (
 	"runtime"
 	"time"
 
 	"github.com/hitflow/hitflow/internal/cputime"
+	"github.com/hitflow/hitflow/pixel"
 )
 
 // autoStream is the Auto mode on more than one worker. Whether lanes beat
@@ -34,18 +35,10 @@ import (
 // most of it in memory the lanes take and the batches grown after them
 // (BENCHMARKS.md).
 //
-// The clusterers change hands at a gap: a hit more than dt after every
-// earlier one, before which every cluster is finished under any
-// definition. The one in use is flushed there, and the other goes on from
-// its position in the stream (times, arrival numbers, cluster ids, counts),
-// so the clusters are those of either mode alone. A stream without such a
-// gap stays with the clusterer it has. A late hit after a change (one
-// earlier than the gap) can no longer join the clusters before it, as
-// happens at the lanes' borders too.
+// The clusterers change hands at a gap in the stream, so the clusters
+// are those of either mode alone (see [pixel.Switch]).
 type autoStream struct {
-	seq   *Clusterer
-	lanes *Lanes
-	cur   Stream
+	*pixel.Switch
 
 	warm, trial, recheck int64
 	clock                func() time.Time
@@ -57,11 +50,10 @@ type autoStream struct {
 	since                time.Time     // when the timing began, after the warm-up; zero before
 	cpuSince             time.Duration // the process's CPU time then
 	inside               time.Duration // spent in the clusterer's calls since then
-	first                Stream        // the mode timed first in this trial
+	first                pixel.Mode    // the mode timed first in this trial
 	rates                [2]float64    // of the first and the second mode timed
-	next                 Stream        // the clusterer to change to at the next gap, or nil
 
-	out Clusters
+	out pixel.Clusters
 }
 
 type autoPhase uint8
@@ -99,94 +91,51 @@ const busyShare = 0.75
 // of the 1.1 times lanes need to be kept below b = 0.91.
 const boundShare = 0.9
 
-func newAutoStream(cfg Config, workers int) (*autoStream, error) {
-	seq, err := NewClusterer(cfg)
+func newAutoStream(cfg pixel.Config, workers, windowHits int) (*autoStream, error) {
+	sw, err := pixel.NewSwitch(cfg, workers, windowHits)
 	if err != nil {
 		return nil, err
 	}
-	lanes, err := NewLanes(cfg, workers, 0)
-	if err != nil {
-		return nil, err
-	}
-	a := &autoStream{seq: seq, lanes: lanes, clock: time.Now, callClock: time.Now, cpu: cputime.Process, procs: runtime.GOMAXPROCS(0),
-		warm: autoWarmHits, trial: autoTrialHits, recheck: autoRecheckHits}
-	a.cur, a.first = seq, seq
+	a := &autoStream{Switch: sw, clock: time.Now, callClock: time.Now, cpu: cputime.Process, procs: runtime.GOMAXPROCS(0),
+		warm: autoWarmHits, trial: autoTrialHits, recheck: autoRecheckHits, first: pixel.Sequential}
 	a.out.Reset()
 	return a, nil
 }
 
-func (a *autoStream) KeepMembers(keep bool) {
-	a.seq.KeepMembers(keep)
-	a.lanes.KeepMembers(keep)
-}
-
-func (a *autoStream) Stats() Stats { return a.cur.Stats() }
-
-func (a *autoStream) Err() error {
-	if err := a.seq.Err(); err != nil {
-		return err
-	}
-	return a.lanes.Err()
-}
-
-func (a *autoStream) Add(h *Hits) *Clusters {
+func (a *autoStream) Add(h *pixel.Hits) *pixel.Clusters {
 	a.out.Reset()
 	a.AddTo(&a.out, h)
 	return &a.out
 }
 
-func (a *autoStream) Flush() *Clusters {
+func (a *autoStream) Flush() *pixel.Clusters {
 	a.out.Reset()
 	a.FlushTo(&a.out)
 	return &a.out
 }
 
-func (a *autoStream) FlushTo(dst *Clusters) { a.cur.FlushTo(dst) }
-
-func (a *autoStream) AddTo(dst *Clusters, h *Hits) {
-	if a.next != nil {
-		g := gapAt(h, a.at(a.cur).now, &a.seq.cfg)
-		if g < 0 {
-			a.cur.AddTo(dst, h)
-			return
+func (a *autoStream) AddTo(dst *pixel.Clusters, h *pixel.Hits) {
+	if a.Next() != a.Mode() { // a change waits for a gap: nothing is timed
+		a.Switch.AddTo(dst, h)
+		if a.Next() == a.Mode() {
+			a.timed = 0 // changed: the next phase begins
 		}
-		a.cur.AddTo(dst, h.view(0, g))
-		a.cur.FlushTo(dst)
-		a.change()
-		h = h.view(g, h.Len())
+		return
 	}
 	start := a.callClock()
-	a.cur.AddTo(dst, h)
+	a.Switch.AddTo(dst, h)
 	a.inside += a.callClock().Sub(start)
 	a.time(int64(h.Len()))
-}
-
-// change hands the stream to a.next, at a gap.
-func (a *autoStream) change() {
-	*a.at(a.next) = *a.at(a.cur)
-	a.cur, a.next = a.next, nil
-	a.timed = 0
-}
-
-// at is the position in the stream of clusterer s.
-func (a *autoStream) at(s Stream) *position {
-	if s == Stream(a.lanes) {
-		return &a.lanes.position
-	}
-	return &a.seq.position
 }
 
 // time counts n more hits of the phase: at the end of a trial it takes
 // the rate and chooses, and once the choice has stood for a.recheck hits,
 // it starts the next trial.
 func (a *autoStream) time(n int64) {
-	if a.next != nil {
-		return
-	}
 	a.timed += n
 	if a.phase == decided {
 		if a.timed >= a.recheck {
-			a.phase, a.timed, a.first = timingFirst, 0, a.cur
+			a.phase, a.timed, a.first = timingFirst, 0, a.Mode()
 		}
 		return
 	}
@@ -204,25 +153,24 @@ func (a *autoStream) time(n int64) {
 	a.rates[a.phase] = float64(a.timed-a.warm) / wall.Seconds()
 	a.since = time.Time{}
 	if a.phase == timingFirst {
-		if a.first == Stream(a.seq) && a.lanesFutile(wall) {
+		if a.first == pixel.Sequential && a.lanesFutile(wall) {
 			a.phase, a.timed = decided, 0
 			return
 		}
-		a.phase, a.next = timingSecond, a.other(a.first)
+		a.phase = timingSecond
+		a.Use(other(a.first))
 		return
 	}
 	a.phase, a.timed = decided, 0
 	seqRate, lanesRate := a.rates[timingFirst], a.rates[timingSecond]
-	if a.first == Stream(a.lanes) {
+	if a.first == pixel.LanesMode {
 		seqRate, lanesRate = lanesRate, seqRate
 	}
-	keep := Stream(a.seq)
+	keep := pixel.Sequential
 	if lanesRate > 1.1*seqRate {
-		keep = a.lanes
+		keep = pixel.LanesMode
 	}
-	if keep != a.cur {
-		a.next = keep
-	}
+	a.Use(keep)
 }
 
 // lanesFutile reports whether lanes could not have made the trial that
@@ -241,25 +189,40 @@ func (a *autoStream) busy(wall time.Duration) bool {
 	return (a.cpu() - a.cpuSince).Seconds() >= busyShare*float64(a.procs)*wall.Seconds()
 }
 
-// other is the clusterer that is not s.
-func (a *autoStream) other(s Stream) Stream {
-	if s == Stream(a.seq) {
-		return a.lanes
+// other is the mode that is not m.
+func other(m pixel.Mode) pixel.Mode {
+	if m == pixel.Sequential {
+		return pixel.LanesMode
 	}
-	return a.seq
+	return pixel.Sequential
 }
 
-// gapAt returns the first hit of h inside the sensor more than dt after
-// every earlier one (the latest so far at now), or -1.
-func gapAt(h *Hits, now Time, cfg *Config) int {
-	for g, t := range h.ToA {
-		if int(h.X[g]) >= cfg.Width || int(h.Y[g]) >= cfg.Height {
-			continue
-		}
-		if t-cfg.DtMax > now {
-			return g
-		}
-		now = max(now, t)
+// NewStream returns a clusterer of the given mode with the given number
+// of workers (all cores when < 1), as [pixel.NewStream] does, and for
+// Auto the sequential clusterer on one worker; on more, a stream that
+// times the sequential clusterer and lanes on its first hits and keeps the
+// faster, or keeps the sequential one without trying lanes when it leaves
+// no core idle or waits for the caller (see autoStream).
+func NewStream(cfg pixel.Config, mode pixel.Mode, workers int) (pixel.Stream, error) {
+	if workers < 1 {
+		workers = runtime.GOMAXPROCS(0)
 	}
-	return -1
+	switch {
+	case mode != pixel.Auto:
+		return pixel.NewStream(cfg, mode, workers)
+	case workers > 1:
+		return newAutoStream(cfg, workers, 0)
+	}
+	return pixel.NewClusterer(cfg)
+}
+
+// Chosen returns the mode an Auto stream from NewStream is clustering
+// with, the one it settled on once its trials are over (or about to
+// change to at the next gap), and Auto for a stream of any other mode. A
+// stream shorter than the trials ends in the one it was timing.
+func Chosen(s pixel.Stream) pixel.Mode {
+	if a, ok := s.(*autoStream); ok {
+		return a.Next()
+	}
+	return pixel.Auto
 }
