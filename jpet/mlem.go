@@ -7,7 +7,7 @@ import (
 	"sync"
 )
 
-// Options configure a reconstruction.
+// Options configure a reconstruction; see [Options.Validate].
 type Options struct {
 	Kernel      KernelKind
 	Sensitivity bool // weigh the denominator by the pixel sensitivity
@@ -83,8 +83,8 @@ func NewReconstructor(s Scanner, events []Event, opt Options) (*Reconstructor, e
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
-	if opt.Kernel > Gaussian {
-		return nil, fmt.Errorf("jpet: unknown kernel %d", opt.Kernel)
+	if err := opt.Validate(); err != nil {
+		return nil, err
 	}
 	w := opt.Workers
 	if w <= 0 {
@@ -362,4 +362,18 @@ func (k *kernel) columnSpan(dz, top, p float64, y0, y1 int) (lo, hi int, ok bool
 		}
 	}
 	return lo, hi, lo <= hi
+}
+
+// Validate reports options a reconstruction cannot run with: an unknown
+// kernel, or negative workers or cache.
+func (o Options) Validate() error {
+	switch {
+	case o.Kernel > Gaussian:
+		return fmt.Errorf("jpet: unknown kernel %d", o.Kernel)
+	case o.Workers < 0:
+		return fmt.Errorf("jpet: %d workers: must not be negative", o.Workers)
+	case o.KernelCache < 0:
+		return fmt.Errorf("jpet: kernel cache of %d bytes: must not be negative", o.KernelCache)
+	}
+	return nil
 }

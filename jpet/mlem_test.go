@@ -1,6 +1,7 @@
 package jpet
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"math"
@@ -79,5 +80,33 @@ func TestAuthorsReconstruction(t *testing.T) {
 		if tol := map[int]float64{1: 1e-5, 5: 3e-5, 10: 5e-5}[it]; maxRel > tol || math.Abs(sum-82510) > 0.01 {
 			t.Errorf("%s: differs from the authors' image by %.3g of the peak", name, maxRel)
 		}
+	}
+}
+
+// TestOptionsValidate: options a run cannot use are refused, by the
+// options themselves and by the functions that take them.
+func TestOptionsValidate(t *testing.T) {
+	s := PaperScanner()
+	for _, o := range []Options{{Kernel: Gaussian + 1}, {Workers: -1}, {KernelCache: -1}} {
+		if o.Validate() == nil {
+			t.Errorf("%+v accepted", o)
+		}
+		if _, err := NewReconstructor(s, nil, o); err == nil {
+			t.Errorf("NewReconstructor took %+v", o)
+		}
+	}
+	if err := (Options{Kernel: Gaussian, Workers: 2, KernelCache: 1 << 20}).Validate(); err != nil {
+		t.Error(err)
+	}
+	for _, o := range []SimOptions{{Emissions: -1}, {Workers: -1}, {MaxAngle: -0.1}, {MaxAngle: 2}} {
+		if o.Validate() == nil {
+			t.Errorf("%+v accepted", o)
+		}
+		if _, err := Simulate(context.Background(), s, PaperPhantom(), o); err == nil {
+			t.Errorf("Simulate took %+v", o)
+		}
+	}
+	if err := (SimOptions{Emissions: 10, MaxAngle: math.Pi / 2}).Validate(); err != nil {
+		t.Error(err)
 	}
 }

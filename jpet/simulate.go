@@ -8,7 +8,7 @@ import (
 	"sync"
 )
 
-// SimOptions configure a simulation.
+// SimOptions configure a simulation; see [SimOptions.Validate].
 type SimOptions struct {
 	Emissions int
 	Seed      uint64
@@ -41,15 +41,12 @@ func Simulate(ctx context.Context, s Scanner, ph Phantom, opt SimOptions) (*Simu
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
-	if opt.Emissions < 0 {
-		return nil, fmt.Errorf("jpet: negative number of emissions")
+	if err := opt.Validate(); err != nil {
+		return nil, err
 	}
 	maxAngle := opt.MaxAngle
 	if maxAngle == 0 {
 		maxAngle = math.Pi / 4
-	}
-	if !(maxAngle > 0 && maxAngle <= math.Pi/2) {
-		return nil, fmt.Errorf("jpet: angle range %v must be in (0, pi/2]", maxAngle)
 	}
 	z0, z1, y0, y1, peak := ph.bounds()
 	// Point sources take a share of the emissions by their activity
@@ -170,4 +167,18 @@ func (s Scanner) pixelOf(z, y float64) int {
 		return -1
 	}
 	return int(iy)*s.NZ + int(iz)
+}
+
+// Validate reports options a simulation cannot run with: negative counts,
+// or an angle range outside (0, pi/2] (0 stands for pi/4).
+func (o SimOptions) Validate() error {
+	switch {
+	case o.Emissions < 0:
+		return fmt.Errorf("jpet: %d emissions: must not be negative", o.Emissions)
+	case o.Workers < 0:
+		return fmt.Errorf("jpet: %d workers: must not be negative", o.Workers)
+	case o.MaxAngle != 0 && !(o.MaxAngle > 0 && o.MaxAngle <= math.Pi/2):
+		return fmt.Errorf("jpet: angle range %v rad must be in (0, pi/2]", o.MaxAngle)
+	}
+	return nil
 }
