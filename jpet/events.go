@@ -125,3 +125,13 @@ func finite(sc *textscan.Scanner, v []float64, fields [][]byte) error {
 	}
 	return nil
 }
+
+// WriteEventsText writes events as text, one "z_u z_d dl" line each, with
+// the precision of the authors' binary format.
+func WriteEventsText(w io.Writer, events []Event) error {
+	b := bufio.NewWriterSize(w, 1<<20)
+	for _, e := range events {
+		fmt.Fprintf(b, "%g %g %g\n", float32(e.ZU), float32(e.ZD), float32(e.DL))
+	}
+	return b.Flush()
+}

@@ -5,8 +5,10 @@ import (
 	"image/color"
 	"io"
 	"math"
+	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 
 	"go-hep.org/x/hep/hbook"
 	"go-hep.org/x/hep/hplot"
@@ -600,4 +602,14 @@ func WriteClusterFigures(prefix string, c *pixel.Clusters, width, height int, fo
 		names = append(names, name)
 	}
 	return names, nil
+}
+
+// FormatOf returns the format of a figure file from its extension: png or
+// svg.
+func FormatOf(name string) (string, error) {
+	format := strings.TrimPrefix(strings.ToLower(filepath.Ext(name)), ".")
+	if format != "png" && format != "svg" {
+		return "", fmt.Errorf("%s: want a .png or .svg file", name)
+	}
+	return format, nil
 }

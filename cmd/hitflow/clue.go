@@ -18,6 +18,7 @@ import (
 	"github.com/hitflow/hitflow/clue/cluecsv"
 	"github.com/hitflow/hitflow/clue/cluesim"
 	"github.com/hitflow/hitflow/format"
+	"github.com/hitflow/hitflow/internal/ctxio"
 	"github.com/hitflow/hitflow/internal/outfile"
 	"github.com/hitflow/hitflow/plot"
 )
@@ -111,7 +112,7 @@ func runClue(ctx context.Context, o clueOptions, in string, stdout, stderr io.Wr
 	if err != nil {
 		return err
 	}
-	tab, err := cluecsv.Read(ctxReader{ctx, f}, in)
+	tab, err := cluecsv.Read(ctxio.Reader{Ctx: ctx, R: f}, in)
 	f.Close()
 	if errors.Is(err, context.Canceled) {
 		return stopped(ctx, "nothing written")
@@ -224,26 +225,7 @@ x,y,layer,weight.`,
   hitflow clue --dc 3 --rhoc 8 --deltac 5 --deltao 5 --tile 5 -o out.csv calo.csv`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if o.out == "" {
-				return usagef("simulate clue needs -o FILE")
-			}
-			ctx := cmd.Context()
-			if err := prepare(ctx, nil, role("-o", o.out)); err != nil {
-				return err
-			}
-			pts, err := cluesim.Generate(cluesim.Options{Layers: o.layers, PointsPerLayer: o.points, PointsPerCluster: o.clusterSize, Seed: o.seed}, nil)
-			if err != nil {
-				return usageError{err}
-			}
-			if ctx.Err() != nil {
-				return stopped(ctx, "nothing written")
-			}
-			tab := &cluecsv.Table{Coords: []string{"x", "y"}, Layer: true, Points: *pts}
-			if err := outfile.Write(o.out, func(w io.Writer) error { return cluecsv.WritePoints(w, tab) }); err != nil {
-				return err
-			}
-			fmt.Fprintf(stderr, "wrote %d points (%d layers, seed %d) to %s\n", pts.Len(), o.layers, o.seed, o.out)
-			return nil
+			return runSimulateClue(cmd.Context(), o, stderr)
 		},
 	}
 	f := cmd.Flags()
@@ -255,74 +237,24 @@ x,y,layer,weight.`,
 	return cmd
 }
 
-// benchClue reproduces the paper's Table 1.
-func newBenchCmd(stdout, stderr io.Writer) *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "bench",
-		Short: "Reproduce the papers' benchmarks",
+func runSimulateClue(ctx context.Context, o simulateClueOptions, stderr io.Writer) error {
+	if o.out == "" {
+		return usagef("simulate clue needs -o FILE")
 	}
-	var steps, repeat int
-	c := &cobra.Command{
-		Use:   "clue",
-		Short: "The CLUE paper's Table 1: 100 layers of 1,000 to 10,000 points",
-		Long: `Time CLUE on the synthetic calorimeter of the paper (100 layers, 1,000 to
-10,000 points per layer in steps, bin 5 cm, dc 3, deltac = deltao 5,
-rhoc 8), on one worker and on all cores, with the time of each step. Each
-point is the median of the repetitions, after a warm-up run that sizes the
-reused buffers. Prints a Markdown table.`,
-		Example: "  hitflow bench clue\n  hitflow bench clue --steps 3 --repeat 3",
-		Args:    noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if steps < 1 || steps > 10 || repeat < 1 {
-				return usagef("--steps must be 1..10 and --repeat positive")
-			}
-			if err := prepare(cmd.Context(), nil); err != nil {
-				return err
-			}
-			return runBenchClue(cmd.Context(), steps, repeat, stdout)
-		},
+	if err := prepare(ctx, nil, role("-o", o.out)); err != nil {
+		return err
 	}
-	c.Flags().IntVar(&steps, "steps", 10, "number of sizes (1,000 points per layer more each)")
-	c.Flags().IntVar(&repeat, "repeat", 5, "repetitions per point (median)")
-	cmd.AddCommand(c, newBenchPetCmd(stdout), newBenchPixelCmd(stdout, stderr))
-	return cmd
-}
-
-func runBenchClue(ctx context.Context, steps, repeat int, stdout io.Writer) error {
-	p := clue.Params{DC: 3, RhoC: 8, DeltaC: 5, DeltaO: 5, TileSize: 5}
-	benchHeader(stdout)
-	fmt.Fprintf(stdout, "CLUE's 2D scans: %s\n\n", clue.ScanPath())
-	fmt.Fprintf(stdout, "| points | workers | index | density | nearest-higher | seeds/followers | expansion | overhead | total (ms) |\n")
-	fmt.Fprintf(stdout, "|---|---|---|---|---|---|---|---|---|\n")
-	var pts *clue.Points
-	workers := []int{1}
-	if n := runtime.GOMAXPROCS(0); n > 1 {
-		workers = append(workers, n)
+	pts, err := cluesim.Generate(cluesim.Options{Layers: o.layers, PointsPerLayer: o.points, PointsPerCluster: o.clusterSize, Seed: o.seed}, nil)
+	if err != nil {
+		return usageError{err}
 	}
-	for s := 1; s <= steps; s++ {
-		var err error
-		if pts, err = cluesim.Generate(cluesim.Options{PointsPerLayer: 1000 * s, Seed: uint64(s)}, pts); err != nil {
-			return err
-		}
-		for _, w := range workers {
-			if ctx.Err() != nil {
-				return stopped(ctx, "")
-			}
-			c := &clue.Clusterer{Workers: w}
-			if _, err := c.Run(pts, p); err != nil {
-				return err
-			}
-			runs := make([]clue.Timings, repeat)
-			for i := range runs {
-				c.Run(pts, p)
-				runs[i] = c.Timings
-			}
-			slices.SortFunc(runs, func(a, b clue.Timings) int { return int(a.Total() - b.Total()) })
-			m := runs[repeat/2]
-			ms := func(d time.Duration) string { return fmt.Sprintf("%.1f", float64(d.Microseconds())/1000) }
-			fmt.Fprintf(stdout, "| %d | %d | %s | %s | %s | %s | %s | %s | %s |\n", pts.Len(), w,
-				ms(m.Index), ms(m.Density), ms(m.NearestHigher), ms(m.SeedsFollowers), ms(m.Expansion), ms(m.Overhead), ms(m.Total()))
-		}
+	if ctx.Err() != nil {
+		return stopped(ctx, "nothing written")
 	}
+	tab := &cluecsv.Table{Coords: []string{"x", "y"}, Layer: true, Points: *pts}
+	if err := outfile.Write(o.out, func(w io.Writer) error { return cluecsv.WritePoints(w, tab) }); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "wrote %d points (%d layers, seed %d) to %s\n", pts.Len(), o.layers, o.seed, o.out)
 	return nil
 }

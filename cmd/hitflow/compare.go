@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 
@@ -32,37 +33,42 @@ twin in the other file.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			if err := prepare(ctx, positional(args...)); err != nil {
-				return err
-			}
-			var sets [2]*pixel.Labelled
-			for i, name := range args {
-				if ctx.Err() != nil {
-					return stopped(ctx, "")
-				}
-				var err error
-				if sets[i], err = format.ReadHits(name); err != nil {
-					return err
-				}
-			}
-			a := pixel.Compare(sets[0], sets[1])
-			iou := fmt.Sprintf("IoU %.6f (hit-weighted %.6f)", a.IoU, a.HitIoU)
-			if a.Hits == 0 {
-				iou = "IoU undefined (no hit in both files)"
-			}
-			if a.OnlyA > 0 || a.OnlyB > 0 {
-				fmt.Fprintf(stderr, "hitflow: the files do not hold the same hits (%d in %s only, %d in %s only): the scores count the %d in both\n",
-					a.OnlyA, args[0], a.OnlyB, args[1], a.Hits)
-			}
-			if _, err := fmt.Fprintf(stdout, "hits %d (only in A %d, only in B %d), clusters A %d, B %d, without an identical twin A %d, B %d, %s\n",
-				a.Hits, a.OnlyA, a.OnlyB, a.ClustersA, a.ClustersB, a.DifferA, a.DifferB, iou); err != nil {
-				return err
-			}
-			if a.Hits == 0 {
-				return fmt.Errorf("%s and %s have no hit in common: nothing to compare", args[0], args[1])
-			}
-			return nil
+			return runCompare(cmd.Context(), args[0], args[1], stdout, stderr)
 		},
 	}
+}
+
+// runCompare scores the clustering of label file nameA against the
+// reference nameB.
+func runCompare(ctx context.Context, nameA, nameB string, stdout, stderr io.Writer) error {
+	if err := prepare(ctx, positional(nameA, nameB)); err != nil {
+		return err
+	}
+	var sets [2]*pixel.Labelled
+	for i, name := range []string{nameA, nameB} {
+		if ctx.Err() != nil {
+			return stopped(ctx, "")
+		}
+		var err error
+		if sets[i], err = format.ReadHits(name); err != nil {
+			return err
+		}
+	}
+	a := pixel.Compare(sets[0], sets[1])
+	iou := fmt.Sprintf("IoU %.6f (hit-weighted %.6f)", a.IoU, a.HitIoU)
+	if a.Hits == 0 {
+		iou = "IoU undefined (no hit in both files)"
+	}
+	if a.OnlyA > 0 || a.OnlyB > 0 {
+		fmt.Fprintf(stderr, "hitflow: the files do not hold the same hits (%d in %s only, %d in %s only): the scores count the %d in both\n",
+			a.OnlyA, nameA, a.OnlyB, nameB, a.Hits)
+	}
+	if _, err := fmt.Fprintf(stdout, "hits %d (only in A %d, only in B %d), clusters A %d, B %d, without an identical twin A %d, B %d, %s\n",
+		a.Hits, a.OnlyA, a.OnlyB, a.ClustersA, a.ClustersB, a.DifferA, a.DifferB, iou); err != nil {
+		return err
+	}
+	if a.Hits == 0 {
+		return fmt.Errorf("%s and %s have no hit in common: nothing to compare", nameA, nameB)
+	}
+	return nil
 }

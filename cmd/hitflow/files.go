@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"io"
 	"os"
 	"syscall"
 
@@ -37,20 +36,6 @@ func stopped(ctx context.Context, kept string) error {
 		return err
 	}
 	return errors.Join(err, errors.New(kept))
-}
-
-// ctxReader stops reading once ctx is done: a long read of a large input
-// (10^7 points, events) ends at the next block after Ctrl-C.
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c ctxReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(p)
 }
 
 // profilesKey finds the command's profiles in its context.

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -13,6 +12,7 @@ import (
 	"github.com/hitflow/hitflow/pixel"
 	"github.com/hitflow/hitflow/pixel/pipeline"
 	"github.com/hitflow/hitflow/pixel/tpx3"
+	"github.com/hitflow/hitflow/plot"
 )
 
 // timeFlag is a pflag.Value for durations on the pixel time grid.
@@ -170,9 +170,9 @@ func openSources(files []string, stderr io.Writer) (sources []pipeline.Source, t
 // plotFormat returns the image format of a --plot file from its name:
 // png or svg.
 func plotFormat(name string) (string, error) {
-	format := strings.TrimPrefix(strings.ToLower(filepath.Ext(name)), ".")
-	if format != "png" && format != "svg" {
-		return "", usagef("--plot %s: want a .png or .svg file", name)
+	format, err := plot.FormatOf(name)
+	if err != nil {
+		return "", usagef("--plot %w", err)
 	}
 	return format, nil
 }

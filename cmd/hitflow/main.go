@@ -10,10 +10,9 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"runtime"
-	"runtime/debug"
 	"syscall"
 
+	"github.com/hitflow/hitflow/internal/bench"
 	"github.com/spf13/cobra"
 )
 
@@ -109,7 +108,7 @@ trace.`,
 		return nil
 	}
 	root.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
-	root.AddCommand(newClusterCmd(stdout, stderr), newClueCmd(stdout, stderr), newPetCmd(stdout, stderr), newSimulateCmd(stderr), newBenchCmd(stdout, stderr), newCompareCmd(stdout, stderr), newMaskCmd(stdout, stderr), newPlotCmd(stdout), newVersionCmd(stdout))
+	root.AddCommand(newClusterCmd(stdout, stderr), newClueCmd(stdout, stderr), newPetCmd(stderr), newSimulateCmd(stderr), newBenchCmd(stdout, stderr), newCompareCmd(stdout, stderr), newMaskCmd(stdout, stderr), newPlotCmd(stdout), newVersionCmd(stdout))
 	return root
 }
 
@@ -123,31 +122,10 @@ func newVersionCmd(stdout io.Writer) *cobra.Command {
 			if err := prepare(cmd.Context(), nil); err != nil {
 				return err
 			}
-			_, err := fmt.Fprintln(stdout, versionLine())
+			_, err := fmt.Fprintln(stdout, bench.Version())
 			return err
 		},
 	}
-}
-
-// versionLine is the version and the Go release, which names the Go
-// experiments of the build ("-X:simd" for the vector code of CLUE and
-// J-PET): benchmark numbers depend on it.
-func versionLine() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "hitflow (devel)"
-	}
-	v := bi.Main.Version
-	if v == "" {
-		v = "(devel)"
-	}
-	return fmt.Sprintf("hitflow %s %s", v, bi.GoVersion)
-}
-
-// benchHeader starts a benchmark's output with what its numbers depend
-// on: the build (vector code or not) and the machine.
-func benchHeader(w io.Writer) {
-	fmt.Fprintf(w, "%s, %s/%s, %d CPUs, GOMAXPROCS %d\n\n", versionLine(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.GOMAXPROCS(0))
 }
 
 // warnf writes a warning line to stderr, in the style of the errors.

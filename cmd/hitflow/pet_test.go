@@ -72,7 +72,7 @@ func TestPetCommands(t *testing.T) {
 		{[]string{"pet", "simulate", "--angle", "0", "-o", prefix}, 2, "--angle 0: want degrees in (0, 90]"},
 		{[]string{"pet", "reconstruct", prefix + ".bin", "-o", filepath.Join(dir, "nodir", "r")}, 2, "nodir does not exist"},
 		{[]string{"pet", "reconstruct", prefix + ".bin", "-o", filepath.Join(dir, "lnk")}, 2, "-o " + filepath.Join(dir, "lnk.nrrd") + " is the input " + prefix + ".bin"},
-		{[]string{"pet", "reconstruct", filepath.Join(dir, "calo.csv"), "-o", rec}, 2, `unknown event file extension ".csv" (want .bin, .txt or .parquet)`},
+		{[]string{"pet", "reconstruct", filepath.Join(dir, "calo.csv"), "-o", rec}, 2, `unknown format ".csv" for J-PET events (want .bin, .txt or .parquet)`},
 		{[]string{"pet", "simulate", "--phantom", bad, "-o", filepath.Join(dir, "bad")}, 2, "refusing to overwrite an input"},
 		{[]string{"bench", "pet", "--events", "0"}, 2, "--events"},
 		{[]string{"bench", "pet", "--kernel-cache", "lots"}, 2, `"lots" is not a number of MiB or auto`},

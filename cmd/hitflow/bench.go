@@ -1,0 +1,223 @@
+package main
+
+import (
+	"context"
+	"io"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hitflow/hitflow/internal/bench"
+	"github.com/hitflow/hitflow/pixel"
+	"github.com/hitflow/hitflow/pixel/pixelsim"
+	"github.com/hitflow/hitflow/pixel/tpx3"
+)
+
+func newBenchCmd(stdout, stderr io.Writer) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Reproduce the papers' benchmarks",
+	}
+	cmd.AddCommand(newBenchClueCmd(stdout), newBenchPetCmd(stdout), newBenchPixelCmd(stdout, stderr))
+	return cmd
+}
+
+type benchClueOptions struct{ steps, repeat int }
+
+func newBenchClueCmd(stdout io.Writer) *cobra.Command {
+	o := benchClueOptions{steps: 10, repeat: 5}
+	cmd := &cobra.Command{
+		Use:   "clue",
+		Short: "The CLUE paper's Table 1: 100 layers of 1,000 to 10,000 points",
+		Long: `Time CLUE on the synthetic calorimeter of the paper (100 layers, 1,000 to
+10,000 points per layer in steps, bin 5 cm, dc 3, deltac = deltao 5,
+rhoc 8), on one worker and on all cores, with the time of each step. Each
+point is the median of the repetitions, after a warm-up run that sizes the
+reused buffers. Prints a Markdown table.`,
+		Example: "  hitflow bench clue\n  hitflow bench clue --steps 3 --repeat 3",
+		Args:    noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runBenchClue(cmd.Context(), o, stdout)
+		},
+	}
+	cmd.Flags().IntVar(&o.steps, "steps", o.steps, "number of sizes (1,000 points per layer more each)")
+	cmd.Flags().IntVar(&o.repeat, "repeat", o.repeat, "repetitions per point (median)")
+	return cmd
+}
+
+func runBenchClue(ctx context.Context, o benchClueOptions, stdout io.Writer) error {
+	if o.steps < 1 || o.steps > 10 || o.repeat < 1 {
+		return usagef("--steps must be 1..10 and --repeat positive")
+	}
+	if err := prepare(ctx, nil); err != nil {
+		return err
+	}
+	return bench.CLUE(ctx, o.steps, o.repeat, stdout)
+}
+
+type benchPetOptions struct {
+	events int
+	cache  int64
+}
+
+func newBenchPetCmd(stdout io.Writer) *cobra.Command {
+	o := benchPetOptions{events: 1000000}
+	cmd := &cobra.Command{
+		Use:   "pet",
+		Short: "Time MLEM iterations on the paper's set-up",
+		Long: `Simulate events of the paper's phantom with the paper's set-up (R = 0.125 m,
+L = 0.3 m, 4 mm pixels, sigma_z 10 mm, sigma_dl 40 mm) and time, for each
+kernel on 1 worker and on all cores, the first MLEM iteration (which
+computes every kernel value, and keeps as many as --kernel-cache allows)
+and the next five (which read the kept values; the median is shown).
+Prints a Markdown table.`,
+		Example: "  hitflow bench pet\n  hitflow bench pet --events 10000000\n  hitflow bench pet --kernel-cache 0",
+		Args:    noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runBenchPet(cmd.Context(), o, stdout)
+		},
+	}
+	cmd.Flags().IntVar(&o.events, "events", o.events, "number of detected events")
+	cacheFlag(cmd.Flags(), &o.cache)
+	return cmd
+}
+
+func runBenchPet(ctx context.Context, o benchPetOptions, stdout io.Writer) error {
+	if o.events < 1 {
+		return usagef("--events must be positive")
+	}
+	if err := prepare(ctx, nil); err != nil {
+		return err
+	}
+	return bench.PET(ctx, o.events, o.cache, stdout)
+}
+
+type pixelBenchOptions struct {
+	datasets, modes, plot, file string
+	hits, repeat, runs, e2eHits int
+	rate                        float64
+	input                       inputFlags // how --file is read
+}
+
+func newBenchPixelCmd(stdout, stderr io.Writer) *cobra.Command {
+	var names []string
+	for _, d := range pixelsim.Datasets {
+		names = append(names, d.Name)
+	}
+	o := pixelBenchOptions{datasets: strings.Join(names, ","), modes: "sequential,lanes,chunked",
+		hits: 4000000, repeat: 25, runs: 5, rate: 10, e2eHits: 20000000, input: defaultInput}
+	cmd := &cobra.Command{
+		Use:   "pixel",
+		Short: "The clustering benchmark of Čelko et al. on the simulated datasets",
+		Long: `Follow the paper's method: the hits of a dataset are loaded into memory,
+then the clock runs while the set is repeated --repeat times with a ToA
+offset and clustered (local definition, dt 200 ns); --runs runs, median
+reported. Every mode runs on 1 .. GOMAXPROCS workers (sequential on one),
+with the parallel efficiency (rate / (workers x rate on one worker)).
+Then the end-to-end rate: a file on local disk (--file, read as cluster
+reads it: --format, --layout and --sensor apply; or one simulated gamma
+and pion45 .tpx3 run in the temporary directory) decoded, sorted,
+clustered and written as Parquet and as Arrow IPC, in every mode and
+auto, with how busy the cores were and the most memory its runs took;
+before each run the previous output is removed and the disks synced, so
+that no run pays for the write-back of the one before. Prints Markdown
+tables; --plot draws Mhit/s against workers.`,
+		Example: `  hitflow bench pixel --plot scaling.png
+  hitflow bench pixel --datasets gamma,pion45 --hits 1000000 --repeat 5 --runs 3`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runBenchPixel(cmd.Context(), o, stdout, stderr)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.datasets, "datasets", o.datasets, "comma-separated datasets")
+	f.StringVar(&o.modes, "modes", o.modes, "comma-separated modes")
+	f.IntVar(&o.hits, "hits", o.hits, "hits per dataset in memory")
+	f.IntVar(&o.repeat, "repeat", o.repeat, "repetitions of the set per run")
+	f.IntVar(&o.runs, "runs", o.runs, "runs per measurement (median)")
+	f.Float64Var(&o.rate, "rate", o.rate, "simulated hit rate in Mhit/s")
+	f.StringVar(&o.plot, "plot", "", "also draw Mhit/s against workers (.png or .svg)")
+	f.StringVar(&o.file, "file", "", "hit file for the end-to-end rate (default: simulate gamma and pion45 .tpx3 runs)")
+	f.IntVar(&o.e2eHits, "e2e-hits", o.e2eHits, "hits of the simulated end-to-end file (0: skip)")
+	o.input.add(f)
+	return cmd
+}
+
+func runBenchPixel(ctx context.Context, o pixelBenchOptions, stdout, stderr io.Writer) error {
+	switch {
+	case o.hits < 1:
+		return usagef("--hits %d: must be positive", o.hits)
+	case o.repeat < 1:
+		return usagef("--repeat %d: must be positive", o.repeat)
+	case o.runs < 1:
+		return usagef("--runs %d: must be positive", o.runs)
+	case !(o.rate > 0):
+		return usagef("--rate %v: must be positive", o.rate)
+	case o.e2eHits < 0:
+		return usagef("--e2e-hits %d: must be positive, or 0 for no simulated end-to-end run", o.e2eHits)
+	}
+	var datasets []pixelsim.Dataset
+	for _, name := range strings.Split(o.datasets, ",") {
+		d, err := pixelsim.DatasetByName(strings.TrimSpace(name))
+		if err != nil {
+			return usageError{err}
+		}
+		if !slices.ContainsFunc(datasets, func(e pixelsim.Dataset) bool { return e.Name == d.Name }) {
+			datasets = append(datasets, d)
+		}
+	}
+	var modes []pixel.Mode
+	for _, name := range strings.Split(o.modes, ",") {
+		m, err := pixel.ParseMode(strings.TrimSpace(name))
+		if err != nil || m == pixel.Auto {
+			return usagef("--modes: %q is not sequential, lanes or chunked", name)
+		}
+		if !slices.Contains(modes, m) {
+			modes = append(modes, m)
+		}
+	}
+	// What can be checked before the long clustering runs is.
+	if o.plot != "" {
+		if _, err := plotFormat(o.plot); err != nil {
+			return err
+		}
+	}
+	err := prepare(ctx, positional(o.file), role("--plot", o.plot))
+	if err != nil {
+		return err
+	}
+	b := bench.Pixel{Datasets: datasets, Modes: modes, Hits: o.hits, Repeat: o.repeat, Runs: o.runs, Rate: o.rate,
+		Plot: o.plot, E2EHits: o.e2eHits}
+	if o.file != "" {
+		if b.File, b.Reader, b.Cluster, err = benchFile(o); err != nil {
+			return err
+		}
+	}
+	return bench.RunPixel(ctx, b, stdout, stderr)
+}
+
+// benchFile returns --file with how cluster reads it, having read its
+// first batch, so that a file that cannot be read fails before the
+// clustering runs, not after them.
+func benchFile(o pixelBenchOptions) (string, tpx3.Options, pixel.Config, error) {
+	cfg := pixel.DefaultConfig()
+	opt, width, height, err := o.input.options()
+	if err != nil {
+		return "", opt, cfg, err
+	}
+	f, err := os.Open(o.file)
+	if err != nil {
+		return "", opt, cfg, err
+	}
+	defer f.Close()
+	r, err := tpx3.NewReader(f, o.file, opt)
+	if err == nil {
+		if err = r.Read(&pixel.Hits{}); err == io.EOF {
+			err = nil
+		}
+	}
+	cfg.Width, cfg.Height = width, height
+	return o.file, opt, cfg, err
+}

@@ -1,0 +1,21 @@
+// Package ctxio stops reads once a context is done, so that a long read
+// of a large input ends at the next block after Ctrl-C.
+package ctxio
+
+import (
+	"context"
+	"io"
+)
+
+// Reader reads from R until Ctx is done, then returns Ctx's error.
+type Reader struct {
+	Ctx context.Context
+	R   io.Reader
+}
+
+func (c Reader) Read(p []byte) (int, error) {
+	if err := c.Ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.R.Read(p)
+}
