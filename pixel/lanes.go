@@ -21,9 +21,9 @@ const handOverRoom = 32
 // the one the caller fills and one ready for the next free worker, or
 // waiting for the assembler. More only add memory in motion, each
 // window's hits and clusters (3.6 MB on gamma rays) passing through the
-// caches: with twice as many windows as workers plus two, lanes on two
-// workers ran the paper's gamma rays at 57 and tracks at 73 Mhit/s, with
-// one a worker plus two at 65 and 82 (medians of eight alternated rounds).
+// caches: lanes on two workers ran the paper's gamma rays and tracks
+// about an eighth faster with one window a worker plus two than with two
+// a worker plus two (medians of eight alternated rounds).
 const windowsAhead = 2
 
 // firstCheckpoint is where a window's first state snapshot is taken; the
