@@ -75,8 +75,8 @@ type Result struct {
 	Outliers  int     // points with cluster id -1
 }
 
-// Grow makes room for n more points in every column.
-func (r *Result) Grow(n int) {
+// Reserve makes room for n more points in every column.
+func (r *Result) Reserve(n int) {
 	r.Rho, r.Delta, r.NH = slices.Grow(r.Rho, n), slices.Grow(r.Delta, n), slices.Grow(r.NH, n)
 	r.IsSeed, r.ClusterID = slices.Grow(r.IsSeed, n), slices.Grow(r.ClusterID, n)
 }

@@ -19,7 +19,7 @@ func TestSteadyStateAllocations(t *testing.T) {
 	}
 	span := t0 + Millisecond
 	for _, def := range []Definition{Local, Global, Window} {
-		c, _ := NewClusterer(Config{Definition: def, DtMax: 200 * Nanosecond, Width: 256, Height: 256})
+		c, _ := NewClusterer(Config{Definition: def, Dt: 200 * Nanosecond, Width: 256, Height: 256})
 		c.KeepMembers(true)
 		s, _ := NewSorter(500*Microsecond, 0)
 		shift := func() {

@@ -190,7 +190,7 @@ func BenchmarkManyOpenClusters(b *testing.B) {
 		}
 	}
 	cfg := pixel.DefaultConfig()
-	cfg.DtMax = pixel.Second
+	cfg.Dt = pixel.Second
 	for _, mode := range []pixel.Mode{pixel.Sequential, pixel.LanesMode, pixel.Chunked} {
 		b.Run(mode.String(), func(b *testing.B) {
 			hits := 0

@@ -263,12 +263,12 @@ func (c *ChunkedClusterer) cut(n int) int {
 		// No quiet gap near: a cluster longer than a chunk (a large ion)
 		// is being cut. Look further on for the first quiet gap, letting
 		// the chunk grow to at most four times its length.
-		for j := to + 1; gap <= c.cfg.DtMax && j < min(b+3*c.chunk, n); j++ {
-			if g := toa[j] - toa[j-1]; g > c.cfg.DtMax {
+		for j := to + 1; gap <= c.cfg.Dt && j < min(b+3*c.chunk, n); j++ {
+			if g := toa[j] - toa[j-1]; g > c.cfg.Dt {
 				best, gap = j, g
 			}
 		}
-		if prev := c.bounds[len(c.bounds)-1]; prev > 0 && toa[best]-toa[prev-1] <= c.cfg.DtMax {
+		if prev := c.bounds[len(c.bounds)-1]; prev > 0 && toa[best]-toa[prev-1] <= c.cfg.Dt {
 			continue // within dt of the border before: no border here
 		}
 		c.bounds = append(c.bounds, best)
@@ -282,7 +282,7 @@ func (c *ChunkedClusterer) cut(n int) int {
 // hits before it end more than dt before it, in a stream without late hits
 // (with them the order, and so the gap, is not to be trusted).
 func (c *ChunkedClusterer) quiet(b int) bool {
-	return c.stats.Late == 0 && c.buf.ToA[b]-c.buf.ToA[b-1] > c.cfg.DtMax
+	return c.stats.Late == 0 && c.buf.ToA[b]-c.buf.ToA[b-1] > c.cfg.Dt
 }
 
 // chunkTask clusters chunk k of chunks, marks the clusters that may reach
@@ -299,7 +299,7 @@ func (c *ChunkedClusterer) chunkTask(w, k, chunks int, final bool) {
 	// Clusters near a border may cross it, unless it is quiet. The
 	// buffer's start is no border (the hits before it are carried in); its
 	// end is one until the stream ends: the next buffer may reach it.
-	dt := c.cfg.DtMax
+	dt := c.cfg.Dt
 	start, end := Time(-1<<62), Time(1<<62)
 	if k > 0 && !c.quiet(lo) {
 		start = toa[lo] + dt
@@ -397,7 +397,7 @@ func (c *ChunkedClusterer) finishBorders(final bool, chunks int) int64 {
 	}
 	c.groupByRoot()
 	b := &c.buf
-	limit := c.now - c.cfg.DtMax
+	limit := c.now - c.cfg.Dt
 	bound := int64(math.MaxInt64)
 	span := c.cfg.span()
 	c.small.Reset()
@@ -683,7 +683,7 @@ func (c *ChunkedClusterer) parallel(n int, f func(worker, task int)) {
 // within dt is already joined to it.
 func (c *ChunkedClusterer) clusterChunk(mat []int32, occ []byte, lo, hi int) {
 	bx, by, toa, parent := c.buf.X, c.buf.Y, c.buf.ToA, c.parent
-	stride, dt, base := int32(c.stride), c.cfg.DtMax, int32(lo)-1
+	stride, dt, base := int32(c.stride), c.cfg.Dt, int32(lo)-1
 	for i := int32(lo); i < int32(hi); i++ {
 		p := (int32(by[i])+1)*stride + int32(bx[i]) + 1
 		t := toa[i]
@@ -718,7 +718,7 @@ func (c *ChunkedClusterer) clusterChunk(mat []int32, occ []byte, lo, hi int) {
 // the chunk border before hit b.
 func (c *ChunkedClusterer) borderPairs(mat []int32, b int, dst []int32) []int32 {
 	bx, by, toa := c.buf.X, c.buf.Y, c.buf.ToA
-	stride, dt := int32(c.stride), c.cfg.DtMax
+	stride, dt := int32(c.stride), c.cfg.Dt
 	lo := b
 	for lo > 0 && toa[lo-1] >= toa[b]-dt {
 		lo--

@@ -194,7 +194,7 @@ func (c *Clusterer) AddTo(out *Clusters, h *Hits) {
 	out.extend(k + h.Len())
 	out.Calibrated = c.calibrated
 	for i := 0; i < h.Len(); {
-		if h.ToA[i]-c.cfg.DtMax > c.now && !c.matrixOnly {
+		if h.ToA[i]-c.cfg.Dt > c.now && !c.matrixOnly {
 			if c.front < len(c.nodes) { // all closed: hit i is more than dt after them
 				k = c.emitAt(out, k, emitAll)
 			}
@@ -206,7 +206,7 @@ func (c *Clusterer) AddTo(out *Clusters, h *Hits) {
 		}
 		// Emitting often clears the occupancy of finished clusters, so that
 		// most new hits find an empty neighbourhood (the fast path).
-		j, ordered := nextGap(h, i, min(h.Len(), i+emitEvery), c.cfg.DtMax)
+		j, ordered := nextGap(h, i, min(h.Len(), i+emitEvery), c.cfg.Dt)
 		r := j
 		if !ordered || h.ToA[i] < c.now { // late hits: one may restart the stream
 			r = c.restartIn(h, i, j)
@@ -318,7 +318,7 @@ func (c *Clusterer) join(i int) {
 	nodes, ref, occ := c.nodes, c.ref, c.occ
 	offsets := &c.offsets // bit q of a neighbour mask is the pixel at p+offsets[q]
 	stride := uint32(c.stride)
-	dt := c.cfg.DtMax
+	dt := c.cfg.Dt
 	local, window := c.cfg.Definition == Local, c.cfg.Definition == Window
 	now := c.now
 	for ; i < len(nodes); i++ {
@@ -502,7 +502,7 @@ func (c *Clusterer) emit(out *Clusters, mode emitMode) {
 func (c *Clusterer) emitAt(out *Clusters, k int, mode emitMode) int {
 	nodes := c.nodes
 	n := int32(len(nodes))
-	limit := c.now - c.cfg.DtMax
+	limit := c.now - c.cfg.Dt
 	span := c.cfg.span()
 	old := c.nextSeq - 1 - span // a root before this may span more than span hits
 	var s hitSums
@@ -876,7 +876,7 @@ func (c *Clusterer) openTime(r int32) Time {
 // front.
 func (c *Clusterer) openBefore(base int64) bool {
 	nodes := c.nodes
-	limit := c.now - c.cfg.DtMax
+	limit := c.now - c.cfg.Dt
 	for i := int32(c.front); i < int32(len(nodes)) && c.seq[i] < base; i++ {
 		if nodes[i].parent != dead && c.openTime(findNode(nodes, i)) >= limit {
 			return true
@@ -893,7 +893,7 @@ func (c *Clusterer) openBefore(base int64) bool {
 // (the hits are gone), and ok is false.
 func (c *Clusterer) openState(dst []int64) (state []int64, ok bool) {
 	nodes := c.nodes
-	limit := c.now - c.cfg.DtMax
+	limit := c.now - c.cfg.Dt
 	for i := int32(c.front); i < int32(len(nodes)); i++ {
 		if nodes[i].parent != i || c.openTime(i) < limit {
 			continue

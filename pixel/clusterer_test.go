@@ -156,7 +156,7 @@ func quantise(r *rand.Rand, t, dt Time) Time {
 // cluster) and the emitted clusters.
 func runClusterer(t *testing.T, r *rand.Rand, tc testCase, def Definition) ([]int, []*Clusters, fedOrder) {
 	t.Helper()
-	cfg := Config{Definition: def, DtMax: tc.dt, Width: tc.w, Height: tc.h, longSpan: randSpan(r)}
+	cfg := Config{Definition: def, Dt: tc.dt, Width: tc.w, Height: tc.h, longSpan: randSpan(r)}
 	c, err := NewClusterer(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -406,7 +406,7 @@ func TestLateHitJoinsSkippedCluster(t *testing.T) {
 	for i, s := range stream {
 		h.Append(uint16(s[0]), uint16(s[1]), Time(s[2]), uint16(i))
 	}
-	c, _ := NewClusterer(Config{Definition: Window, DtMax: 19, Width: 4, Height: 4, longSpan: 1})
+	c, _ := NewClusterer(Config{Definition: Window, Dt: 19, Width: 4, Height: 4, longSpan: 1})
 	c.KeepMembers(true)
 	var all Clusters
 	all.Reset()

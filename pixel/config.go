@@ -38,7 +38,7 @@ func ParseDefinition(s string) (Definition, error) {
 // Config is the read-only configuration of a clusterer.
 type Config struct {
 	Definition Definition
-	DtMax      Time // maximum time distance, 200 ns by default
+	Dt         Time // maximum time distance, 200 ns by default
 	Width      int  // sensor width in pixels
 	Height     int  // sensor height in pixels
 	// Restart is how much earlier than the latest hit a hit must be to
@@ -91,7 +91,7 @@ func (c Config) RestartGap() Time {
 // DefaultConfig is the paper's default: local definition, dt = 200 ns, one
 // 256 x 256 Timepix3 chip.
 func DefaultConfig() Config {
-	return Config{Definition: Local, DtMax: 200 * Nanosecond, Width: 256, Height: 256, Restart: DefaultRestart}
+	return Config{Definition: Local, Dt: 200 * Nanosecond, Width: 256, Height: 256, Restart: DefaultRestart}
 }
 
 // Validate reports a configuration that cannot be clustered.
@@ -99,8 +99,8 @@ func (c Config) Validate() error {
 	switch {
 	case c.Definition > Window:
 		return fmt.Errorf("pixel: unknown cluster definition %d", c.Definition)
-	case c.DtMax < 0:
-		return fmt.Errorf("pixel: negative dt %v ns", c.DtMax.Ns())
+	case c.Dt < 0:
+		return fmt.Errorf("pixel: negative dt %v ns", c.Dt.Ns())
 	case c.Restart < 0:
 		return fmt.Errorf("pixel: negative restart gap %v ns", c.Restart.Ns())
 	case c.MemberLimit < 0:

@@ -12,7 +12,7 @@
 // # Cluster definitions
 //
 // Two hits are spatial neighbours when their pixels are 8-neighbours or the
-// same pixel. With dt = [Config].DtMax, hits processed in time order
+// same pixel. With dt = [Config].Dt, hits processed in time order
 // (equal times in any order; the result does not depend on it):
 //
 //   - [Local] (default): a hit is connected to every neighbour hit whose time

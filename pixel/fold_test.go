@@ -31,7 +31,7 @@ func TestFoldingMatchesSequential(t *testing.T) {
 			checkBuffer(t, c)
 		})
 		if err := equalClusters(got, &want); err != nil {
-			t.Fatalf("seed %d (%d hits, dt %d, fold at %d): %v", seed, h.Len(), cfg.DtMax, c.foldAt, err)
+			t.Fatalf("seed %d (%d hits, dt %d, fold at %d): %v", seed, h.Len(), cfg.Dt, c.foldAt, err)
 		}
 		if len(c.folds) != 0 {
 			t.Fatalf("seed %d: %d folded sums left after the flush", seed, len(c.folds))
@@ -47,7 +47,7 @@ func TestFoldingMatchesSequential(t *testing.T) {
 		lanes.check0, lanes.foldAt = 1+r.IntN(64), 1+r.IntN(64)
 		if err := equalClusters(feed(r, lanes, h), &want); err != nil {
 			t.Fatalf("seed %d (%d hits, dt %d, %d workers, windows of %d, checkpoint %d, fold at %d): lanes: %v",
-				seed, h.Len(), cfg.DtMax, workers, size, lanes.check0, lanes.foldAt, err)
+				seed, h.Len(), cfg.Dt, workers, size, lanes.check0, lanes.foldAt, err)
 		}
 		if ls, ss := lanes.Stats(), seq.Stats(); ls != ss {
 			t.Fatalf("seed %d: lanes stats %+v, sequential %+v", seed, ls, ss)
@@ -67,7 +67,7 @@ func TestFoldingMatchesSequential(t *testing.T) {
 		})
 		if err := equalClusters(got, &want); err != nil {
 			t.Fatalf("seed %d (%d hits, dt %d, %d workers, buffers of %d, chunks of %d, fold from %d): chunked: %v",
-				seed, h.Len(), cfg.DtMax, workers, chunked.size, chunked.chunk, chunked.foldMin, err)
+				seed, h.Len(), cfg.Dt, workers, chunked.size, chunked.chunk, chunked.foldMin, err)
 		}
 		if cs, ss := chunked.Stats(), seq.Stats(); cs != ss {
 			t.Fatalf("seed %d: chunked stats %+v, sequential %+v", seed, cs, ss)
@@ -124,7 +124,7 @@ func TestFoldingBoundsMemory(t *testing.T) {
 		esum, ex = esum+float64(h.E[i]), ex+float64(h.E[i])*float64(h.X[i])
 	}
 	for _, def := range []Definition{Local, Global} {
-		for _, s := range foldingStreams(Config{Definition: def, DtMax: 1000, Width: 4, Height: 4}) {
+		for _, s := range foldingStreams(Config{Definition: def, Dt: 1000, Width: 4, Height: 4}) {
 			most := 0
 			for i := 0; i < n; i += 1000 {
 				if out := s.Add(h.view(i, i+1000)); out.Len() != 0 {
@@ -149,7 +149,7 @@ func TestFoldingBoundsMemory(t *testing.T) {
 // shows, the last on each pixel, however old; both clusterers that fold
 // keep them, and cluster the late hit as without folding.
 func TestFoldingKeepsWhatLateHitsFind(t *testing.T) {
-	cfg := Config{Definition: Local, DtMax: 1000, Width: 8, Height: 8}
+	cfg := Config{Definition: Local, Dt: 1000, Width: 8, Height: 8}
 	var h Hits
 	for i := range 5000 {
 		h.Append(4, 4, Time(i)*400, 2)
@@ -203,7 +203,7 @@ func TestLongClusterHoldsBackLittle(t *testing.T) {
 		}
 	}
 	for _, def := range []Definition{Local, Global} {
-		cfg := Config{Definition: def, DtMax: 1000, Width: 4, Height: 4, longSpan: span}
+		cfg := Config{Definition: def, Dt: 1000, Width: 4, Height: 4, longSpan: span}
 		keeping, _ := NewClusterer(cfg)
 		keeping.KeepMembers(true)
 		streams := append(foldingStreams(cfg), boundedStream{keeping, func() int { return len(keeping.nodes) - keeping.dead }, n + 2*span})
@@ -282,7 +282,7 @@ func TestFoldingManyOpenClusters(t *testing.T) {
 // hits the chunked clusterer carried between two calls, and at the end.
 func chunkedCarrying(t *testing.T, h *Hits, side, foldMin, clusters int) (most, last int) {
 	t.Helper()
-	cfg := Config{Definition: Local, DtMax: 1 << 40, Width: side, Height: side}
+	cfg := Config{Definition: Local, Dt: 1 << 40, Width: side, Height: side}
 	seq, _ := NewClusterer(cfg)
 	want := feed(rand.New(rand.NewPCG(1, 2)), seq, h)
 	if want.Len() != clusters || int(want.Size[0]) != h.Len()/clusters {
@@ -329,8 +329,8 @@ func TestMemberLimit(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	// Under the window definition every cluster ends within dt.
 	for _, def := range []Definition{Local, Global} {
-		cfg := Config{Definition: def, DtMax: dt, Width: 256, Height: 256, MemberLimit: limit}
-		ref, _ := NewClusterer(Config{Definition: def, DtMax: dt, Width: 256, Height: 256})
+		cfg := Config{Definition: def, Dt: dt, Width: 256, Height: 256, MemberLimit: limit}
+		ref, _ := NewClusterer(Config{Definition: def, Dt: dt, Width: 256, Height: 256})
 		ref.KeepMembers(true)
 		want := feed(r, ref, &hot)
 		if ref.Err() != nil || want.Len() != 150+1+n/10 || want.Size[150] != n {

@@ -23,7 +23,7 @@ func FuzzClusterers(f *testing.F) {
 		if len(data) < 4 {
 			return
 		}
-		cfg := Config{Definition: Definition(data[0] % 3), DtMax: Time(data[1]), Width: 8, Height: 8,
+		cfg := Config{Definition: Definition(data[0] % 3), Dt: Time(data[1]), Width: 8, Height: 8,
 			Restart: 2000, longSpan: int64(data[2]) + 1}
 		foldAt := int(data[3]) + 1
 		var h Hits

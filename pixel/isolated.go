@@ -172,7 +172,7 @@ func (g *isolatedGroup) sets(n int) (sets [isolatedMax]uint16, firsts uint16) {
 func (c *Clusterer) clusterIsolated(out *Clusters, k int, h *Hits, i int) (int, int) {
 	xs, ys, ts, tots := h.X, h.Y, h.ToA, h.ToT
 	ys, ts, tots = ys[:len(xs)], ts[:len(xs)], tots[:len(xs)]
-	dt, def := c.cfg.DtMax, c.cfg.Definition
+	dt, def := c.cfg.Dt, c.cfg.Definition
 	width, height := uint16(c.cfg.Width-1), uint16(c.cfg.Height-1)
 	if need := k + len(xs) - i; len(out.ID) < need { // buffered clusters took the room
 		out.extend(need)
@@ -369,7 +369,7 @@ func (c *Clusterer) joinGroup(sp *groupSpace, xs, ys []uint16, ts []Time) int {
 	ys, ts = ys[:len(xs)], ts[:len(xs)]
 	parent, latest, times := &sp.tree.parent, &sp.tree.latest, &sp.tree.time
 	ref, occ, offsets := sp.ref, sp.occ, &c.offsets
-	stride, dt, def := uint32(c.stride), c.cfg.DtMax, c.cfg.Definition
+	stride, dt, def := uint32(c.stride), c.cfg.Dt, c.cfg.Definition
 	merged := 0
 	for q, x := range xs {
 		t := ts[q]
@@ -488,7 +488,7 @@ func (c *Clusterer) clusterGroup(out *Clusters, k int, h *Hits, i, j int) int {
 	g := &c.group
 	sp := g.space(c)
 	var merged int
-	if h.ToA[j-1]-h.ToA[i] <= c.cfg.DtMax { // most tracks: see joinGroupNear
+	if h.ToA[j-1]-h.ToA[i] <= c.cfg.Dt { // most tracks: see joinGroupNear
 		merged = c.joinGroupNear(sp, h.X[i:j], h.Y[i:j])
 	} else {
 		merged = c.joinGroup(sp, h.X[i:j], h.Y[i:j], h.ToA[i:j])

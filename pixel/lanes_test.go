@@ -124,7 +124,7 @@ func againstSequential(t *testing.T, seeds int, salt uint64,
 	maps.Copy(gens, generators)
 	forEachCase(t, gens, seeds, salt, func(t *testing.T, r *rand.Rand, seed int, tc testCase, def Definition) {
 		h := sortedHits(r, tc, r.IntN(2) == 0)
-		cfg := Config{Definition: def, DtMax: tc.dt, Width: tc.w, Height: tc.h, longSpan: randSpan(r)}
+		cfg := Config{Definition: def, Dt: tc.dt, Width: tc.w, Height: tc.h, longSpan: randSpan(r)}
 		seq, _ := NewClusterer(cfg)
 		seq.KeepMembers(true)
 		check(t, r, seed, cfg, h, seq, feed(r, seq, h))
@@ -143,7 +143,7 @@ func TestParallelMatchesSequential(t *testing.T) {
 		got := feed(r, lanes, h)
 		if err := equalClusters(got, want); err != nil {
 			t.Fatalf("seed %d (%d hits, dt %d, %d workers, windows of %d, checkpoint %d): %v",
-				seed, h.Len(), cfg.DtMax, workers, size, lanes.check0, err)
+				seed, h.Len(), cfg.Dt, workers, size, lanes.check0, err)
 		}
 		if ls, ss := lanes.Stats(), seq.Stats(); ls != ss {
 			t.Fatalf("seed %d: stats %+v, sequential %+v", seed, ls, ss)
@@ -171,7 +171,7 @@ func TestParallelMatchesSequential(t *testing.T) {
 		got = feed(r, chunked, h)
 		if err := equalClusters(got, want); err != nil {
 			t.Fatalf("seed %d (%d hits, dt %d, %d workers, buffers of %d, chunks of %d): chunked: %v",
-				seed, h.Len(), cfg.DtMax, workers, chunked.size, chunked.chunk, err)
+				seed, h.Len(), cfg.Dt, workers, chunked.size, chunked.chunk, err)
 		}
 		if cs, ss := chunked.Stats(), seq.Stats(); cs != ss {
 			t.Fatalf("seed %d: chunked stats %+v, sequential %+v", seed, cs, ss)
@@ -202,7 +202,7 @@ func TestIsolatedMatchesMatrix(t *testing.T) {
 			with.AppendRange(h, i, h.Len())
 			h = with
 		}
-		cfg := Config{Definition: def, DtMax: tc.dt, Width: tc.w, Height: tc.h, longSpan: randSpan(r)}
+		cfg := Config{Definition: def, Dt: tc.dt, Width: tc.w, Height: tc.h, longSpan: randSpan(r)}
 		var outs [2]*Clusters
 		var stats [2]Stats
 		for k, matrix := range []bool{false, true} {
@@ -253,7 +253,7 @@ func TestSwitchMatchesSequential(t *testing.T) {
 			}
 		})
 		if err := equalClusters(got, want); err != nil {
-			t.Fatalf("seed %d (%d hits, dt %d, windows of %d): %v", seed, h.Len(), cfg.DtMax, s.lanes.size, err)
+			t.Fatalf("seed %d (%d hits, dt %d, windows of %d): %v", seed, h.Len(), cfg.Dt, s.lanes.size, err)
 		}
 		if as, ss := s.Stats(), seq.Stats(); as != ss {
 			t.Fatalf("seed %d: stats %+v, sequential %+v", seed, as, ss)
@@ -294,7 +294,7 @@ func randomSwitch(t *testing.T, r *rand.Rand, cfg Config, n int) randomlySwitche
 // TestSwitchUse: a change waits for a gap, at once before the first hit,
 // and asking for the mode in use cancels one waiting.
 func TestSwitchUse(t *testing.T) {
-	cfg := Config{DtMax: 10, Width: 256, Height: 256}
+	cfg := Config{Dt: 10, Width: 256, Height: 256}
 	s, err := NewSwitch(cfg, 2, 4)
 	if err != nil {
 		t.Fatal(err)
@@ -363,7 +363,7 @@ func TestLanesMeetAfterLongCluster(t *testing.T) {
 	if h.Len() != 48 {
 		t.Fatalf("%d hits", h.Len())
 	}
-	cfg := Config{Definition: Local, DtMax: 10, Width: 256, Height: 256, longSpan: 4}
+	cfg := Config{Definition: Local, Dt: 10, Width: 256, Height: 256, longSpan: 4}
 	seq, _ := NewClusterer(cfg)
 	want := &Clusters{}
 	want.Reset()
@@ -399,7 +399,7 @@ func TestChunkedWideDt(t *testing.T) {
 	for i := range n { // 20 hits per dt on a tiny sensor: clusters never end
 		h.Append(uint16(r.IntN(4)), uint16(r.IntN(4)), Time(i)*50+Time(r.IntN(50)), uint16(1+r.IntN(9)))
 	}
-	cfg := Config{Definition: Local, DtMax: 1000, Width: 4, Height: 4}
+	cfg := Config{Definition: Local, Dt: 1000, Width: 4, Height: 4}
 	seq, _ := NewClusterer(cfg)
 	want := feed(rand.New(rand.NewPCG(1, 2)), seq, &h)
 	c, _ := NewChunkedClusterer(cfg, 2, 8)
@@ -490,7 +490,7 @@ func TestIsolatedBecomesCalibrated(t *testing.T) {
 		before := &Hits{}
 		before.AppendRange(h, 0, m)
 		before.E = nil
-		cfg := Config{Definition: def, DtMax: tc.dt, Width: tc.w, Height: tc.h}
+		cfg := Config{Definition: def, Dt: tc.dt, Width: tc.w, Height: tc.h}
 		var outs [2]*Clusters
 		for k, matrix := range []bool{false, true} {
 			c, _ := NewClusterer(cfg)

@@ -25,7 +25,7 @@ type restartRun struct {
 func newRestartRun(r *rand.Rand, gen func(*rand.Rand) testCase, def Definition) restartRun {
 	first := gen(r)
 	gap := first.dt + 1 + Time(r.Int64N(int64(10*first.dt)+2))
-	run := restartRun{cfg: Config{Definition: def, DtMax: first.dt, Width: first.w, Height: first.h, Restart: gap, longSpan: randSpan(r)}}
+	run := restartRun{cfg: Config{Definition: def, Dt: first.dt, Width: first.w, Height: first.h, Restart: gap, longSpan: randSpan(r)}}
 	latest := Time(1 << 50)
 	for k := range 2 + r.IntN(4) {
 		var seg []refHit
@@ -70,7 +70,7 @@ func (run restartRun) want() []int {
 	label := make([]int, 0, len(run.hits))
 	ends := slices.Concat(run.segments[1:], []int{len(run.hits)})
 	for k, from := range run.segments {
-		for _, l := range reference(run.hits[from:ends[k]], run.cfg.DtMax, run.cfg.Definition) {
+		for _, l := range reference(run.hits[from:ends[k]], run.cfg.Dt, run.cfg.Definition) {
 			label = append(label, from+l)
 		}
 	}
@@ -158,7 +158,7 @@ func checkRestartRun(t *testing.T, r *rand.Rand, seed int, run restartRun) {
 	checkBuffer(t, seq)
 	if got := labels(t, want, len(run.hits)); !slices.Equal(got, run.want()) {
 		t.Fatalf("seed %d (%d hits, segments at %v, dt %d, restart gap %d): partitions differ\n got %v\nwant %v",
-			seed, len(run.hits), run.segments, run.cfg.DtMax, run.cfg.Restart, got, run.want())
+			seed, len(run.hits), run.segments, run.cfg.Dt, run.cfg.Restart, got, run.want())
 	}
 	st := seq.Stats()
 	if st.Restarts != run.restarts || st.Late != 0 || st.Clusters != int64(want.Len()) {
@@ -189,7 +189,7 @@ func checkRestartRun(t *testing.T, r *rand.Rand, seed int, run restartRun) {
 // latest is late; one unit more restarts the stream. A reversed stream
 // restarts at every hit and holds nothing back.
 func TestRestartGapBoundary(t *testing.T) {
-	cfg := Config{Definition: Local, DtMax: 200 * Nanosecond, Width: 8, Height: 8, Restart: Microsecond}
+	cfg := Config{Definition: Local, Dt: 200 * Nanosecond, Width: 8, Height: 8, Restart: Microsecond}
 	streams := func() []Stream {
 		c, _ := NewClusterer(cfg)
 		l, _ := NewLanes(cfg, 2, 3)
@@ -287,7 +287,7 @@ func TestTimesAnywhere(t *testing.T) {
 				t.Fatalf("offset %d, seed %d: partitions differ\n got %v\nwant %v", off, seed, got, want)
 			}
 			h := sortedHits(r, tc, false)
-			cfg := Config{Definition: def, DtMax: tc.dt, Width: tc.w, Height: tc.h}
+			cfg := Config{Definition: def, Dt: tc.dt, Width: tc.w, Height: tc.h}
 			seq, _ := NewClusterer(cfg)
 			seq.KeepMembers(true)
 			batches := func() *rand.Rand { return rand.New(rand.NewPCG(uint64(seed), 3)) }

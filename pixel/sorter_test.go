@@ -82,7 +82,7 @@ func TestSorterRestoresOrder(t *testing.T) {
 			}
 		}
 		// Clustering the sorted stream gives the reference partition.
-		c, _ := NewClusterer(Config{Definition: Local, DtMax: tc.dt, Width: tc.w, Height: tc.h})
+		c, _ := NewClusterer(Config{Definition: Local, Dt: tc.dt, Width: tc.w, Height: tc.h})
 		c.KeepMembers(true)
 		got := make([]int, len(tc.hits))
 		label := func(cl *Clusters) {
@@ -113,7 +113,7 @@ func TestLateHits(t *testing.T) {
 	in := disordered(r, tc, 2*Microsecond)
 	s := mustSorter(t, 10*Nanosecond)
 	out := sortStream(r, s, in)
-	c, _ := NewClusterer(Config{Definition: Global, DtMax: tc.dt, Width: tc.w, Height: tc.h})
+	c, _ := NewClusterer(Config{Definition: Global, Dt: tc.dt, Width: tc.w, Height: tc.h})
 	c.KeepMembers(true)
 	seen := make([]int, len(tc.hits))
 	var clusters int

@@ -139,7 +139,7 @@ func gapAt(h *Hits, now Time, cfg *Config) int {
 		if int(h.X[g]) >= cfg.Width || int(h.Y[g]) >= cfg.Height {
 			continue
 		}
-		if t-cfg.DtMax > now {
+		if t-cfg.Dt > now {
 			return g
 		}
 		now = max(now, t)

@@ -113,7 +113,7 @@ func runCluster(ctx context.Context, o clusterOptions, files []string, stdout, s
 		Workers:  o.workers,
 		Reader:   reader,
 		Unsorted: o.unsorted,
-		Cluster:  pixel.Config{Definition: def, DtMax: o.dt, Restart: o.restart, Width: width, Height: height},
+		Cluster:  pixel.Config{Definition: def, Dt: o.dt, Restart: o.restart, Width: width, Height: height},
 	}
 	if err := job.Cluster.Validate(); err != nil {
 		return usageError{err}

@@ -92,7 +92,7 @@ func CLUEFromTable(name string, tbl arrow.Table) (*cluecsv.Table, *clue.Result, 
 	p := &t.Points
 	p.Coords = make([][]float64, len(t.Coords))
 	r := &clue.Result{}
-	r.Grow(int(tbl.NumRows()))
+	r.Reserve(int(tbl.NumRows()))
 	f64 := func(col string, dst *[]float64) {
 		eachChunk(tbl, col, func(a arrow.Array) { *dst = append(*dst, a.(*array.Float64).Float64Values()...) })
 	}

@@ -111,7 +111,7 @@ func readCLUEROOT(name string) (*cluecsv.Table, *clue.Result, error) {
 	p := &t.Points
 	p.Coords = make([][]float64, len(t.Coords))
 	r := &clue.Result{}
-	r.Grow(int(tree.Entries()))
+	r.Reserve(int(tree.Entries()))
 	err = rd.Read(func(rtree.RCtx) error {
 		for d := range p.Coords {
 			p.Coords[d] = append(p.Coords[d], e.coords[d])

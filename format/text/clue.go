@@ -30,7 +30,7 @@ func ReadCLUE(name string) (*cluecsv.Table, *clue.Result, error) {
 	}
 	sc := textscan.New(f, name, "clue csv")
 	r := &clue.Result{}
-	r.Grow(t.Points.Len())
+	r.Reserve(t.Points.Len())
 	var cols []int
 	var fs [][]byte
 	for line := range sc.Lines() {

@@ -59,7 +59,7 @@ func runMode(t *testing.T, ctx context.Context, unsorted pixel.Time, def pixel.D
 	job := Job{
 		Reader:   tpx3.Options{Layout: layout},
 		Unsorted: unsorted,
-		Cluster:  pixel.Config{Definition: def, DtMax: 200 * pixel.Nanosecond, Width: 256, Height: 256},
+		Cluster:  pixel.Config{Definition: def, Dt: 200 * pixel.Nanosecond, Width: 256, Height: 256},
 		Clusters: cw,
 		Hits:     hw,
 		Mode:     mode,
@@ -447,7 +447,7 @@ func runHot(t *testing.T, raw []byte, mode pixel.Mode, mask *pixel.Mask) result 
 	cw, _ := text.NewClusterCSV(&cbuf)
 	hw := tpx3.NewCSVWriter(&hbuf, true)
 	cfg := pixel.DefaultConfig()
-	cfg.DtMax, cfg.MemberLimit = pixel.Microsecond, 1000
+	cfg.Dt, cfg.MemberLimit = pixel.Microsecond, 1000
 	layout, _ := tpx3.LayoutByName("single")
 	job := Job{Reader: tpx3.Options{Layout: layout}, Cluster: cfg, Mode: mode, Workers: 2, Clusters: cw, Hits: hw, Mask: mask,
 		Sources: []Source{{Name: "hot.tpx3", R: bytes.NewReader(raw)}}}
