@@ -405,6 +405,21 @@ func (l *Lanes) take() {
 
 // run is a lane: it clusters window w from an empty state, taking
 // snapshots at the checkpoints, then carries on into the next windows.
+//
+// A lane drives its Clusterer through this contract, and nothing else:
+//   - restart(base) starts it on a window whose first hit has arrival
+//     number base, so that roots and keys are those of the whole stream;
+//   - AddTo and FlushTo cluster and emit as for any caller, in key order;
+//   - openState describes the clusters later hits can still join; two
+//     clusterers with equal states at one point of the stream cluster the
+//     rest of it identically (the lanes' meeting test);
+//   - openBefore tells a cluster open since before a window, which no
+//     snapshot of that window's lane can hold;
+//   - emit(out, emitAllClosed) emits every closed cluster where the lanes
+//     meet, the open ones being the next lane's (see assembler).
+//
+// The worker's group space is lent to the clusterer while it works (see
+// work and rest).
 func (l *Lanes) run(w *window) {
 	defer l.wg.Done()
 	c, ok := l.clusterers.get()
@@ -568,138 +583,19 @@ func roots(state []int64) []int64 {
 // the end of the chain.
 func (l *Lanes) assemble(link *window, done chan<- struct{}) {
 	defer close(done)
-	var pend, merged Clusters // earlier lanes' clusters not yet sent, by key
-	var head Clusters         // handOver's scratch
-	pend.Reset()
-	pendAt := 0
-	cut, open := int64(-1), []int64(nil)
-	out := &l.assembled
-	keep := func(src *Clusters, i int) bool {
-		r := src.root[i]
-		if r >= cut {
-			return true
-		}
-		_, found := slices.BinarySearch(open, r)
-		return found
-	}
-	// push appends the kept clusters of src, merging in the pending ones,
-	// in runs copied at once.
-	push := func(src *Clusters) {
-		l.assembledMu.Lock()
-		defer l.assembledMu.Unlock()
-		for out.Len() >= l.size {
-			select {
-			case l.wake <- struct{}{}:
-			default:
-			}
-			l.taken.Wait()
-		}
-		for i := 0; i < src.Len(); {
-			if !keep(src, i) {
-				i++
-				continue
-			}
-			for pendAt < pend.Len() && pend.key[pendAt] < src.key[i] {
-				l.appendNumbered(out, &pend, pendAt, pendAt+1)
-				pendAt++
-			}
-			// The run ends at the next cluster dropped or due after a
-			// pending one; past the cut, where most of a window is, the
-			// roots are compared without the call.
-			j := i + 1
-			for j < src.Len() && (pendAt == pend.Len() || src.key[j] < pend.key[pendAt]) && (src.root[j] >= cut || keep(src, j)) {
-				j++
-			}
-			l.appendNumbered(out, src, i, j)
-			i = j
-		}
-	}
-	// handOver is push for a window's own clusters, without their copy
-	// (most of the work of assembling, and as much memory traffic as the
-	// lane's own stores): once the caller has taken what out holds, it
-	// gives out src's storage itself, which the caller takes in exchange
-	// for its own. The kept clusters from the first of src's tail that is
-	// all kept and due after every pending one go as they are; the head
-	// (the pending clusters merged with src's kept ones before that) is
-	// written over src's clusters just before the tail, which it usually
-	// fits (the lanes meet within the window's first few hundred hits).
-	// It reports false, having done nothing, when members are kept (their
-	// offsets would need rewriting) or the head does not fit.
-	handOver := func(src *Clusters) bool {
-		n := src.Len()
-		if l.keep || n == 0 {
-			return false
-		}
-		// Past the cut (nearly all of the window) without the call, as
-		// in push: calls for every cluster took 2 % of a run on gamma rays.
-		tail, root := n, src.root[:n]
-		for tail > 0 && (root[tail-1] >= cut || keep(src, tail-1)) {
-			tail--
-		}
-		if pendAt < pend.Len() {
-			for last := pend.key[pend.Len()-1]; tail < n && src.key[tail] < last; tail++ {
-			}
-		}
-		h := pend.Len() - pendAt
-		for i := range tail {
-			if keep(src, i) {
-				h++
-			}
-		}
-		if tail == n || h > tail {
-			return false
-		}
-		l.assembledMu.Lock()
-		defer l.assembledMu.Unlock()
-		// The caller takes the clusters it finds in its own batch when that
-		// is empty; into one holding others, it copies them. Waiting for it
-		// to take the last window's before handing over this one spares
-		// the copy, while the lanes go on with the windows in flight.
-		for out.Len() > 0 {
-			select {
-			case l.wake <- struct{}{}:
-			default:
-			}
-			l.taken.Wait()
-		}
-		head.Reset()
-		for i := range tail {
-			if !keep(src, i) {
-				continue
-			}
-			for ; pendAt < pend.Len() && pend.key[pendAt] < src.key[i]; pendAt++ {
-				head.appendFrom(&pend, pendAt)
-			}
-			head.appendFrom(src, i)
-		}
-		for ; pendAt < pend.Len(); pendAt++ {
-			head.appendFrom(&pend, pendAt)
-		}
-		// Appended to a view of src ending before the tail, the head
-		// lands in src's own storage, where it has room.
-		at := src.slice(tail-h, tail)
-		at.truncate(0)
-		at.appendAll(&head)
-		storage := *out
-		*out = src.slice(tail-h, n)
-		for k := range out.ID {
-			out.ID[k] = l.nextID
-			l.nextID++
-		}
-		*src = storage
-		return true
-	}
+	a := &assembler{l: l, out: &l.assembled, cut: -1}
+	a.pend.Reset()
 	for link != nil {
 		<-link.freshDone
-		if !handOver(&link.fresh) {
-			push(&link.fresh)
+		if !a.handOver(&link.fresh) {
+			a.push(&link.fresh)
 		}
 		l.release(link)
 		<-l.slots
 		next := (*window)(nil)
 		for seg := range link.ext {
 			if seg.cut < 0 {
-				push(&seg.out)
+				a.push(&seg.out)
 				if seg.w != nil { // the lane covered that window
 					close(seg.w.abort)
 					l.release(seg.w)
@@ -708,32 +604,177 @@ func (l *Lanes) assemble(link *window, done chan<- struct{}) {
 				l.recycle(seg)
 				continue
 			}
-			// The lanes met in seg.w: what this lane emitted there joins the
-			// earlier clusters still pending, to be merged with the next lane.
-			merged.Reset()
-			for i := range seg.out.Len() {
-				if !keep(&seg.out, i) {
-					continue
-				}
-				for pendAt < pend.Len() && pend.key[pendAt] < seg.out.key[i] {
-					merged.appendFrom(&pend, pendAt)
-					pendAt++
-				}
-				merged.appendFrom(&seg.out, i)
-			}
-			for ; pendAt < pend.Len(); pendAt++ {
-				merged.appendFrom(&pend, pendAt)
-			}
-			pend, merged, pendAt = merged, pend, 0
-			cut, open = seg.cut, seg.open
+			a.meet(seg)
 			next = seg.w
 			l.recycle(seg)
 		}
 		link = next
 	}
 	l.assembledMu.Lock()
-	l.appendNumbered(out, &pend, pendAt, pend.Len())
+	l.appendNumbered(a.out, &a.pend, a.pendAt, a.pend.Len())
 	l.assembledMu.Unlock()
+}
+
+// assembler puts the lanes' clusters in the sequential order. Its contract
+// with the clusterers of the lanes: every cluster carries its root (the
+// arrival number of its first hit, the same in every lane that saw that
+// hit) and its key (its place in the sequential output); a lane emits its
+// clusters in key order, and where it meets the next lane (seg.cut, see
+// extend) it has emitted exactly the clusters closed before that hit, the
+// ones open there (seg.open) being the next lane's to emit. So a cluster
+// of the next lane is exact when its root is at or after the cut, or when
+// it is one of those open at the cut; its others (begun before its window
+// with part of their hits) are dropped. What the earlier lane emitted
+// inside the next window waits in pend, to be merged by key with the next
+// lane's clusters.
+type assembler struct {
+	l      *Lanes
+	out    *Clusters // l.assembled, under l.assembledMu
+	pend   Clusters  // earlier lanes' clusters not yet sent, by key
+	pendAt int       // the first of pend not yet sent
+	cut    int64     // arrival number where the last two lanes met, or -1
+	open   []int64   // roots of the clusters open there, ascending
+	head   Clusters  // handOver's scratch
+	merged Clusters  // meet's scratch
+}
+
+// keep reports whether cluster i of src, from the lane after the cut, is
+// exact.
+func (a *assembler) keep(src *Clusters, i int) bool {
+	r := src.root[i]
+	if r >= a.cut {
+		return true
+	}
+	_, found := slices.BinarySearch(a.open, r)
+	return found
+}
+
+// merge gives emit, in key order, the kept clusters of src[0, n) and the
+// pending clusters due before each, in runs; with rest, the pending
+// clusters after them too. Past the cut, where most of a window is, the
+// roots are compared without the call.
+func (a *assembler) merge(src *Clusters, n int, rest bool, emit func(from *Clusters, i, j int)) {
+	for i := 0; i < n; {
+		if !a.keep(src, i) {
+			i++
+			continue
+		}
+		p := a.pendAt
+		for p < a.pend.Len() && a.pend.key[p] < src.key[i] {
+			p++
+		}
+		if p > a.pendAt {
+			emit(&a.pend, a.pendAt, p)
+			a.pendAt = p
+		}
+		// The run ends at the next cluster dropped or due after a pending
+		// one.
+		j := i + 1
+		for j < n && (p == a.pend.Len() || src.key[j] < a.pend.key[p]) && (src.root[j] >= a.cut || a.keep(src, j)) {
+			j++
+		}
+		emit(src, i, j)
+		i = j
+	}
+	if rest && a.pendAt < a.pend.Len() {
+		emit(&a.pend, a.pendAt, a.pend.Len())
+		a.pendAt = a.pend.Len()
+	}
+}
+
+// push sends the kept clusters of src, merging in the pending ones, once
+// the caller has taken what out holds beyond a window's worth.
+func (a *assembler) push(src *Clusters) {
+	l := a.l
+	l.assembledMu.Lock()
+	defer l.assembledMu.Unlock()
+	for a.out.Len() >= l.size {
+		a.wakeCaller()
+	}
+	a.merge(src, src.Len(), false, func(from *Clusters, i, j int) { l.appendNumbered(a.out, from, i, j) })
+}
+
+// wakeCaller waits, under l.assembledMu, for the caller to take the
+// assembled clusters.
+func (a *assembler) wakeCaller() {
+	select {
+	case a.l.wake <- struct{}{}:
+	default:
+	}
+	a.l.taken.Wait()
+}
+
+// handOver is push for a window's own clusters, without their copy
+// (most of the work of assembling, and as much memory traffic as the
+// lane's own stores): once the caller has taken what out holds, it gives
+// out src's storage itself, which the caller takes in exchange for its
+// own. The kept clusters from the first of src's tail that is all kept and
+// due after every pending one go as they are; the head (the pending
+// clusters merged with src's kept ones before that) is written over src's
+// clusters just before the tail, which it usually fits (the lanes meet
+// within the window's first few hundred hits). It reports false, having
+// done nothing, when members are kept (their offsets would need
+// rewriting) or the head does not fit.
+func (a *assembler) handOver(src *Clusters) bool {
+	l := a.l
+	n := src.Len()
+	if l.keep || n == 0 {
+		return false
+	}
+	// Past the cut (nearly all of the window) without the call, as in
+	// merge: calls for every cluster took 2 % of a run on gamma rays.
+	tail, root := n, src.root[:n]
+	for tail > 0 && (root[tail-1] >= a.cut || a.keep(src, tail-1)) {
+		tail--
+	}
+	if a.pendAt < a.pend.Len() {
+		for last := a.pend.key[a.pend.Len()-1]; tail < n && src.key[tail] < last; tail++ {
+		}
+	}
+	h := a.pend.Len() - a.pendAt
+	for i := range tail {
+		if a.keep(src, i) {
+			h++
+		}
+	}
+	if tail == n || h > tail {
+		return false
+	}
+	l.assembledMu.Lock()
+	defer l.assembledMu.Unlock()
+	// The caller takes the clusters it finds in its own batch when that
+	// is empty; into one holding others, it copies them. Waiting for it to
+	// take the last window's before handing over this one spares the
+	// copy, while the lanes go on with the windows in flight.
+	for a.out.Len() > 0 {
+		a.wakeCaller()
+	}
+	a.head.Reset()
+	a.merge(src, tail, true, a.head.appendRange)
+	// Appended to a view of src ending before the tail, the head lands in
+	// src's own storage, where it has room.
+	at := src.slice(tail-h, tail)
+	at.truncate(0)
+	at.appendAll(&a.head)
+	storage := *a.out
+	*a.out = src.slice(tail-h, n)
+	for k := range a.out.ID {
+		a.out.ID[k] = l.nextID
+		l.nextID++
+	}
+	*src = storage
+	return true
+}
+
+// meet takes the segment where a lane met the next one: what the lane
+// emitted there joins the earlier clusters still pending, to be merged
+// with the next lane's, and the meeting point decides which of those are
+// exact.
+func (a *assembler) meet(seg *segment) {
+	a.merged.Reset()
+	a.merge(&seg.out, seg.out.Len(), true, a.merged.appendRange)
+	a.pend, a.merged, a.pendAt = a.merged, a.pend, 0
+	a.cut, a.open = seg.cut, seg.open
 }
 
 // freeList keeps things for reuse, up to max of them, and hands out the
