@@ -46,6 +46,23 @@ type Job struct {
 	Progress    func(bytesDone int64)  // optional, called after each batch
 }
 
+// Validate reports a job that cannot run: no clusters sink, a negative
+// reorder window or worker count, an unknown mode or a configuration the
+// clusterer refuses.
+func (j Job) Validate() error {
+	switch {
+	case j.Clusters == nil:
+		return errors.New("pipeline: the job has no clusters sink")
+	case j.Unsorted < 0:
+		return fmt.Errorf("pipeline: negative reorder window %v ns", j.Unsorted.Ns())
+	case j.Workers < 0:
+		return fmt.Errorf("pipeline: %d workers: must not be negative", j.Workers)
+	case j.Mode > pixel.Chunked:
+		return fmt.Errorf("pipeline: unknown clustering mode %d", j.Mode)
+	}
+	return j.Cluster.Validate()
+}
+
 // Summary counts what a run did.
 type Summary struct {
 	Files         int
@@ -108,6 +125,9 @@ const queueDepth = 4
 func Run(ctx context.Context, job Job) (Summary, error) {
 	start := time.Now()
 	sum := newSummary(job)
+	if err := job.Validate(); err != nil {
+		return sum, err
+	}
 	c, err := NewStream(job.Cluster, job.Mode, job.Workers)
 	if err != nil {
 		return sum, err

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -496,5 +497,31 @@ func TestScan(t *testing.T) {
 	job.Sources[0].R = bytes.NewReader(data)
 	if _, err := Scan(context.Background(), job, func(*pixel.Hits) error { calls++; return stop }); err != stop || calls != 1 {
 		t.Fatalf("error %v after %d calls", err, calls)
+	}
+}
+
+// TestJobValidate: a job that cannot run is refused before anything is
+// read, by the job itself and by Run.
+func TestJobValidate(t *testing.T) {
+	cw, _ := text.NewClusterCSV(io.Discard)
+	good := Job{Cluster: pixel.DefaultConfig(), Clusters: cw}
+	if err := good.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	bad := pixel.DefaultConfig()
+	bad.Dt = -1
+	for _, j := range []Job{
+		{Cluster: pixel.DefaultConfig()},
+		{Cluster: pixel.DefaultConfig(), Clusters: cw, Unsorted: -1},
+		{Cluster: pixel.DefaultConfig(), Clusters: cw, Workers: -1},
+		{Cluster: pixel.DefaultConfig(), Clusters: cw, Mode: pixel.Chunked + 1},
+		{Cluster: bad, Clusters: cw},
+	} {
+		if j.Validate() == nil {
+			t.Errorf("%+v accepted", j)
+		}
+		if _, err := Run(context.Background(), j); err == nil {
+			t.Errorf("Run took %+v", j)
+		}
 	}
 }
