@@ -12,8 +12,9 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/hitflow/hitflow/internal/bench"
 	"github.com/spf13/cobra"
+
+	"github.com/hitflow/hitflow/internal/bench"
 )
 
 // Exit codes.
