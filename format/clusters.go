@@ -50,16 +50,27 @@ func CreateClusters(name string, stdout io.Writer) (ClusterWriter, error) {
 	default:
 		return nil, fmt.Errorf("%s: %w %q (want .csv, .clog, .parquet, .arrow or .root)", name, ErrUnknownFormat, ext)
 	}
-	w, err := outfile.CreateWriter(name, stdout)
+	cw, w, err := create(name, stdout, open)
 	if err != nil {
-		return nil, err
-	}
-	cw, err := open(w)
-	if err != nil {
-		w.Abort()
 		return nil, err
 	}
 	return fileClusterWriter{cw, w}, nil
+}
+
+// create creates the output name (stdout for "-") and starts the writer
+// that open makes on it; if that fails, nothing is left behind.
+func create[W any](name string, stdout io.Writer, open func(io.Writer) (W, error)) (W, outfile.Writer, error) {
+	var none W
+	w, err := outfile.CreateWriter(name, stdout)
+	if err != nil {
+		return none, nil, err
+	}
+	ww, err := open(w)
+	if err != nil {
+		w.Abort()
+		return none, nil, err
+	}
+	return ww, w, nil
 }
 
 // extension is the lower-case extension of name that says its format;
@@ -116,13 +127,8 @@ func CreateHits(name string, stdout io.Writer) (HitWriter, error) {
 	default:
 		return nil, fmt.Errorf("%s: %w %q (want .csv, .parquet or .arrow)", name, ErrUnknownFormat, ext)
 	}
-	w, err := outfile.CreateWriter(name, stdout)
+	hw, w, err := create(name, stdout, open)
 	if err != nil {
-		return nil, err
-	}
-	hw, err := open(w)
-	if err != nil {
-		w.Abort()
 		return nil, err
 	}
 	return fileHitWriter{hw, w}, nil

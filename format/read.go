@@ -28,7 +28,7 @@ func ReadClusters(name string) (*pixel.Clusters, error) {
 	case ".arrow":
 		return nil, arrowNotRead(name, tablesRead)
 	default:
-		return nil, fmt.Errorf("%s: cannot read clusters from %q files (want %s)", name, ext, tablesRead)
+		return nil, fmt.Errorf("%s: %w %q for clusters (want %s)", name, ErrUnknownFormat, ext, tablesRead)
 	}
 }
 
