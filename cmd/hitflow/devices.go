@@ -1,0 +1,70 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hitflow/hitflow/device/opencl"
+)
+
+func newDevicesCmd(stdout io.Writer) *cobra.Command {
+	return &cobra.Command{
+		Use:   "devices",
+		Short: "List the OpenCL platforms and devices",
+		Long: `List every OpenCL platform and device of the machine, numbered as
+--device opencl:P.D names them: name, vendor, type, compute units, memory,
+work-group size, double precision and versions. OpenCL is loaded at run
+time (libOpenCL.so.1, the ICD loader; HITFLOW_OPENCL_LIBRARY names another):
+without it, or without a driver, this says what is missing, and every
+command that does not ask for a device runs as before.`,
+		Example: "  hitflow devices",
+		Args:    noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runDevices(cmd.Context(), stdout)
+		},
+	}
+}
+
+func runDevices(ctx context.Context, stdout io.Writer) error {
+	if err := prepare(ctx, nil); err != nil {
+		return err
+	}
+	platforms, err := opencl.Platforms()
+	if err != nil {
+		return err
+	}
+	for _, p := range platforms {
+		fmt.Fprintf(stdout, "platform %d: %s (%s, %s)\n", p.Index, p.Name, p.Vendor, p.Version)
+		if len(p.Devices) == 0 {
+			fmt.Fprintf(stdout, "  no devices\n")
+		}
+		for _, d := range p.Devices {
+			fp64 := "no"
+			if d.FP64 {
+				fp64 = "yes"
+			}
+			fmt.Fprintf(stdout, "  opencl:%d.%d  %s\n", d.Platform, d.Index, d.Name)
+			fmt.Fprintf(stdout, "    vendor %s, type %s, %d compute units, work-groups up to %d, fp64 %s\n",
+				d.Vendor, d.Type, d.ComputeUnits, d.MaxWorkGroup, fp64)
+			fmt.Fprintf(stdout, "    memory %s (%s in one buffer), local %s\n", bytesText(d.GlobalMem), bytesText(d.MaxAlloc), bytesText(d.LocalMem))
+			fmt.Fprintf(stdout, "    %s, driver %s\n", d.Version, d.Driver)
+		}
+	}
+	return nil
+}
+
+// bytesText writes a size in the binary unit that reads best.
+func bytesText(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.0f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}

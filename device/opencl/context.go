@@ -1,0 +1,183 @@
+package opencl
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"sync/atomic"
+	"unsafe"
+)
+
+// Context is a device opened for work: an OpenCL context and one in-order
+// command queue with profiling. It is used from one goroutine; Close
+// releases it, and everything made from it must be released before.
+type Context struct {
+	a      *api
+	Device Device
+	ctx    uintptr
+	queue  uintptr
+	// fail, when set, is returned by the next enqueued command in place of
+	// the driver's answer: tests inject a lost device with it.
+	fail error
+}
+
+// live counts the OpenCL objects not yet released, for the tests that
+// check that no path leaves one behind.
+var live struct{ contexts, programs, kernels, buffers atomic.Int64 }
+
+// Live reports the contexts, programs, kernels and buffers not yet
+// released in this process.
+func Live() (contexts, programs, kernels, buffers int64) {
+	return live.contexts.Load(), live.programs.Load(), live.kernels.Load(), live.buffers.Load()
+}
+
+const queueProperties = 0x1093 // CL_QUEUE_PROPERTIES
+const profilingEnable = 1 << 1 // CL_QUEUE_PROFILING_ENABLE
+
+// Open makes a context and a command queue on d.
+func (d Device) Open() (*Context, error) {
+	a, err := lib()
+	if err != nil {
+		return nil, err
+	}
+	var code int32
+	props := [3]uintptr{0x1084 /* CL_CONTEXT_PLATFORM */, d.platform, 0}
+	dev := d.id
+	ctx := a.createContext(unsafe.Pointer(&props[0]), 1, &dev, 0, 0, &code)
+	if err := check("clCreateContext", code); err != nil {
+		return nil, fmt.Errorf("%v (device %s)", err, d)
+	}
+	var q uintptr
+	if a.createQueueWithProp != nil {
+		qp := [3]uint64{queueProperties, profilingEnable, 0}
+		q = a.createQueueWithProp(ctx, dev, &qp[0], &code)
+	} else {
+		q = a.createQueue(ctx, dev, profilingEnable, &code)
+	}
+	if err := check("clCreateCommandQueue", code); err != nil {
+		a.releaseContext(ctx)
+		return nil, err
+	}
+	live.contexts.Add(1)
+	return &Context{a: a, Device: d, ctx: ctx, queue: q}, nil
+}
+
+// Close waits for the queue and releases it and the context.
+func (c *Context) Close() error {
+	if c.ctx == 0 {
+		return nil
+	}
+	err := errors.Join(check("clFinish", c.a.finish(c.queue)), check("clReleaseCommandQueue", c.a.releaseQueue(c.queue)),
+		check("clReleaseContext", c.a.releaseContext(c.ctx)))
+	c.ctx, c.queue = 0, 0
+	live.contexts.Add(-1)
+	return err
+}
+
+// InjectFailure makes the next enqueued command fail with err: for tests
+// of what a run does when its device is lost.
+func (c *Context) InjectFailure(err error) { c.fail = err }
+
+// injected returns and clears an injected failure.
+func (c *Context) injected() error {
+	err := c.fail
+	c.fail = nil
+	return err
+}
+
+// Buffer is memory on the device.
+type Buffer struct {
+	c    *Context
+	mem  uintptr
+	Size int // bytes
+}
+
+// Memory flags of NewBuffer.
+const (
+	ReadWrite = 1 << 0 // CL_MEM_READ_WRITE
+	WriteOnly = 1 << 1 // CL_MEM_WRITE_ONLY
+	ReadOnly  = 1 << 2 // CL_MEM_READ_ONLY
+)
+
+// NewBuffer allocates size bytes on the device.
+func (c *Context) NewBuffer(size int, flags uint64) (*Buffer, error) {
+	if size <= 0 {
+		return nil, fmt.Errorf("opencl: buffer of %d bytes", size)
+	}
+	if int64(size) > c.Device.MaxAlloc && c.Device.MaxAlloc > 0 {
+		return nil, fmt.Errorf("opencl: a buffer of %d MB is more than %s takes in one (%d MB)", size>>20, c.Device.Name, c.Device.MaxAlloc>>20)
+	}
+	var code int32
+	mem := c.a.createBuffer(c.ctx, flags, uintptr(size), nil, &code)
+	if err := check("clCreateBuffer", code); err != nil {
+		return nil, err
+	}
+	live.buffers.Add(1)
+	return &Buffer{c: c, mem: mem, Size: size}, nil
+}
+
+// Release frees the buffer; a second call does nothing.
+func (b *Buffer) Release() error {
+	if b == nil || b.mem == 0 {
+		return nil
+	}
+	err := check("clReleaseMemObject", b.c.a.releaseMem(b.mem))
+	b.mem = 0
+	live.buffers.Add(-1)
+	return err
+}
+
+// Write copies data to the buffer at byte offset off and waits for it.
+func Write[T any](b *Buffer, off int, data []T) error {
+	if len(data) == 0 {
+		return nil
+	}
+	n := len(data) * int(unsafe.Sizeof(data[0]))
+	if off < 0 || off+n > b.Size {
+		return fmt.Errorf("opencl: writing %d bytes at %d into a buffer of %d", n, off, b.Size)
+	}
+	if err := b.c.injected(); err != nil {
+		return err
+	}
+	err := check("clEnqueueWriteBuffer", b.c.a.enqueueWrite(b.c.queue, b.mem, 1, uintptr(off), uintptr(n), unsafe.Pointer(&data[0]), 0, nil, nil))
+	runtime.KeepAlive(data)
+	return err
+}
+
+// Read copies the buffer from byte offset off into data and waits for it.
+func Read[T any](b *Buffer, off int, data []T) error {
+	if len(data) == 0 {
+		return nil
+	}
+	n := len(data) * int(unsafe.Sizeof(data[0]))
+	if off < 0 || off+n > b.Size {
+		return fmt.Errorf("opencl: reading %d bytes at %d from a buffer of %d", n, off, b.Size)
+	}
+	if err := b.c.injected(); err != nil {
+		return err
+	}
+	err := check("clEnqueueReadBuffer", b.c.a.enqueueRead(b.c.queue, b.mem, 1, uintptr(off), uintptr(n), unsafe.Pointer(&data[0]), 0, nil, nil))
+	runtime.KeepAlive(data)
+	return err
+}
+
+// Zero fills the buffer with zero bytes (queued, not waited for).
+func (b *Buffer) Zero() error {
+	if err := b.c.injected(); err != nil {
+		return err
+	}
+	var zero uint32
+	n := b.Size &^ 3
+	if n == 0 {
+		return nil
+	}
+	return check("clEnqueueFillBuffer", b.c.a.enqueueFill(b.c.queue, b.mem, unsafe.Pointer(&zero), 4, 0, uintptr(n), 0, nil, nil))
+}
+
+// Finish waits for every command queued.
+func (c *Context) Finish() error {
+	if err := c.injected(); err != nil {
+		return err
+	}
+	return check("clFinish", c.a.finish(c.queue))
+}
