@@ -17,9 +17,9 @@ func TestDependencyRules(t *testing.T) {
 	}
 	const mod = "github.com/hitflow/hitflow/"
 	// What no algorithm imports: the layers above it, the measurement of
-	// time for the timing policies, and the heavy I/O and figure
-	// libraries.
-	above := []string{mod + "format", mod + "plot", mod + "pixel/pipeline", mod + "cmd", mod + "internal/cputime", "github.com/spf13",
+	// time for the timing policies, the devices, and the heavy I/O and
+	// figure libraries.
+	above := []string{mod + "format", mod + "plot", mod + "pixel/pipeline", mod + "cmd", mod + "internal/cputime", mod + "device", "github.com/ebitengine", "github.com/spf13",
 		"github.com/apache", "go-hep.org", "gonum.org/v1/plot"}
 	with := func(a []string, more ...string) []string { return append(append([]string{}, a...), more...) }
 	rules := []struct {
@@ -34,7 +34,9 @@ func TestDependencyRules(t *testing.T) {
 		{"clue", with(above, mod+"pixel", mod+"clue/", mod+"jpet")},
 		{"clue/cluecsv", with(above, mod+"pixel", mod+"jpet")},
 		{"clue/cluesim", with(above, mod+"pixel", mod+"jpet")},
-		{"jpet", with(above, mod+"pixel", mod+"clue")},
+		{"jpet", with(above, mod+"pixel", mod+"clue", mod+"jpet/")},
+		// A domain's device package: its domain and the runtime.
+		{"jpet/jpetcl", []string{mod + "pixel", mod + "clue", mod + "format", mod + "plot", mod + "cmd", "github.com/spf13"}},
 		// Formats: per family, none importing another family, the
 		// dispatch, the figures or the pipelines.
 		{"format/text", []string{mod + "format/columnar", mod + "format/root", mod + "plot", mod + "pixel/pipeline", mod + "cmd", "github.com/spf13", "github.com/apache", "go-hep.org"}},

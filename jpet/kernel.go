@@ -23,13 +23,12 @@ type kernel struct {
 
 func newKernel(s Scanner, p Point) kernel {
 	sec := math.Sqrt(1 + p.Tan*p.Tan)
-	isz2, isdl2 := 1/(s.SigmaZ*s.SigmaZ), 1/(s.SigmaDL*s.SigmaDL)
+	isz2, isdl2, norm := s.KernelConstants()
 	return kernel{
-		y: p.Y, z: p.Z, tan: p.Tan, sec: sec, r: s.R, isz2: isz2, isdl2: isdl2,
-		norm: 1 / (2 * math.Pi * math.Pi) * math.Sqrt(1/(s.SigmaZ*s.SigmaZ*s.SigmaZ*s.SigmaZ*s.SigmaDL*s.SigmaDL)),
-		a:    4*sec*sec*isdl2 + 2*p.Tan*p.Tan*isz2,
-		b:    -4 * p.Tan * isz2,
-		c:    2 * isz2,
+		y: p.Y, z: p.Z, tan: p.Tan, sec: sec, r: s.R, isz2: isz2, isdl2: isdl2, norm: norm,
+		a: 4*sec*sec*isdl2 + 2*p.Tan*p.Tan*isz2,
+		b: -4 * p.Tan * isz2,
+		c: 2 * isz2,
 	}
 }
 

@@ -102,21 +102,9 @@ func NewReconstructor(s Scanner, events []Event, opt Options) (*Reconstructor, e
 			}
 		}
 	}
-	zLeft, yTop := -float64(s.NZ)*s.Pixel/2, float64(s.NY)*s.Pixel/2
 	r.events = make([]prepared, len(events))
 	for i, e := range events {
-		p := s.Reconstruct(e)
-		k := newKernel(s, p)
-		hy, hz := k.halfBox()
-		iz, iy := int((p.Z-zLeft)/s.Pixel), int((yTop-p.Y)/s.Pixel)
-		dz, dy := int(hz/s.Pixel+0.5), int(hy/s.Pixel+0.5)
-		clamp := func(v, n int) int { return min(max(v, 0), n-1) }
-		pe := prepared{k: k, z0: clamp(iz-dz, s.NZ), z1: clamp(iz+dz, s.NZ), y0: clamp(iy-dy, s.NY), y1: clamp(iy+dy, s.NY)}
-		if !opt.AuthorsBox {
-			pe.z1++
-			pe.y1++
-		}
-		r.events[i] = pe
+		r.events[i] = s.prepare(e, opt.AuthorsBox)
 	}
 	r.acc = make([][]float64, w)
 	r.caches = make([][]contribution, w)
@@ -362,6 +350,53 @@ func (k *kernel) columnSpan(dz, top, p float64, y0, y1 int) (lo, hi int, ok bool
 		}
 	}
 	return lo, hi, lo <= hi
+}
+
+// prepare computes an event's kernel constants and its pixel box: the
+// pixels around its reconstructed point within the 3-sigma ellipse's
+// half extents (see Options.AuthorsBox).
+func (s Scanner) prepare(e Event, authorsBox bool) prepared {
+	p := s.Reconstruct(e)
+	k := newKernel(s, p)
+	hy, hz := k.halfBox()
+	zLeft, yTop := -float64(s.NZ)*s.Pixel/2, float64(s.NY)*s.Pixel/2
+	iz, iy := int((p.Z-zLeft)/s.Pixel), int((yTop-p.Y)/s.Pixel)
+	dz, dy := int(hz/s.Pixel+0.5), int(hy/s.Pixel+0.5)
+	clamp := func(v, n int) int { return min(max(v, 0), n-1) }
+	pe := prepared{k: k, z0: clamp(iz-dz, s.NZ), z1: clamp(iz+dz, s.NZ), y0: clamp(iy-dy, s.NY), y1: clamp(iy+dy, s.NY)}
+	if !authorsBox {
+		pe.z1++
+		pe.y1++
+	}
+	return pe
+}
+
+// EventKernel is what a device backend needs of an event: its
+// reconstructed point (Y, Z), the tangent of its angle and the secant,
+// and its pixel box [Z0, Z1) x [Y0, Y1), as this package computes them.
+// The layout is the OpenCL kernels' (four doubles, four 32-bit integers).
+type EventKernel struct {
+	Y, Z, Tan, Sec float64
+	Z0, Z1, Y0, Y1 int32
+}
+
+// EventKernels prepares events for a device backend, as NewReconstructor
+// does for the CPU; s must have its defaults (see WithDefaults).
+func (s Scanner) EventKernels(events []Event, authorsBox bool) []EventKernel {
+	out := make([]EventKernel, len(events))
+	for i, e := range events {
+		pe := s.prepare(e, authorsBox)
+		out[i] = EventKernel{Y: pe.k.y, Z: pe.k.z, Tan: pe.k.tan, Sec: pe.k.sec,
+			Z0: int32(pe.z0), Z1: int32(pe.z1), Y0: int32(pe.y0), Y1: int32(pe.y1)}
+	}
+	return out
+}
+
+// KernelConstants returns the constants of P(e | pixel) that do not
+// depend on the event: 1/sigma_z^2, 1/sigma_dl^2 and the normalisation.
+func (s Scanner) KernelConstants() (isz2, isdl2, norm float64) {
+	return 1 / (s.SigmaZ * s.SigmaZ), 1 / (s.SigmaDL * s.SigmaDL),
+		1 / (2 * math.Pi * math.Pi) * math.Sqrt(1/(s.SigmaZ*s.SigmaZ*s.SigmaZ*s.SigmaZ*s.SigmaDL*s.SigmaDL))
 }
 
 // Validate reports options a reconstruction cannot run with: an unknown

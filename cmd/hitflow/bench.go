@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"io"
 	"os"
 	"slices"
@@ -60,6 +61,7 @@ func runBenchClue(ctx context.Context, o benchClueOptions, stdout io.Writer) err
 type benchPetOptions struct {
 	events int
 	cache  int64
+	device string
 }
 
 func newBenchPetCmd(stdout io.Writer) *cobra.Command {
@@ -81,6 +83,7 @@ Prints a Markdown table.`,
 	}
 	cmd.Flags().IntVar(&o.events, "events", o.events, "number of detected events")
 	cacheFlag(cmd.Flags(), &o.cache)
+	deviceFlag(cmd.Flags(), &o.device)
 	return cmd
 }
 
@@ -88,10 +91,20 @@ func runBenchPet(ctx context.Context, o benchPetOptions, stdout io.Writer) error
 	if o.events < 1 {
 		return usagef("--events must be positive")
 	}
+	if err := checkDevice(o.device); err != nil {
+		return err
+	}
 	if err := prepare(ctx, nil); err != nil {
 		return err
 	}
-	return bench.PET(ctx, o.events, o.cache, stdout)
+	if o.device == "cpu" {
+		return bench.PET(ctx, o.events, o.cache, nil, stdout)
+	}
+	dev, err := openDevice(o.device)
+	if err != nil {
+		return err
+	}
+	return errors.Join(bench.PET(ctx, o.events, o.cache, dev, stdout), dev.Close())
 }
 
 type pixelBenchOptions struct {

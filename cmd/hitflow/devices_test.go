@@ -2,11 +2,14 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/hitflow/hitflow/device/opencl"
+	"github.com/hitflow/hitflow/jpet"
 )
 
 // TestDevices lists the machine's OpenCL devices as --device names them.
@@ -34,5 +37,54 @@ func TestDevices(t *testing.T) {
 	}
 	if code, _, stderr := hitflow(t, "devices", "extra"); code != 2 || !strings.Contains(stderr, "takes no arguments") {
 		t.Fatalf("devices extra: exit %d, %s", code, stderr)
+	}
+}
+
+// TestPetOnDevice: pet reconstruct --device opencl gives the CPU's image
+// (to the float32 of the NRRD file) and names the device; bench pet times
+// the device; a --device that names none is a usage error.
+func TestPetOnDevice(t *testing.T) {
+	if code, _, stderr := hitflow(t, "pet", "reconstruct", "x.bin", "--device", "cuda", "-o", "r"); code != 2 || !strings.Contains(stderr, "--device cuda: want cpu, opencl or opencl:P.D") {
+		t.Fatalf("--device cuda: exit %d, %s", code, stderr)
+	}
+	if _, err := opencl.Select("opencl"); err != nil {
+		if os.Getenv("HITFLOW_REQUIRE_OPENCL") == "1" {
+			t.Fatalf("HITFLOW_REQUIRE_OPENCL=1 but %v", err)
+		}
+		t.Skipf("no OpenCL: %v", err)
+	}
+	dir := t.TempDir()
+	prefix := filepath.Join(dir, "ph")
+	if code, _, stderr := hitflow(t, "pet", "simulate", "--emissions", "5000", "--seed", "2", "-o", prefix); code != 0 {
+		t.Fatalf("simulate: %s", stderr)
+	}
+	var images [2]jpet.Image
+	for i, device := range []string{"cpu", "opencl"} {
+		out := filepath.Join(dir, device)
+		code, _, stderr := hitflow(t, "pet", "reconstruct", prefix+".bin", "--iterations", "3", "--png-every", "0", "--sensitivity", "--device", device, "-o", out)
+		if code != 0 {
+			t.Fatalf("%s: exit %d, %s", device, code, stderr)
+		}
+		if device == "opencl" && !strings.Contains(stderr, "3 iterations on opencl:") {
+			t.Errorf("the summary does not name the device: %s", stderr)
+		}
+		f, err := os.Open(out + ".nrrd")
+		if err != nil {
+			t.Fatal(err)
+		}
+		images[i], err = jpet.ReadNRRD(f, out+".nrrd")
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for p, want := range images[0].Values {
+		if got := images[1].Values[p]; math.Abs(got-want) > 1e-6*math.Abs(want) {
+			t.Fatalf("pixel %d: %v on the device, %v on the CPU", p, got, want)
+		}
+	}
+	code, stdout, stderr := hitflow(t, "bench", "pet", "--events", "1000", "--device", "opencl")
+	if code != 0 || strings.Count(stdout, "| 1000 |") != 2 || !strings.Contains(stdout, "Device: opencl:") {
+		t.Fatalf("bench pet --device opencl: exit %d, %s%s", code, stdout, stderr)
 	}
 }

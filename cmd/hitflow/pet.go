@@ -168,6 +168,7 @@ type petReconstructOptions struct {
 	sensitivity, authorsBox, quiet bool
 	margin                         float64 // sigma_z
 	cache                          int64
+	device                         string
 }
 
 func newPetReconstructCmd(stderr io.Writer) *cobra.Command {
@@ -208,6 +209,7 @@ round-off).`,
 	f.IntVar(&o.every, "png-every", o.every, "write a PNG every k iterations (0: none)")
 	f.StringVar(&o.truth, "truth", "", `phantom file, or "paper", to measure the image against`)
 	cacheFlag(f, &o.cache)
+	deviceFlag(f, &o.device)
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress bar")
 	f.Float64Var(&o.margin, "off-strip", o.margin, "drop events with a hit beyond a strip end by more than this many sigma_z (negative: keep all)")
 	f.StringVarP(&o.out, "output", "o", "", "output prefix")
@@ -226,6 +228,9 @@ func runPetReconstruct(ctx context.Context, o petReconstructOptions, in string, 
 	}
 	if o.workers < 0 {
 		return usagef("--workers must not be negative")
+	}
+	if err := checkDevice(o.device); err != nil {
+		return err
 	}
 	if _, err := format.EventFormat(in); err != nil {
 		return usageError{err}
@@ -276,44 +281,71 @@ func runPetReconstruct(ctx context.Context, o petReconstructOptions, in string, 
 	}
 	var bar *progress
 	opt.Progress = func(done int) { bar.Update(int64(done)) }
-	r, err := jpet.NewReconstructor(s, events, opt)
+	r, err := newReconstruction(o.device, s, events, opt)
 	if err != nil {
-		return usageError{err}
+		return err
 	}
+	defer r.Close()
 	start := time.Now()
 	done := 0
+	var failed error
 	for it := 1; it <= o.iterations && ctx.Err() == nil; it++ {
 		t := time.Now()
 		bar = newCountProgress(stderr, int64(len(events)), fmt.Sprintf("iteration %d: events", it), o.quiet)
-		r.Iterate()
+		failed = r.Iterate()
 		bar.Done()
+		if failed != nil {
+			break
+		}
 		done = it
 		line := fmt.Sprintf("iteration %d: %.3f s", it, time.Since(t).Seconds())
+		img, err := r.Image()
+		if err != nil {
+			failed = err
+			break
+		}
 		if ph != nil {
-			q := jpet.Compare(s, ph, r.Image())
+			q := jpet.Compare(s, ph, img)
 			line += fmt.Sprintf(", NRMSE %.4f, ellipse means %.3f (true %v)", q.NRMSE, q.Mean, q.True)
 		}
 		fmt.Fprintln(stderr, line)
 		if o.every > 0 && (it%o.every == 0 || it == o.iterations) {
 			title := fmt.Sprintf("%s: MLEM iteration %d of %d", filepath.Base(in), it, o.iterations)
-			if err := writePNG(pngName(o.out, it, o.iterations), r.Image(), s, title); err != nil {
+			if err := writePNG(pngName(o.out, it, o.iterations), img, s, title); err != nil {
 				return err
 			}
 		}
 	}
-	// An interrupted run keeps the image of the last whole iteration:
-	// a valid MLEM estimate, named as such.
+	// An interrupted or failed run keeps the image of the last whole
+	// iteration: a valid MLEM estimate, named as such.
 	if done == 0 {
+		if failed != nil {
+			return fmt.Errorf("%w; nothing written", failed)
+		}
 		return stopped(ctx, "nothing written")
 	}
-	if err := writeNRRDFile(o.out+".nrrd", r.Image(), s); err != nil {
+	var img []float64
+	if failed == nil {
+		img, failed = r.Image()
+	}
+	if img == nil { // read again: a failed iteration left the last whole one
+		img, err = r.Image()
+		if err != nil {
+			return fmt.Errorf("%w; the image could not be read back: nothing written", errors.Join(failed, err))
+		}
+	}
+	if err := writeNRRDFile(o.out+".nrrd", img, s); err != nil {
 		return err
 	}
-	if done < o.iterations {
-		return stopped(ctx, fmt.Sprintf("%s.nrrd holds the image after iteration %d of %d", o.out, done, o.iterations))
+	kept := fmt.Sprintf("%s.nrrd holds the image after iteration %d of %d", o.out, done, o.iterations)
+	if failed != nil {
+		return fmt.Errorf("%w; %s", failed, kept)
 	}
-	fmt.Fprintf(stderr, "events %d (rejected %d, kernel values kept for %d), %d iterations, %.2f s; wrote %s.nrrd (%dx%d)\n",
-		len(events), rejected, r.CachedEvents(), o.iterations, time.Since(start).Seconds(), o.out, s.NZ, s.NY)
+	if done < o.iterations {
+		return stopped(ctx, kept)
+	}
+	fmt.Fprintf(stderr, "events %d (rejected %d), %d iterations on %s, %.2f s; wrote %s.nrrd (%dx%d)\n",
+		len(events), rejected, o.iterations, r.Where(), time.Since(start).Seconds(), o.out, s.NZ, s.NY)
 	return nil
 }
 

@@ -2,21 +2,25 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"runtime"
 	"slices"
 	"time"
 
+	"github.com/hitflow/hitflow/device/opencl"
 	"github.com/hitflow/hitflow/jpet"
+	"github.com/hitflow/hitflow/jpet/jpetcl"
 )
 
 // PET simulates events of the paper's phantom with the paper's set-up
-// and times, for each kernel on one worker and on all cores, the first
-// MLEM iteration (which computes every kernel value and keeps as many as
-// cache bytes allow) and the next five (which read the kept values; the
-// median is shown).
-func PET(ctx context.Context, events int, cache int64, stdout io.Writer) error {
+// and times, for each kernel, the first MLEM iteration and the next five
+// (the median is shown). On the CPU (dev nil) it runs on one worker and
+// on all cores; the first iteration computes every kernel value and keeps
+// as many as cache bytes allow, and the next ones read them. On an OpenCL
+// device every iteration computes them.
+func PET(ctx context.Context, events int, cache int64, dev *opencl.Context, stdout io.Writer) error {
 	s := jpet.PaperScanner().WithDefaults()
 	// About 80 % of the emissions are detected with angles in (-pi/4, pi/4).
 	sim, err := jpet.Simulate(ctx, s, jpet.PaperPhantom(), jpet.SimOptions{Emissions: events * 5 / 4, Seed: 1})
@@ -25,35 +29,70 @@ func PET(ctx context.Context, events int, cache int64, stdout io.Writer) error {
 	}
 	ev := sim.Events[:min(events, len(sim.Events))]
 	header(stdout)
-	fmt.Fprintf(stdout, "| events | kernel | workers | kept events | first iteration (s) | next iterations (s, median of 5) | ns per event |\n|---|---|---|---|---|---|---|\n")
-	workers := []int{1}
+	if dev != nil {
+		fmt.Fprintf(stdout, "Device: %s\n\n", dev.Device)
+	}
+	fmt.Fprintf(stdout, "| events | kernel | where | kept events | first iteration (s) | next iterations (s, median of 5) | ns per event |\n|---|---|---|---|---|---|---|\n")
+	where := []int{1}
 	if n := runtime.GOMAXPROCS(0); n > 1 {
-		workers = append(workers, n)
+		where = append(where, n)
+	}
+	if dev != nil {
+		where = []int{0}
 	}
 	for _, kind := range []jpet.KernelKind{jpet.Analytic, jpet.Gaussian} {
-		for _, w := range workers {
+		for _, w := range where {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			r, err := jpet.NewReconstructor(s, ev, jpet.Options{Kernel: kind, Workers: w, KernelCache: cache})
+			opt := jpet.Options{Kernel: kind, Workers: w, KernelCache: cache}
+			iterate, kept, label, done, err := reconstruction(s, ev, opt, dev)
 			if err != nil {
 				return err
 			}
-			t := time.Now()
-			r.Iterate()
-			first := time.Since(t)
-			var next []time.Duration
-			for range 5 {
-				t = time.Now()
-				r.Iterate()
-				next = append(next, time.Since(t))
+			var times []time.Duration
+			for range 6 {
+				t := time.Now()
+				if err := iterate(); err != nil {
+					return errors.Join(err, done())
+				}
+				times = append(times, time.Since(t))
 			}
+			if err := done(); err != nil {
+				return err
+			}
+			next := slices.Clone(times[1:])
 			slices.Sort(next)
-			fmt.Fprintf(stdout, "| %d | %s | %d | %d | %.3f | %.3f | %.0f |\n", len(ev), map[jpet.KernelKind]string{jpet.Analytic: "analytic", jpet.Gaussian: "gaussian"}[kind],
-				w, r.CachedEvents(), first.Seconds(), next[2].Seconds(), float64(next[2].Nanoseconds())/float64(len(ev)))
-			r = nil
+			fmt.Fprintf(stdout, "| %d | %s | %s | %s | %.3f | %.3f | %.0f |\n", len(ev), map[jpet.KernelKind]string{jpet.Analytic: "analytic", jpet.Gaussian: "gaussian"}[kind],
+				label, kept(), times[0].Seconds(), next[2].Seconds(), float64(next[2].Nanoseconds())/float64(len(ev)))
 			runtime.GC() // the kept values of the next run take their place
 		}
 	}
 	return nil
+}
+
+// reconstruction prepares a timed reconstruction on the CPU (dev nil) or
+// the device: how to iterate, how many events have their kernel values
+// kept, where it runs, and how to release it.
+func reconstruction(s jpet.Scanner, ev []jpet.Event, opt jpet.Options, dev *opencl.Context) (iterate func() error, kept func() string, label string, done func() error, err error) {
+	if dev == nil {
+		r, err := jpet.NewReconstructor(s, ev, opt)
+		if err != nil {
+			return nil, nil, "", nil, err
+		}
+		return func() error { r.Iterate(); return nil }, func() string { return fmt.Sprint(r.CachedEvents()) },
+			cpuWorkers(opt.Workers), func() error { return nil }, nil
+	}
+	r, err := jpetcl.NewReconstructor(dev, s, ev, opt)
+	if err != nil {
+		return nil, nil, "", nil, err
+	}
+	return r.Iterate, func() string { return "-" }, "device", r.Close, nil
+}
+
+func cpuWorkers(n int) string {
+	if n == 1 {
+		return "cpu, 1 worker"
+	}
+	return fmt.Sprintf("cpu, %d workers", n)
 }

@@ -1,0 +1,251 @@
+package jpetcl
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/hitflow/hitflow/device/opencl"
+	"github.com/hitflow/hitflow/jpet"
+)
+
+// device opens the first OpenCL device, or skips without one unless
+// HITFLOW_REQUIRE_OPENCL=1 (CI); at the end it checks that nothing was
+// left on the device.
+func device(t *testing.T) *opencl.Context {
+	t.Helper()
+	d, err := opencl.Select("opencl")
+	if err != nil {
+		if os.Getenv("HITFLOW_REQUIRE_OPENCL") == "1" {
+			t.Fatalf("HITFLOW_REQUIRE_OPENCL=1 but %v", err)
+		}
+		t.Skipf("no OpenCL device: %v", err)
+	}
+	ctx, err := d.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := ctx.Close(); err != nil {
+			t.Error(err)
+		}
+		if c, p, k, b := opencl.Live(); c+p+k+b != 0 {
+			t.Errorf("left on the device: %d contexts, %d programs, %d kernels, %d buffers", c, p, k, b)
+		}
+	})
+	return ctx
+}
+
+// compare checks every pixel above 1e-3 of the peak within rel of the
+// reference, and the sums within sumRel.
+func compare(t *testing.T, what string, got, want []float64, rel, sumRel float64) {
+	t.Helper()
+	peak, sg, sw := 0.0, 0.0, 0.0
+	for i := range want {
+		peak = max(peak, want[i])
+		sg += got[i]
+		sw += want[i]
+	}
+	worst := 0.0
+	for i := range want {
+		if want[i] > 1e-3*peak {
+			worst = max(worst, math.Abs(got[i]-want[i])/want[i])
+		}
+	}
+	if worst > rel || math.Abs(sg-sw) > sumRel*sw {
+		t.Fatalf("%s: pixels differ by up to %.3g relative, sums %v and %v", what, worst, sg, sw)
+	}
+}
+
+// TestMatchesCPU runs the device and the CPU path on the same simulated
+// events, every kernel and option, and compares the images.
+func TestMatchesCPU(t *testing.T) {
+	ctx := device(t)
+	s := jpet.PaperScanner().WithDefaults()
+	sim, err := jpet.Simulate(context.Background(), s, jpet.PaperPhantom(), jpet.SimOptions{Emissions: 6000, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, opt := range []jpet.Options{
+		{Kernel: jpet.Analytic}, {Kernel: jpet.Gaussian}, {Kernel: jpet.Analytic, Sensitivity: true},
+		{Kernel: jpet.Gaussian, AuthorsBox: true}, {Kernel: jpet.Analytic, Sensitivity: true, AuthorsBox: true},
+	} {
+		for _, local := range []bool{true, false} {
+			cpu, err := jpet.NewReconstructor(s, sim.Events, jpet.Options{Kernel: opt.Kernel, Sensitivity: opt.Sensitivity, AuthorsBox: opt.AuthorsBox, Workers: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			dev, err := NewReconstructor(ctx, s, sim.Events, opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !dev.local {
+				t.Fatal("the paper's image does not fit in a work-group's local memory here")
+			}
+			if !local {
+				globalImage(t, dev)
+			}
+			for it := 1; it <= 3; it++ {
+				cpu.Iterate()
+				if err := dev.Iterate(); err != nil {
+					t.Fatal(err)
+				}
+				img, err := dev.Image()
+				if err != nil {
+					t.Fatal(err)
+				}
+				compare(t, "iteration", img, cpu.Image(), 1e-9, 1e-12)
+			}
+			if err := dev.Close(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+// globalImage makes r add every event's values to the global image, as
+// on a device whose local memory is too small for a work-group's own.
+func globalImage(t *testing.T, r *Reconstructor) {
+	t.Helper()
+	r.project.Release()
+	var err error
+	if r.project, err = r.prog.Kernel("project"); err != nil {
+		t.Fatal(err)
+	}
+	r.local = false
+}
+
+// TestBatchesSentEachIteration: events that do not stay on the device,
+// sent a batch at a time, give the image of resident ones.
+func TestBatchesSentEachIteration(t *testing.T) {
+	ctx := device(t)
+	s := jpet.PaperScanner().WithDefaults()
+	sim, err := jpet.Simulate(context.Background(), s, jpet.PaperPhantom(), jpet.SimOptions{Emissions: batchEvents + 30000, Seed: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sim.Events) <= batchEvents {
+		t.Fatalf("%d events: want more than a batch", len(sim.Events))
+	}
+	var images [2][]float64
+	for i, resident := range []bool{true, false} {
+		r, err := NewReconstructor(ctx, s, sim.Events, jpet.Options{Kernel: jpet.Gaussian})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !resident { // as if the device were small
+			r.evBuf.Release()
+			if r.evBuf, err = ctx.NewBuffer(48*batchEvents, opencl.ReadOnly); err != nil {
+				t.Fatal(err)
+			}
+			r.resident = false
+		}
+		var done []int
+		r.opt.Progress = func(n int) { done = append(done, n) }
+		if err := r.Iterate(); err != nil {
+			t.Fatal(err)
+		}
+		if len(done) != 2 || done[1] != len(sim.Events) {
+			t.Fatalf("progress %v", done)
+		}
+		img, err := r.Image()
+		if err != nil {
+			t.Fatal(err)
+		}
+		images[i] = append([]float64(nil), img...)
+		r.Close()
+	}
+	compare(t, "batches", images[1], images[0], 1e-12, 1e-12)
+}
+
+// TestDeviceLost: an iteration whose device fails returns the error and
+// leaves the image of the last whole iteration.
+func TestDeviceLost(t *testing.T) {
+	ctx := device(t)
+	s := jpet.PaperScanner().WithDefaults()
+	sim, err := jpet.Simulate(context.Background(), s, jpet.PaperPhantom(), jpet.SimOptions{Emissions: 3000, Seed: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := NewReconstructor(ctx, s, sim.Events, jpet.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if err := r.Iterate(); err != nil {
+		t.Fatal(err)
+	}
+	img, _ := r.Image()
+	before := append([]float64(nil), img...)
+	ctx.InjectFailure(opencl.ErrLost)
+	if err := r.Iterate(); !errors.Is(err, opencl.ErrLost) || r.Iterations() != 1 {
+		t.Fatalf("error %v after %d iterations", err, r.Iterations())
+	}
+	after, err := r.Image()
+	if err != nil {
+		t.Fatal(err)
+	}
+	compare(t, "after the failure", after, before, 0, 0)
+}
+
+// TestAuthorsReconstruction: the authors' set A reconstructed on the
+// device gives their images, as the CPU path does, and the CPU's image
+// within 1e-5.
+func TestAuthorsReconstruction(t *testing.T) {
+	if testing.Short() {
+		t.Skip("10 iterations of 82,510 events")
+	}
+	ctx := device(t)
+	dir := "../../../shared/data/jpet"
+	f, err := os.Open(filepath.Join(dir, "A.bin"))
+	if err != nil {
+		t.Skipf("shared data: %v", err)
+	}
+	defer f.Close()
+	events, err := jpet.ReadEvents(f, "A.bin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := jpet.Scanner{R: 0.125, L: 0.3, Pixel: 0.004, NZ: 75, NY: 63, SigmaZ: 0.01, SigmaDL: 0.04}
+	opt := jpet.Options{Kernel: jpet.Gaussian, AuthorsBox: true}
+	dev, err := NewReconstructor(ctx, s, events, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dev.Close()
+	cpu, err := jpet.NewReconstructor(s, events, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for it := 1; it <= 10; it++ {
+		if err := dev.Iterate(); err != nil {
+			t.Fatal(err)
+		}
+		cpu.Iterate()
+	}
+	img, err := dev.Image()
+	if err != nil {
+		t.Fatal(err)
+	}
+	compare(t, "against the CPU", img, cpu.Image(), 1e-5, 1e-6)
+	b, err := os.ReadFile(filepath.Join(dir, "rA_10"))
+	if err != nil {
+		t.Skipf("shared data: %v", err)
+	}
+	peak, worst := 0.0, 0.0
+	want := make([]float64, len(b)/4)
+	for i := range want {
+		want[i] = float64(math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:])))
+		peak = max(peak, want[i])
+	}
+	for i := range want {
+		worst = max(worst, math.Abs(img[i]-want[i])/peak)
+	}
+	if worst > 5e-5 {
+		t.Fatalf("differs from the authors' image by %.3g of the peak", worst)
+	}
+}
