@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/hitflow/hitflow/device/opencl"
+	"github.com/hitflow/hitflow/jpet/jpetcl"
 )
 
 func newDevicesCmd(stdout io.Writer) *cobra.Command {
@@ -16,7 +18,8 @@ func newDevicesCmd(stdout io.Writer) *cobra.Command {
 		Short: "List the OpenCL platforms and devices",
 		Long: `List every OpenCL platform and device of the machine, numbered as
 --device opencl:P.D names them: name, vendor, type, compute units, memory,
-work-group size, double precision and versions. OpenCL is loaded at run
+work-group size, double precision, versions, and whether hitflow's
+kernels build on it. OpenCL is loaded at run
 time (libOpenCL.so.1, the ICD loader; HITFLOW_OPENCL_LIBRARY names another):
 without it, or without a driver, this says what is missing, and every
 command that does not ask for a device runs as before.`,
@@ -51,9 +54,29 @@ func runDevices(ctx context.Context, stdout io.Writer) error {
 				d.Vendor, d.Type, d.ComputeUnits, d.MaxWorkGroup, fp64)
 			fmt.Fprintf(stdout, "    memory %s (%s in one buffer), local %s\n", bytesText(d.GlobalMem), bytesText(d.MaxAlloc), bytesText(d.LocalMem))
 			fmt.Fprintf(stdout, "    %s, driver %s\n", d.Version, d.Driver)
+			fmt.Fprintf(stdout, "    J-PET reconstruction: %s\n", kernelsBuild(d))
 		}
 	}
 	return nil
+}
+
+// kernelsBuild says whether hitflow's kernels run on d.
+func kernelsBuild(d opencl.Device) string {
+	ctx, err := d.Open()
+	if err != nil {
+		return "cannot open the device: " + firstLine(err)
+	}
+	defer ctx.Close()
+	if err := jpetcl.Check(ctx); err != nil {
+		return "no: " + firstLine(err)
+	}
+	return "yes"
+}
+
+// firstLine is an error's first line (a build error's log follows it).
+func firstLine(err error) string {
+	line, _, _ := strings.Cut(err.Error(), "\n")
+	return line
 }
 
 // bytesText writes a size in the binary unit that reads best.

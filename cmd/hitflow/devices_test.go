@@ -33,6 +33,9 @@ func TestDevices(t *testing.T) {
 			if !strings.Contains(stdout, fmt.Sprintf("opencl:%d.%d  %s", d.Platform, d.Index, d.Name)) {
 				t.Errorf("no line for %s:\n%s", d, stdout)
 			}
+			if d.FP64 && !strings.Contains(stdout, "J-PET reconstruction: yes") {
+				t.Errorf("the kernels do not build on %s:\n%s", d, stdout)
+			}
 		}
 	}
 	if code, _, stderr := hitflow(t, "devices", "extra"); code != 2 || !strings.Contains(stderr, "takes no arguments") {

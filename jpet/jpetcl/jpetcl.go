@@ -19,6 +19,9 @@ type params struct {
 	ny, gaussian, sensitivity, _                int32
 }
 
+// buildOptions are the OpenCL compiler's options for mlem.cl.
+const buildOptions = "-cl-std=CL1.2"
+
 // batchEvents is how many events a kernel launch takes: a progress report
 // after each, and the events' buffer when they do not all fit on the
 // device.
@@ -68,8 +71,8 @@ func NewReconstructor(ctx *opencl.Context, s jpet.Scanner, events []jpet.Event, 
 	if err := opt.Validate(); err != nil {
 		return nil, err
 	}
-	if !ctx.Device.FP64 {
-		return nil, fmt.Errorf("jpetcl: %s has no double precision, which the reconstruction needs", ctx.Device)
+	if err := Check(ctx); err != nil {
+		return nil, err
 	}
 	r := &Reconstructor{ctx: ctx, s: s, opt: opt, events: s.EventKernels(events, opt.AuthorsBox)}
 	defer func() {
@@ -77,7 +80,7 @@ func NewReconstructor(ctx *opencl.Context, s jpet.Scanner, events []jpet.Event, 
 			r.Close()
 		}
 	}()
-	if r.prog, err = ctx.Build(source, "-cl-std=CL1.2"); err != nil {
+	if r.prog, err = ctx.Build(source, buildOptions); err != nil {
 		return nil, err
 	}
 	pixels := s.NZ * s.NY
@@ -247,3 +250,17 @@ func (r *Reconstructor) Close() error {
 }
 
 func roundUp(n, m int) int { return (n + m - 1) / m * m }
+
+// Check reports whether the reconstruction runs on the device of ctx: it
+// needs double precision, and its kernels must build (the build is
+// cached for the runs after).
+func Check(ctx *opencl.Context) error {
+	if !ctx.Device.FP64 {
+		return fmt.Errorf("jpetcl: %s has no double precision, which the reconstruction needs", ctx.Device)
+	}
+	prog, err := ctx.Build(source, buildOptions)
+	if err != nil {
+		return err
+	}
+	return prog.Release()
+}
