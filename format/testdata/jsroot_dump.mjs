@@ -5,7 +5,7 @@
 import { openFile } from 'jsroot/io';
 import { TSelector, treeProcess } from 'jsroot/tree';
 
-const [name, treeName] = process.argv.fixture.Slice(2);
+const [name, treeName] = process.argv.slice(2);
 const file = await openFile(name);
 const tree = await file.readObject(treeName);
 const branches = tree.fBranches.arr.map(b => b.fName);
