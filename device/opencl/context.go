@@ -8,14 +8,17 @@ import (
 	"unsafe"
 )
 
-// Context is a device opened for work: an OpenCL context and one in-order
-// command queue with profiling. It is used from one goroutine; Close
-// releases it, and everything made from it must be released before.
+// Context is a device opened for work: an OpenCL context and two
+// in-order command queues with profiling, one for the kernels and one for
+// the transfers that overlap them (see WriteAsync). It is used from one
+// goroutine; Close releases it, and everything made from it must be
+// released before.
 type Context struct {
 	a      *api
 	Device Device
 	ctx    uintptr
 	queue  uintptr
+	xfer   uintptr
 	// fail, when set, is returned by the next enqueued command in place of
 	// the driver's answer: tests inject a lost device with it.
 	fail error
@@ -23,12 +26,12 @@ type Context struct {
 
 // live counts the OpenCL objects not yet released, for the tests that
 // check that no path leaves one behind.
-var live struct{ contexts, programs, kernels, buffers atomic.Int64 }
+var live struct{ contexts, programs, kernels, buffers, events atomic.Int64 }
 
-// Live reports the contexts, programs, kernels and buffers not yet
-// released in this process.
-func Live() (contexts, programs, kernels, buffers int64) {
-	return live.contexts.Load(), live.programs.Load(), live.kernels.Load(), live.buffers.Load()
+// Live reports the contexts, programs, kernels, buffers and events not
+// yet released in this process.
+func Live() (contexts, programs, kernels, buffers, events int64) {
+	return live.contexts.Load(), live.programs.Load(), live.kernels.Load(), live.buffers.Load(), live.events.Load()
 }
 
 const queueProperties = 0x1093 // CL_QUEUE_PROPERTIES
@@ -47,6 +50,24 @@ func (d Device) Open() (*Context, error) {
 	if err := check("clCreateContext", code); err != nil {
 		return nil, fmt.Errorf("%v (device %s)", err, d)
 	}
+	q, err := newQueue(a, ctx, dev)
+	if err != nil {
+		a.releaseContext(ctx)
+		return nil, err
+	}
+	x, err := newQueue(a, ctx, dev)
+	if err != nil {
+		a.releaseQueue(q)
+		a.releaseContext(ctx)
+		return nil, err
+	}
+	live.contexts.Add(1)
+	return &Context{a: a, Device: d, ctx: ctx, queue: q, xfer: x}, nil
+}
+
+// newQueue makes an in-order command queue with profiling.
+func newQueue(a *api, ctx, dev uintptr) (uintptr, error) {
+	var code int32
 	var q uintptr
 	if a.createQueueWithProp != nil {
 		qp := [3]uint64{queueProperties, profilingEnable, 0}
@@ -54,22 +75,18 @@ func (d Device) Open() (*Context, error) {
 	} else {
 		q = a.createQueue(ctx, dev, profilingEnable, &code)
 	}
-	if err := check("clCreateCommandQueue", code); err != nil {
-		a.releaseContext(ctx)
-		return nil, err
-	}
-	live.contexts.Add(1)
-	return &Context{a: a, Device: d, ctx: ctx, queue: q}, nil
+	return q, check("clCreateCommandQueue", code)
 }
 
-// Close waits for the queue and releases it and the context.
+// Close waits for the queues and releases them and the context.
 func (c *Context) Close() error {
 	if c.ctx == 0 {
 		return nil
 	}
-	err := errors.Join(check("clFinish", c.a.finish(c.queue)), check("clReleaseCommandQueue", c.a.releaseQueue(c.queue)),
+	err := errors.Join(check("clFinish", c.a.finish(c.queue)), check("clFinish", c.a.finish(c.xfer)),
+		check("clReleaseCommandQueue", c.a.releaseQueue(c.queue)), check("clReleaseCommandQueue", c.a.releaseQueue(c.xfer)),
 		check("clReleaseContext", c.a.releaseContext(c.ctx)))
-	c.ctx, c.queue = 0, 0
+	c.ctx, c.queue, c.xfer = 0, 0, 0
 	live.contexts.Add(-1)
 	return err
 }
@@ -179,5 +196,66 @@ func (c *Context) Finish() error {
 	if err := c.injected(); err != nil {
 		return err
 	}
-	return check("clFinish", c.a.finish(c.queue))
+	return errors.Join(check("clFinish", c.a.finish(c.xfer)), check("clFinish", c.a.finish(c.queue)))
+}
+
+// Event is a command in flight: a transfer or a kernel.
+type Event struct {
+	c  *Context
+	ev uintptr
+}
+
+// Wait waits for the command, then releases the event.
+func (e *Event) Wait() error {
+	if e == nil || e.ev == 0 {
+		return nil
+	}
+	err := check("clWaitForEvents", e.c.a.waitForEvents(1, &e.ev))
+	return errors.Join(err, e.Release())
+}
+
+// Release lets the driver forget the event; a second call does nothing.
+func (e *Event) Release() error {
+	if e == nil || e.ev == 0 {
+		return nil
+	}
+	err := check("clReleaseEvent", e.c.a.releaseEvent(e.ev))
+	e.ev = 0
+	live.events.Add(-1)
+	return err
+}
+
+// waitList is the OpenCL list of the events not yet released.
+func waitList(events []*Event) (n uint32, list *uintptr) {
+	ids := make([]uintptr, 0, len(events))
+	for _, e := range events {
+		if e != nil && e.ev != 0 {
+			ids = append(ids, e.ev)
+		}
+	}
+	if len(ids) == 0 {
+		return 0, nil
+	}
+	return uint32(len(ids)), &ids[0]
+}
+
+// WriteAsync copies data to the buffer at byte offset off on the transfer
+// queue, after the commands of after, and returns at once: kernels
+// already queued run meanwhile. data must stay unchanged until the
+// returned event is done.
+func WriteAsync[T any](b *Buffer, off int, data []T, after ...*Event) (*Event, error) {
+	n := len(data) * int(unsafe.Sizeof(*new(T)))
+	if n == 0 || off < 0 || off+n > b.Size {
+		return nil, fmt.Errorf("opencl: writing %d bytes at %d into a buffer of %d", n, off, b.Size)
+	}
+	if err := b.c.injected(); err != nil {
+		return nil, err
+	}
+	nw, list := waitList(after)
+	e := &Event{c: b.c}
+	if err := check("clEnqueueWriteBuffer", b.c.a.enqueueWrite(b.c.xfer, b.mem, 0, uintptr(off), uintptr(n), unsafe.Pointer(&data[0]), nw, list, &e.ev)); err != nil {
+		return nil, err
+	}
+	live.events.Add(1)
+	return e, nil
 }

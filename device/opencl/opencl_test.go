@@ -27,8 +27,8 @@ func device(t *testing.T) *Context {
 		if err := c.Close(); err != nil {
 			t.Error(err)
 		}
-		if ctx, p, k, b := Live(); ctx != 0 || p != 0 || k != 0 || b != 0 {
-			t.Errorf("left behind: %d contexts, %d programs, %d kernels, %d buffers", ctx, p, k, b)
+		if ctx, p, k, b, e := Live(); ctx != 0 || p != 0 || k != 0 || b != 0 || e != 0 {
+			t.Errorf("left behind: %d contexts, %d programs, %d kernels, %d buffers, %d events", ctx, p, k, b, e)
 		}
 	})
 	return c

@@ -256,12 +256,33 @@ func (k *Kernel) SetArgs(args ...any) error {
 // (nil: the driver's choice) and waits for it; it returns the time the
 // device spent.
 func (k *Kernel) Run(global, local []int) (time.Duration, error) {
-	c := k.p.c
-	if err := c.injected(); err != nil {
+	e, err := k.Start(global, local)
+	if err != nil {
 		return 0, err
 	}
+	defer e.Release()
+	if err := check("clWaitForEvents", k.p.c.a.waitForEvents(1, &e.ev)); err != nil {
+		return 0, fmt.Errorf("%w (kernel %s)", err, k.Name)
+	}
+	var start, end uint64
+	c := k.p.c
+	if c.a.getProfilingInfo(e.ev, 0x1282, 8, unsafe.Pointer(&start), nil) != 0 || // CL_PROFILING_COMMAND_START
+		c.a.getProfilingInfo(e.ev, 0x1283, 8, unsafe.Pointer(&end), nil) != 0 { // CL_PROFILING_COMMAND_END
+		return 0, nil
+	}
+	return time.Duration(end - start), nil
+}
+
+// Start enqueues the kernel as Run does, after the commands of after (on
+// either queue), and returns at once. The arguments are taken as they are
+// now: they may be set again for the next launch.
+func (k *Kernel) Start(global, local []int, after ...*Event) (*Event, error) {
+	c := k.p.c
+	if err := c.injected(); err != nil {
+		return nil, err
+	}
 	if len(global) == 0 || len(global) > 3 || local != nil && len(local) != len(global) {
-		return 0, fmt.Errorf("opencl: kernel %s: %d global and %d local dimensions", k.Name, len(global), len(local))
+		return nil, fmt.Errorf("opencl: kernel %s: %d global and %d local dimensions", k.Name, len(global), len(local))
 	}
 	var g, l [3]uintptr
 	for i := range global {
@@ -274,18 +295,11 @@ func (k *Kernel) Run(global, local []int) (time.Duration, error) {
 		}
 		lp = &l[0]
 	}
-	var ev uintptr
-	if err := check("clEnqueueNDRangeKernel", c.a.enqueueNDRange(c.queue, k.k, uint32(len(global)), nil, &g[0], lp, 0, nil, &ev)); err != nil {
-		return 0, fmt.Errorf("%w (kernel %s)", err, k.Name)
+	nw, list := waitList(after)
+	e := &Event{c: c}
+	if err := check("clEnqueueNDRangeKernel", c.a.enqueueNDRange(c.queue, k.k, uint32(len(global)), nil, &g[0], lp, nw, list, &e.ev)); err != nil {
+		return nil, fmt.Errorf("%w (kernel %s)", err, k.Name)
 	}
-	defer c.a.releaseEvent(ev)
-	if err := check("clWaitForEvents", c.a.waitForEvents(1, &ev)); err != nil {
-		return 0, fmt.Errorf("%w (kernel %s)", err, k.Name)
-	}
-	var start, end uint64
-	if c.a.getProfilingInfo(ev, 0x1282, 8, unsafe.Pointer(&start), nil) != 0 || // CL_PROFILING_COMMAND_START
-		c.a.getProfilingInfo(ev, 0x1283, 8, unsafe.Pointer(&end), nil) != 0 { // CL_PROFILING_COMMAND_END
-		return 0, nil
-	}
-	return time.Duration(end - start), nil
+	live.events.Add(1)
+	return e, nil
 }

@@ -33,8 +33,9 @@ const batchEvents = 1 << 16
 //
 // The events are uploaded once and stay on the device when they fit in
 // one buffer and in a quarter of its memory; otherwise they are sent a
-// batch at a time in every iteration, so that the size of a run is bound
-// by the host's memory, not the device's. The image is summed with atomic
+// batch at a time in every iteration, each batch's transfer overlapping
+// the projection of the one before, so that the size of a run is bound by
+// the host's memory, not the device's. The image is summed with atomic
 // additions in whatever order the device runs the events: the result is
 // not bitwise the same from run to run, but agrees to round-off (about
 // 1e-15 relative) with any other run and to 1e-9 with the CPU path. When
@@ -51,8 +52,10 @@ type Reconstructor struct {
 	project   *opencl.Kernel // projectLocal when local
 	update    *opencl.Kernel
 	local     bool // a local image per work-group (see projectLocal in mlem.cl)
+	batch     int  // events a launch: batchEvents (tests make it small)
 	groupSize int
-	evBuf     *opencl.Buffer
+	evBuf     *opencl.Buffer    // all the events, when resident
+	batches   [2]*opencl.Buffer // otherwise: one sent while the other is projected
 	parBuf    *opencl.Buffer
 	rho, acc  *opencl.Buffer
 	sens      *opencl.Buffer
@@ -74,7 +77,7 @@ func NewReconstructor(ctx *opencl.Context, s jpet.Scanner, events []jpet.Event, 
 	if err := Check(ctx); err != nil {
 		return nil, err
 	}
-	r := &Reconstructor{ctx: ctx, s: s, opt: opt, events: s.EventKernels(events, opt.AuthorsBox)}
+	r := &Reconstructor{ctx: ctx, s: s, opt: opt, events: s.EventKernels(events, opt.AuthorsBox), batch: batchEvents}
 	defer func() {
 		if err != nil {
 			r.Close()
@@ -146,15 +149,18 @@ func NewReconstructor(ctx *opencl.Context, s jpet.Scanner, events []jpet.Event, 
 	size := int(unsafe.Sizeof(jpet.EventKernel{})) * max(len(r.events), 1)
 	r.resident = int64(size) <= d.MaxAlloc && int64(size) <= d.GlobalMem/4
 	if !r.resident {
-		size = int(unsafe.Sizeof(jpet.EventKernel{})) * batchEvents
+		for i := range r.batches {
+			if r.batches[i], err = ctx.NewBuffer(int(unsafe.Sizeof(jpet.EventKernel{}))*batchEvents, opencl.ReadOnly); err != nil {
+				return nil, err
+			}
+		}
+		return r, ctx.Finish()
 	}
 	if r.evBuf, err = ctx.NewBuffer(size, opencl.ReadOnly); err != nil {
 		return nil, err
 	}
-	if r.resident {
-		if err := opencl.Write(r.evBuf, 0, r.events); err != nil {
-			return nil, err
-		}
+	if err := opencl.Write(r.evBuf, 0, r.events); err != nil {
+		return nil, err
 	}
 	return r, ctx.Finish()
 }
@@ -165,24 +171,14 @@ func (r *Reconstructor) Resident() bool { return r.resident }
 // Iterate runs one MLEM iteration. An error (the device lost, out of
 // resources) leaves the image of the last whole iteration.
 func (r *Reconstructor) Iterate() error {
-	n := len(r.events)
-	for lo := 0; lo < n; lo += batchEvents {
-		hi := min(n, lo+batchEvents)
-		var err error
-		if r.resident {
-			err = r.runBatch(lo, hi)
-		} else {
-			err = opencl.Write(r.evBuf, 0, r.events[lo:hi])
-			if err == nil {
-				err = r.runBatch(0, hi-lo)
-			}
-		}
-		if err != nil {
-			return r.failed(err)
-		}
-		if r.opt.Progress != nil {
-			r.opt.Progress(hi)
-		}
+	var err error
+	if r.resident {
+		err = r.projectResident()
+	} else {
+		err = r.projectSent()
+	}
+	if err != nil {
+		return r.failed(err)
 	}
 	pixels := r.s.NZ * r.s.NY
 	if err := r.update.SetArgs(r.rho, r.acc, int32(pixels)); err != nil {
@@ -195,24 +191,81 @@ func (r *Reconstructor) Iterate() error {
 	return nil
 }
 
-// runBatch projects events [lo, hi) of the events' buffer.
-func (r *Reconstructor) runBatch(lo, hi int) error {
-	if !r.local {
-		if err := r.project.SetArgs(r.evBuf, int32(lo), int32(hi), r.parBuf, r.rho, r.sens, r.acc); err != nil {
+// projectResident projects the events on the device, a batch a launch.
+func (r *Reconstructor) projectResident() error {
+	for lo := 0; lo < len(r.events); lo += r.batch {
+		hi := min(len(r.events), lo+r.batch)
+		e, err := r.start(r.evBuf, lo, hi)
+		if err == nil {
+			err = e.Wait()
+		}
+		if err != nil {
 			return err
 		}
-		_, err := r.project.Run([]int{roundUp(hi-lo, 64)}, nil)
-		return err
+		r.progress(hi)
+	}
+	return nil
+}
+
+// projectSent sends the events a batch at a time into two buffers in
+// turn, each batch's transfer overlapping the projection of the one
+// before; a buffer is written again once the kernel reading it is done.
+func (r *Reconstructor) projectSent() (err error) {
+	var sent, projected [2]*opencl.Event
+	defer func() {
+		for i := range sent {
+			err = errors.Join(err, sent[i].Wait(), projected[i].Wait())
+		}
+	}()
+	for b, lo := 0, 0; lo < len(r.events); b, lo = b+1, lo+r.batch {
+		hi, i := min(len(r.events), lo+r.batch), b%2
+		if b >= 2 { // the batch two before is done: its progress counts
+			if err := errors.Join(projected[i].Wait(), sent[i].Wait()); err != nil {
+				return err
+			}
+			r.progress(lo - r.batch)
+		}
+		if sent[i], err = opencl.WriteAsync(r.batches[i], 0, r.events[lo:hi], projected[i]); err != nil {
+			return err
+		}
+		if projected[i], err = r.start(r.batches[i], 0, hi-lo, sent[i]); err != nil {
+			return err
+		}
+	}
+	n := (len(r.events) + r.batch - 1) / r.batch
+	for b := max(0, n-2); b < n; b++ {
+		if err := projected[b%2].Wait(); err != nil {
+			return err
+		}
+		r.progress(min(len(r.events), (b+1)*r.batch))
+	}
+	return nil
+}
+
+// start launches the projection of events [lo, hi) of buf after the
+// commands of after.
+func (r *Reconstructor) start(buf *opencl.Buffer, lo, hi int, after ...*opencl.Event) (*opencl.Event, error) {
+	if !r.local {
+		if err := r.project.SetArgs(buf, int32(lo), int32(hi), r.parBuf, r.rho, r.sens, r.acc); err != nil {
+			return nil, err
+		}
+		return r.project.Start([]int{roundUp(hi-lo, 64)}, nil, after...)
 	}
 	pixels := r.s.NZ * r.s.NY
-	if err := r.project.SetArgs(r.evBuf, int32(lo), int32(hi), r.parBuf, r.rho, r.sens, r.acc, opencl.Local(8*pixels), int32(pixels)); err != nil {
-		return err
+	if err := r.project.SetArgs(buf, int32(lo), int32(hi), r.parBuf, r.rho, r.sens, r.acc, opencl.Local(8*pixels), int32(pixels)); err != nil {
+		return nil, err
 	}
 	// Enough work-groups to fill the device, few enough that adding
 	// their images to acc costs little against their events.
 	groups := max(1, min(4*r.ctx.Device.ComputeUnits, (hi-lo+r.groupSize-1)/r.groupSize))
-	_, err := r.project.Run([]int{groups * r.groupSize}, []int{r.groupSize})
-	return err
+	return r.project.Start([]int{groups * r.groupSize}, []int{r.groupSize}, after...)
+}
+
+// progress reports the events done in the iteration.
+func (r *Reconstructor) progress(done int) {
+	if r.opt.Progress != nil {
+		r.opt.Progress(done)
+	}
 }
 
 // failed is the error of an iteration that did not finish: the image
@@ -244,7 +297,7 @@ func (r *Reconstructor) Image() ([]float64, error) {
 
 // Close releases everything the reconstruction holds on the device.
 func (r *Reconstructor) Close() error {
-	err := errors.Join(r.evBuf.Release(), r.parBuf.Release(), r.rho.Release(), r.acc.Release(), r.sens.Release(),
+	err := errors.Join(r.evBuf.Release(), r.batches[0].Release(), r.batches[1].Release(), r.parBuf.Release(), r.rho.Release(), r.acc.Release(), r.sens.Release(),
 		r.project.Release(), r.update.Release(), r.prog.Release())
 	return err
 }

@@ -33,8 +33,8 @@ func device(t *testing.T) *opencl.Context {
 		if err := ctx.Close(); err != nil {
 			t.Error(err)
 		}
-		if c, p, k, b := opencl.Live(); c+p+k+b != 0 {
-			t.Errorf("left on the device: %d contexts, %d programs, %d kernels, %d buffers", c, p, k, b)
+		if c, p, k, b, e := opencl.Live(); c+p+k+b+e != 0 {
+			t.Errorf("left on the device: %d contexts, %d programs, %d kernels, %d buffers, %d events", c, p, k, b, e)
 		}
 	})
 	return ctx
@@ -120,37 +120,42 @@ func globalImage(t *testing.T, r *Reconstructor) {
 }
 
 // TestBatchesSentEachIteration: events that do not stay on the device,
-// sent a batch at a time, give the image of resident ones.
+// sent a batch at a time into two buffers in turn, give the image of
+// resident ones, and report their progress batch by batch.
 func TestBatchesSentEachIteration(t *testing.T) {
 	ctx := device(t)
 	s := jpet.PaperScanner().WithDefaults()
-	sim, err := jpet.Simulate(context.Background(), s, jpet.PaperPhantom(), jpet.SimOptions{Emissions: batchEvents + 30000, Seed: 5})
+	sim, err := jpet.Simulate(context.Background(), s, jpet.PaperPhantom(), jpet.SimOptions{Emissions: 6000, Seed: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(sim.Events) <= batchEvents {
-		t.Fatalf("%d events: want more than a batch", len(sim.Events))
-	}
+	const batch = 700 // several batches, each buffer written again
+	n := len(sim.Events)
 	var images [2][]float64
 	for i, resident := range []bool{true, false} {
 		r, err := NewReconstructor(ctx, s, sim.Events, jpet.Options{Kernel: jpet.Gaussian})
 		if err != nil {
 			t.Fatal(err)
 		}
+		r.batch = batch
 		if !resident { // as if the device were small
 			r.evBuf.Release()
-			if r.evBuf, err = ctx.NewBuffer(48*batchEvents, opencl.ReadOnly); err != nil {
+			for i := range r.batches {
+				if r.batches[i], err = ctx.NewBuffer(48*batch, opencl.ReadOnly); err != nil {
+					t.Fatal(err)
+				}
+			}
+			r.evBuf, r.resident = nil, false
+		}
+		for it := range 2 {
+			var done []int
+			r.opt.Progress = func(n int) { done = append(done, n) }
+			if err := r.Iterate(); err != nil {
 				t.Fatal(err)
 			}
-			r.resident = false
-		}
-		var done []int
-		r.opt.Progress = func(n int) { done = append(done, n) }
-		if err := r.Iterate(); err != nil {
-			t.Fatal(err)
-		}
-		if len(done) != 2 || done[1] != len(sim.Events) {
-			t.Fatalf("progress %v", done)
+			if len(done) != (n+batch-1)/batch || done[0] != batch || done[len(done)-1] != n {
+				t.Fatalf("resident %v, iteration %d: progress %v for %d events", resident, it, done, n)
+			}
 		}
 		img, err := r.Image()
 		if err != nil {
