@@ -144,16 +144,22 @@ func (b *Buffer) Release() error {
 	return err
 }
 
+// ready checks a transfer of n bytes at byte offset off, and returns an
+// injected failure.
+func (b *Buffer) ready(verb string, off, n int) error {
+	if off < 0 || off+n > b.Size {
+		return fmt.Errorf("opencl: %s %d bytes at %d of a buffer of %d", verb, n, off, b.Size)
+	}
+	return b.c.injected()
+}
+
 // Write copies data to the buffer at byte offset off and waits for it.
 func Write[T any](b *Buffer, off int, data []T) error {
 	if len(data) == 0 {
 		return nil
 	}
 	n := len(data) * int(unsafe.Sizeof(data[0]))
-	if off < 0 || off+n > b.Size {
-		return fmt.Errorf("opencl: writing %d bytes at %d into a buffer of %d", n, off, b.Size)
-	}
-	if err := b.c.injected(); err != nil {
+	if err := b.ready("writing", off, n); err != nil {
 		return err
 	}
 	err := check("clEnqueueWriteBuffer", b.c.a.enqueueWrite(b.c.queue, b.mem, 1, uintptr(off), uintptr(n), unsafe.Pointer(&data[0]), 0, nil, nil))
@@ -167,10 +173,7 @@ func Read[T any](b *Buffer, off int, data []T) error {
 		return nil
 	}
 	n := len(data) * int(unsafe.Sizeof(data[0]))
-	if off < 0 || off+n > b.Size {
-		return fmt.Errorf("opencl: reading %d bytes at %d from a buffer of %d", n, off, b.Size)
-	}
-	if err := b.c.injected(); err != nil {
+	if err := b.ready("reading", off, n); err != nil {
 		return err
 	}
 	err := check("clEnqueueReadBuffer", b.c.a.enqueueRead(b.c.queue, b.mem, 1, uintptr(off), uintptr(n), unsafe.Pointer(&data[0]), 0, nil, nil))
@@ -245,10 +248,10 @@ func waitList(events []*Event) (n uint32, list *uintptr) {
 // returned event is done.
 func WriteAsync[T any](b *Buffer, off int, data []T, after ...*Event) (*Event, error) {
 	n := len(data) * int(unsafe.Sizeof(*new(T)))
-	if n == 0 || off < 0 || off+n > b.Size {
-		return nil, fmt.Errorf("opencl: writing %d bytes at %d into a buffer of %d", n, off, b.Size)
+	if n == 0 {
+		return nil, fmt.Errorf("opencl: an empty write")
 	}
-	if err := b.c.injected(); err != nil {
+	if err := b.ready("writing", off, n); err != nil {
 		return nil, err
 	}
 	nw, list := waitList(after)

@@ -72,13 +72,8 @@ func (c *Context) Build(source, options string) (*Program, error) {
 	ptr := unsafe.Pointer(&src[0])
 	prog := c.a.createProgramSource(c.ctx, 1, &ptr, nil, &code)
 	runtime.KeepAlive(src)
-	if err := check("clCreateProgramWithSource", code); err != nil {
-		return nil, err
-	}
-	live.programs.Add(1)
-	p := &Program{c: c, prog: prog}
-	if err := p.build(options); err != nil {
-		p.Release()
+	p, err := c.compile("clCreateProgramWithSource", prog, code, options)
+	if err != nil {
 		return nil, err
 	}
 	if bin, err := p.binary(); err == nil {
@@ -95,7 +90,13 @@ func (c *Context) buildBinary(bin []byte, options string) (*Program, error) {
 	ptr := unsafe.Pointer(&bin[0])
 	prog := c.a.createProgramBinary(c.ctx, 1, &dev, &n, &ptr, &status, &code)
 	runtime.KeepAlive(bin)
-	if err := check("clCreateProgramWithBinary", code); err != nil {
+	return c.compile("clCreateProgramWithBinary", prog, code, options)
+}
+
+// compile builds a program that op made (with its return code); a
+// program that does not build is released.
+func (c *Context) compile(op string, prog uintptr, code int32, options string) (*Program, error) {
+	if err := check(op, code); err != nil {
 		return nil, err
 	}
 	live.programs.Add(1)
