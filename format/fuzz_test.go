@@ -16,7 +16,8 @@ import (
 // FuzzReadFiles feeds damaged result files to every reader of the package
 // (clusters, hits, CLUE results, J-PET events, Kind): an error naming the
 // file, or columns of one length; never a panic, never a crash of the
-// program (ROOT files are read in a child process: see rootReply).
+// program (ROOT files are read by hitflow's own reader, which checks
+// every size before it allocates: see format/root/read.go).
 func FuzzReadFiles(f *testing.F) {
 	dir := f.TempDir()
 	seed := func(name string, write func(name string) error) {

@@ -1,11 +1,8 @@
 package root
 
 import (
-	"fmt"
-
 	"github.com/hitflow/hitflow/clue"
 	"github.com/hitflow/hitflow/clue/cluecsv"
-	"go-hep.org/x/hep/groot"
 	"go-hep.org/x/hep/groot/rtree"
 )
 
@@ -71,62 +68,4 @@ func WriteCLUE(name string, t *cluecsv.Table, r *clue.Result) error {
 		err = cerr
 	}
 	return closeROOT(f, out, err)
-}
-
-func readCLUEROOT(name string) (*cluecsv.Table, *clue.Result, error) {
-	f, err := groot.Open(name)
-	if err != nil {
-		return nil, nil, fmt.Errorf("%w", err)
-	}
-	defer f.Close()
-	obj, err := f.Get("clue")
-	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", name, err)
-	}
-	tree, ok := obj.(rtree.Tree)
-	if !ok {
-		return nil, nil, fmt.Errorf("%s: clue is a %s, not a TTree", name, obj.Class())
-	}
-	t := &cluecsv.Table{}
-	for _, b := range tree.Branches() {
-		if b.Name() == "weight" {
-			break
-		}
-		if b.Name() == "layer" {
-			t.Layer = true
-			continue
-		}
-		t.Coords = append(t.Coords, b.Name())
-	}
-	e := newCLUEEntry(t.Coords, t.Layer)
-	var rvars []rtree.ReadVar
-	for _, v := range e.vars() {
-		rvars = append(rvars, rtree.ReadVar{Name: v.Name, Value: v.Value})
-	}
-	rd, err := rtree.NewReader(tree, rvars)
-	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", name, err)
-	}
-	defer rd.Close()
-	p := &t.Points
-	p.Coords = make([][]float64, len(t.Coords))
-	r := &clue.Result{}
-	r.Reserve(int(tree.Entries()))
-	err = rd.Read(func(rtree.RCtx) error {
-		for d := range p.Coords {
-			p.Coords[d] = append(p.Coords[d], e.coords[d])
-		}
-		if t.Layer {
-			p.Layer = append(p.Layer, e.layer)
-		}
-		p.Weight = append(p.Weight, e.weight)
-		r.Rho, r.Delta, r.NH = append(r.Rho, e.rho), append(r.Delta, e.delta), append(r.NH, e.nh)
-		r.IsSeed, r.ClusterID = append(r.IsSeed, e.isSeed), append(r.ClusterID, e.clusterID)
-		return nil
-	})
-	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", name, err)
-	}
-	r.Count()
-	return t, r, nil
 }
