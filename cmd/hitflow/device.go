@@ -47,24 +47,21 @@ type reconstruction interface {
 	Where() string
 }
 
-// newReconstruction prepares the events on the --device.
-func newReconstruction(device string, s jpet.Scanner, events []jpet.Event, opt jpet.Options) (reconstruction, error) {
-	if device == "cpu" {
+// newReconstruction prepares the events on the CPU cores (dev nil) or on
+// the device, which it then owns.
+func newReconstruction(dev *opencl.Context, s jpet.Scanner, events []jpet.Event, opt jpet.Options) (reconstruction, error) {
+	if dev == nil {
 		r, err := jpet.NewReconstructor(s, events, opt)
 		if err != nil {
 			return nil, usageError{err}
 		}
 		return cpuReconstruction{r}, nil
 	}
-	ctx, err := openDevice(device)
+	r, err := jpetcl.NewReconstructor(dev, s, events, opt)
 	if err != nil {
-		return nil, err
+		return nil, errors.Join(err, dev.Close())
 	}
-	r, err := jpetcl.NewReconstructor(ctx, s, events, opt)
-	if err != nil {
-		return nil, errors.Join(err, ctx.Close())
-	}
-	return deviceReconstruction{r, ctx}, nil
+	return deviceReconstruction{r, dev}, nil
 }
 
 type cpuReconstruction struct{ *jpet.Reconstructor }

@@ -91,3 +91,24 @@ func TestPetOnDevice(t *testing.T) {
 		t.Fatalf("bench pet --device opencl: exit %d, %s%s", code, stdout, stderr)
 	}
 }
+
+// TestPetDeviceMissing: a device that is not there (or no OpenCL at all)
+// fails before the events are read, and writes nothing.
+func TestPetDeviceMissing(t *testing.T) {
+	dir := t.TempDir()
+	prefix := filepath.Join(dir, "ph")
+	if code, _, stderr := hitflow(t, "pet", "simulate", "--emissions", "2000", "-o", prefix); code != 0 {
+		t.Fatalf("simulate: %s", stderr)
+	}
+	out := filepath.Join(dir, "rec")
+	code, _, stderr := hitflow(t, "pet", "reconstruct", prefix+".bin", "--device", "opencl:99.0", "-o", out)
+	if code != 1 || !strings.Contains(stderr, "opencl") {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if _, err := os.Stat(out + ".nrrd"); !os.IsNotExist(err) {
+		t.Fatalf("an image was written: %v", err)
+	}
+	if c, p, k, b, e := opencl.Live(); c+p+k+b+e != 0 {
+		t.Fatalf("left on the device: %d %d %d %d %d", c, p, k, b, e)
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/hitflow/hitflow/device/opencl"
 	"github.com/hitflow/hitflow/format"
 	"github.com/hitflow/hitflow/internal/outfile"
 	"github.com/hitflow/hitflow/jpet"
@@ -260,6 +261,20 @@ func runPetReconstruct(ctx context.Context, o petReconstructOptions, in string, 
 	if err := prepare(ctx, append(positional(in), role("--truth", phantomFile)), outs...); err != nil {
 		return err
 	}
+	// The device is opened before the events are read: a machine without
+	// it fails at once.
+	var dev *opencl.Context
+	if o.device != "cpu" {
+		var err error
+		if dev, err = openDevice(o.device); err != nil {
+			return err
+		}
+		defer func() {
+			if dev != nil { // not handed over: an early return
+				dev.Close()
+			}
+		}()
+	}
 	var ph *jpet.Phantom
 	if o.truth != "" {
 		p, err := readPhantom(phantomFile)
@@ -281,7 +296,8 @@ func runPetReconstruct(ctx context.Context, o petReconstructOptions, in string, 
 	}
 	var bar *progress
 	opt.Progress = func(done int) { bar.Update(int64(done)) }
-	r, err := newReconstruction(o.device, s, events, opt)
+	r, err := newReconstruction(dev, s, events, opt)
+	dev = nil // r holds it now, or released it
 	if err != nil {
 		return err
 	}
