@@ -1,15 +1,11 @@
 package main
 
 import (
-	"errors"
-	"fmt"
 	"strings"
 
 	"github.com/spf13/pflag"
 
 	"github.com/hitflow/hitflow/device/opencl"
-	"github.com/hitflow/hitflow/jpet"
-	"github.com/hitflow/hitflow/jpet/jpetcl"
 )
 
 // deviceFlag registers --device.
@@ -36,55 +32,4 @@ func openDevice(device string) (*opencl.Context, error) {
 		return nil, err
 	}
 	return d.Open()
-}
-
-// reconstruction is MLEM on the CPU cores or on a device.
-type reconstruction interface {
-	Iterate() error
-	Image() ([]float64, error)
-	Close() error
-	// Where says where it ran, for the summary line.
-	Where() string
-}
-
-// newReconstruction prepares the events on the CPU cores (dev nil) or on
-// the device, which it then owns.
-func newReconstruction(dev *opencl.Context, s jpet.Scanner, events []jpet.Event, opt jpet.Options) (reconstruction, error) {
-	if dev == nil {
-		r, err := jpet.NewReconstructor(s, events, opt)
-		if err != nil {
-			return nil, usageError{err}
-		}
-		return cpuReconstruction{r}, nil
-	}
-	r, err := jpetcl.NewReconstructor(dev, s, events, opt)
-	if err != nil {
-		return nil, errors.Join(err, dev.Close())
-	}
-	return deviceReconstruction{r, dev}, nil
-}
-
-type cpuReconstruction struct{ *jpet.Reconstructor }
-
-func (c cpuReconstruction) Iterate() error            { c.Reconstructor.Iterate(); return nil }
-func (c cpuReconstruction) Image() ([]float64, error) { return c.Reconstructor.Image(), nil }
-func (c cpuReconstruction) Close() error              { return nil }
-func (c cpuReconstruction) Where() string {
-	return fmt.Sprintf("cpu, kernel values kept for %d events", c.CachedEvents())
-}
-
-type deviceReconstruction struct {
-	*jpetcl.Reconstructor
-	ctx *opencl.Context
-}
-
-func (d deviceReconstruction) Close() error {
-	return errors.Join(d.Reconstructor.Close(), d.ctx.Close())
-}
-func (d deviceReconstruction) Where() string {
-	where := d.ctx.Device.String()
-	if !d.Resident() {
-		where += ", events sent in batches"
-	}
-	return where
 }

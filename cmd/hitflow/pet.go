@@ -19,6 +19,7 @@ import (
 	"github.com/hitflow/hitflow/format"
 	"github.com/hitflow/hitflow/internal/outfile"
 	"github.com/hitflow/hitflow/jpet"
+	"github.com/hitflow/hitflow/jpet/jpetcl"
 	"github.com/hitflow/hitflow/plot"
 )
 
@@ -269,11 +270,7 @@ func runPetReconstruct(ctx context.Context, o petReconstructOptions, in string, 
 		if dev, err = openDevice(o.device); err != nil {
 			return err
 		}
-		defer func() {
-			if dev != nil { // not handed over: an early return
-				dev.Close()
-			}
-		}()
+		defer dev.Close()
 	}
 	var ph *jpet.Phantom
 	if o.truth != "" {
@@ -296,8 +293,10 @@ func runPetReconstruct(ctx context.Context, o petReconstructOptions, in string, 
 	}
 	var bar *progress
 	opt.Progress = func(done int) { bar.Update(int64(done)) }
-	r, err := newReconstruction(dev, s, events, opt)
-	dev = nil // r holds it now, or released it
+	r, err := jpetcl.New(dev, s, events, opt)
+	if err != nil && dev == nil {
+		return usageError{err} // the CPU refuses only options
+	}
 	if err != nil {
 		return err
 	}

@@ -46,50 +46,36 @@ func PET(ctx context.Context, events int, cache int64, dev *opencl.Context, stdo
 				return ctx.Err()
 			}
 			opt := jpet.Options{Kernel: kind, Workers: w, KernelCache: cache}
-			iterate, kept, label, done, err := reconstruction(s, ev, opt, dev)
+			r, err := jpetcl.New(dev, s, ev, opt)
 			if err != nil {
 				return err
 			}
 			var times []time.Duration
 			for range 6 {
 				t := time.Now()
-				if err := iterate(); err != nil {
-					return errors.Join(err, done())
+				if err := r.Iterate(); err != nil {
+					return errors.Join(err, r.Close())
 				}
 				times = append(times, time.Since(t))
 			}
-			if err := done(); err != nil {
+			if err := r.Close(); err != nil {
 				return err
+			}
+			label, kept := cpuWorkers(w), fmt.Sprint(r.KeptEvents())
+			if dev != nil {
+				label, kept = "device", "-"
 			}
 			next := slices.Clone(times[1:])
 			slices.Sort(next)
 			fmt.Fprintf(stdout, "| %d | %s | %s | %s | %.3f | %.3f | %.0f |\n", len(ev), map[jpet.KernelKind]string{jpet.Analytic: "analytic", jpet.Gaussian: "gaussian"}[kind],
-				label, kept(), times[0].Seconds(), next[2].Seconds(), float64(next[2].Nanoseconds())/float64(len(ev)))
+				label, kept, times[0].Seconds(), next[2].Seconds(), float64(next[2].Nanoseconds())/float64(len(ev)))
 			runtime.GC() // the kept values of the next run take their place
 		}
 	}
 	return nil
 }
 
-// reconstruction prepares a timed reconstruction on the CPU (dev nil) or
-// the device: how to iterate, how many events have their kernel values
-// kept, where it runs, and how to release it.
-func reconstruction(s jpet.Scanner, ev []jpet.Event, opt jpet.Options, dev *opencl.Context) (iterate func() error, kept func() string, label string, done func() error, err error) {
-	if dev == nil {
-		r, err := jpet.NewReconstructor(s, ev, opt)
-		if err != nil {
-			return nil, nil, "", nil, err
-		}
-		return func() error { r.Iterate(); return nil }, func() string { return fmt.Sprint(r.CachedEvents()) },
-			cpuWorkers(opt.Workers), func() error { return nil }, nil
-	}
-	r, err := jpetcl.NewReconstructor(dev, s, ev, opt)
-	if err != nil {
-		return nil, nil, "", nil, err
-	}
-	return r.Iterate, func() string { return "-" }, "device", r.Close, nil
-}
-
+// cpuWorkers labels a CPU run in the table.
 func cpuWorkers(n int) string {
 	if n == 1 {
 		return "cpu, 1 worker"

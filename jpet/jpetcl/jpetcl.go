@@ -165,9 +165,6 @@ func NewReconstructor(ctx *opencl.Context, s jpet.Scanner, events []jpet.Event, 
 	return r, ctx.Finish()
 }
 
-// Resident reports whether all events stay on the device.
-func (r *Reconstructor) Resident() bool { return r.resident }
-
 // Iterate runs one MLEM iteration. An error (the device lost, out of
 // resources) leaves the image of the last whole iteration.
 func (r *Reconstructor) Iterate() error {
