@@ -155,28 +155,26 @@ func (b *Buffer) ready(verb string, off, n int) error {
 
 // Write copies data to the buffer at byte offset off and waits for it.
 func Write[T any](b *Buffer, off int, data []T) error {
-	if len(data) == 0 {
-		return nil
-	}
-	n := len(data) * int(unsafe.Sizeof(data[0]))
-	if err := b.ready("writing", off, n); err != nil {
-		return err
-	}
-	err := check("clEnqueueWriteBuffer", b.c.a.enqueueWrite(b.c.queue, b.mem, 1, uintptr(off), uintptr(n), unsafe.Pointer(&data[0]), 0, nil, nil))
-	runtime.KeepAlive(data)
-	return err
+	return transfer(b, off, data, "writing", "clEnqueueWriteBuffer", b.c.a.enqueueWrite)
 }
 
 // Read copies the buffer from byte offset off into data and waits for it.
 func Read[T any](b *Buffer, off int, data []T) error {
+	return transfer(b, off, data, "reading", "clEnqueueReadBuffer", b.c.a.enqueueRead)
+}
+
+// transfer copies between data and the buffer with enqueue, the queue's
+// read or write, and waits for it.
+func transfer[T any](b *Buffer, off int, data []T, verb, op string,
+	enqueue func(q, mem uintptr, blocking uint32, offset, size uintptr, ptr unsafe.Pointer, n uint32, wait *uintptr, ev *uintptr) int32) error {
 	if len(data) == 0 {
 		return nil
 	}
 	n := len(data) * int(unsafe.Sizeof(data[0]))
-	if err := b.ready("reading", off, n); err != nil {
+	if err := b.ready(verb, off, n); err != nil {
 		return err
 	}
-	err := check("clEnqueueReadBuffer", b.c.a.enqueueRead(b.c.queue, b.mem, 1, uintptr(off), uintptr(n), unsafe.Pointer(&data[0]), 0, nil, nil))
+	err := check(op, enqueue(b.c.queue, b.mem, 1, uintptr(off), uintptr(n), unsafe.Pointer(&data[0]), 0, nil, nil))
 	runtime.KeepAlive(data)
 	return err
 }

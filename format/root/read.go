@@ -130,7 +130,7 @@ func (r *reader) record(pos int64, k []byte) error {
 		d.skip(8)
 	}
 	class, name, title := d.str(), d.str(), d.str()
-	if d.err || keylen > nbytes || int(keylen) > len(k) && class == "TBasket" || objlen < 0 {
+	if d.err || keylen > nbytes || objlen < 0 {
 		return r.damaged(pos, "a damaged record key")
 	}
 	switch class {
