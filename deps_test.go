@@ -20,7 +20,7 @@ func TestDependencyRules(t *testing.T) {
 	// time for the timing policies, the devices, and the heavy I/O and
 	// figure libraries.
 	above := []string{mod + "format", mod + "plot", mod + "pixel/pipeline", mod + "cmd", mod + "internal/cputime", mod + "device", "github.com/ebitengine", "github.com/spf13",
-		"github.com/apache", "go-hep.org", "gonum.org/v1/plot"}
+		"github.com/apache", "go-hep.org", "gonum.org/v1/plot", mod + "online", "github.com/prometheus"}
 	with := func(a []string, more ...string) []string { return append(append([]string{}, a...), more...) }
 	rules := []struct {
 		pkg       string
@@ -49,7 +49,10 @@ func TestDependencyRules(t *testing.T) {
 		// packages use it.
 		{"device/opencl", []string{mod + "pixel", mod + "clue", mod + "jpet", mod + "format", mod + "plot", mod + "cmd", "github.com/spf13"}},
 		// Pipelines: stages and modes, whatever the output format.
-		{"pixel/pipeline", []string{mod + "format", mod + "plot", mod + "cmd", "github.com/spf13"}},
+		{"pixel/pipeline", []string{mod + "format", mod + "plot", mod + "cmd", "github.com/spf13", "github.com/prometheus"}},
+		// Live inputs and monitoring feed the pipelines; no figures,
+		// no devices, no CLI.
+		{"online", []string{mod + "plot", mod + "device", mod + "cmd", "github.com/spf13", mod + "clue", mod + "jpet"}},
 	}
 	for _, r := range rules {
 		deps, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}", "./"+r.pkg).Output()

@@ -31,7 +31,7 @@ func BenchmarkClusterWriters(b *testing.B) {
 				case "parquet":
 					w, _ = columnar.NewClusterParquet(io.Discard)
 				case "arrow":
-					w, _ = columnar.NewClusterArrow(io.Discard)
+					w, _ = columnar.NewClusterArrow(io.Discard, false)
 				default:
 					var err error
 					if w, err = root.CreateClusters(filepath.Join(b.TempDir(), "c.root")); err != nil {

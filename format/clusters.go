@@ -29,8 +29,10 @@ var ErrUnknownFormat = errors.New("unknown format")
 
 // CreateClusters creates the clusters file name in the format its
 // extension says: .csv, .clog, .parquet, .arrow or .root; "-" writes CSV to
-// stdout, and os.DevNull nothing (the clusters are not even formatted).
-// Close flushes and closes the file.
+// stdout, "-.clog" and "-.arrow" (an Arrow IPC stream) the others that a
+// reader can take as they come, and os.DevNull nothing (the clusters are
+// not even formatted). Close flushes and closes the file; Flush sends
+// what a stream or text holds.
 func CreateClusters(name string, stdout io.Writer) (ClusterWriter, error) {
 	if name == os.DevNull {
 		return discard{}, nil
@@ -44,8 +46,12 @@ func CreateClusters(name string, stdout io.Writer) (ClusterWriter, error) {
 	case ".parquet":
 		open = func(w io.Writer) (ClusterWriter, error) { return columnar.NewClusterParquet(w) }
 	case ".arrow":
-		open = func(w io.Writer) (ClusterWriter, error) { return columnar.NewClusterArrow(w) }
+		stream := outfile.IsStdout(name)
+		open = func(w io.Writer) (ClusterWriter, error) { return columnar.NewClusterArrow(w, stream) }
 	case ".root":
+		if outfile.IsStdout(name) {
+			return nil, notStreamed(name)
+		}
 		return root.CreateClusters(name)
 	default:
 		return nil, fmt.Errorf("%s: %w %q (want .csv, .clog, .parquet, .arrow or .root)", name, ErrUnknownFormat, ext)
@@ -61,6 +67,9 @@ func CreateClusters(name string, stdout io.Writer) (ClusterWriter, error) {
 // that open makes on it; if that fails, nothing is left behind.
 func create[W any](name string, stdout io.Writer, open func(io.Writer) (W, error)) (W, outfile.Writer, error) {
 	var none W
+	if outfile.IsStdout(name) && extension(name) == ".parquet" {
+		return none, nil, notStreamed(name)
+	}
 	w, err := outfile.CreateWriter(name, stdout)
 	if err != nil {
 		return none, nil, err
@@ -71,6 +80,12 @@ func create[W any](name string, stdout io.Writer, open func(io.Writer) (W, error
 		return none, nil, err
 	}
 	return ww, w, nil
+}
+
+// notStreamed refuses a format to standard output that a reader can
+// only open once it is complete.
+func notStreamed(name string) error {
+	return fmt.Errorf("%s: %w: %s is readable only once complete, so it goes to a file; on standard output, write -.csv, -.clog or -.arrow (an Arrow IPC stream)", name, ErrUnknownFormat, extension(name))
 }
 
 // extension is the lower-case extension of name that says its format;
@@ -91,6 +106,27 @@ type fileClusterWriter struct {
 func (f fileClusterWriter) Close() error { return closeWith(f.ClusterWriter.Close, f.f) }
 
 func (f fileClusterWriter) Abort() { f.f.Abort() }
+
+func (f fileClusterWriter) Flush() error { return flushWriter(f.ClusterWriter) }
+
+// Size is the number of bytes in the file so far (0 on standard output).
+func (f fileClusterWriter) Size() int64 { return sizeOf(f.f) }
+
+// sizeOf is the size of an output so far, if it is a file.
+func sizeOf(w any) int64 {
+	if s, ok := w.(interface{ Size() int64 }); ok {
+		return s.Size()
+	}
+	return 0
+}
+
+// flushWriter flushes w if it can be (text and streams).
+func flushWriter(w any) error {
+	if fl, ok := w.(interface{ Flush() error }); ok {
+		return fl.Flush()
+	}
+	return nil
+}
 
 // closeWith closes the writer of f, then puts f in place; if the writer
 // fails, f is discarded.
@@ -123,7 +159,8 @@ func CreateHits(name string, stdout io.Writer) (HitWriter, error) {
 	case ".parquet":
 		open = func(w io.Writer) (HitWriter, error) { return columnar.NewHitParquet(w) }
 	case ".arrow":
-		open = func(w io.Writer) (HitWriter, error) { return columnar.NewHitArrow(w) }
+		stream := outfile.IsStdout(name)
+		open = func(w io.Writer) (HitWriter, error) { return columnar.NewHitArrow(w, stream) }
 	default:
 		return nil, fmt.Errorf("%s: %w %q (want .csv, .parquet or .arrow)", name, ErrUnknownFormat, ext)
 	}
@@ -151,3 +188,7 @@ type fileHitWriter struct {
 func (f fileHitWriter) Close() error { return closeWith(f.HitWriter.Close, f.f) }
 
 func (f fileHitWriter) Abort() { f.f.Abort() }
+
+func (f fileHitWriter) Flush() error { return flushWriter(f.HitWriter) }
+
+func (f fileHitWriter) Size() int64 { return sizeOf(f.f) }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -13,6 +14,7 @@ import (
 
 	"github.com/hitflow/hitflow/format"
 	"github.com/hitflow/hitflow/internal/outfile"
+	"github.com/hitflow/hitflow/online"
 	"github.com/hitflow/hitflow/pixel"
 	"github.com/hitflow/hitflow/pixel/pipeline"
 	"github.com/hitflow/hitflow/pixel/pixelsim"
@@ -27,13 +29,14 @@ type clusterOptions struct {
 	dt, unsorted, restart       pixel.Time
 	calib, mask, hits, tdc, out string
 	quiet                       bool
+	live                        liveOptions
 }
 
 func newClusterCmd(stdout, stderr io.Writer) *cobra.Command {
 	o := clusterOptions{input: defaultInput, definition: "local", mode: "auto", dt: 200 * pixel.Nanosecond,
-		unsorted: 500 * pixel.Microsecond, restart: pixel.DefaultRestart, out: "-"}
+		unsorted: 500 * pixel.Microsecond, restart: pixel.DefaultRestart, out: "-", live: defaultLive}
 	cmd := &cobra.Command{
-		Use:   "cluster [flags] [FILE...]",
+		Use:   "cluster [flags] [FILE... | tcp://HOST:PORT | -]",
 		Short: "Cluster pixel hits into particle events",
 		Long: fmt.Sprintf(`Cluster Timepix3 hits (.tpx3, .t3pa, Katherine text or CSV) into clusters:
 hits connected through 8-neighbouring pixels within a time distance dt.
@@ -61,13 +64,31 @@ hits (a pixel firing within dt of itself never ends), the run stops with
 an error naming that pixel, after writing the clusters of what it read;
 --mask drops the hits of such pixels (and of noisy ones) before
 clustering, and the summary counts them.
-A one-line summary goes to stderr.`, pixel.DefaultMemberLimit),
+A one-line summary goes to stderr.
+
+Live data: tcp://HOST:PORT connects to a readout serving the raw .tpx3
+stream (SERVAL's raw TCP destination; hitflow simulate pixel --serve),
+- reads standard input, and --follow FILE a file still being written.
+The input is received into --buffer of memory, then into files in
+--spool, so that it never waits for the clustering (without --spool the
+source waits; the summary says how long). Clusters reach text outputs
+and an Arrow stream on standard output (-o -.arrow, for a reader such as
+pyarrow.ipc.open_stream) within --latency of the input that closed them.
+The first Ctrl-C (or SIGTERM) stops the input: everything received is
+clustered and written, exit 0. A second stops at once, the outputs
+completed. On a terminal a status line shows the rates, the buffer and
+the lag behind the source.
+--rotate closes the outputs (-o and --hits) and begins numbered new
+ones, each a complete file: clusters.parquet becomes clusters-0001.parquet,
+clusters-0002.parquet, ... --metrics serves Prometheus metrics.`, pixel.DefaultMemberLimit),
 		Example: `  hitflow cluster -o clusters.csv run.tpx3
   hitflow cluster --definition global --dt 600ns --calib calib/ -o clusters.clog run.t3pa
   hitflow cluster --hits labels.csv --unsorted 1ms -o clusters.csv part1.tpx3 part2.tpx3
-  hitflow cluster --mode chunked --workers 2 -o clusters.csv run.tpx3`,
+  hitflow cluster --mode chunked --workers 2 -o clusters.csv run.tpx3
+  hitflow cluster --spool /data/spool --rotate 10m -o live.parquet tcp://127.0.0.1:8451
+  hitflow cluster -o -.arrow tcp://127.0.0.1:8451 | python3 consume.py`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runCluster(cmd.Context(), o, args, stdout, stderr)
+			return runCluster(cmd.Context(), o, args, cmd.InOrStdin(), stdout, stderr)
 		},
 	}
 	f := cmd.Flags()
@@ -84,10 +105,11 @@ A one-line summary goes to stderr.`, pixel.DefaultMemberLimit),
 	f.StringVar(&o.tdc, "tdc", "", "also write the TDC packets of .tpx3 input (CSV)")
 	f.StringVarP(&o.out, "output", "o", o.out, "clusters file (.csv, .clog, .parquet, .arrow or .root); - for CSV on stdout, /dev/null for none")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress bar")
+	o.live.add(f)
 	return cmd
 }
 
-func runCluster(ctx context.Context, o clusterOptions, files []string, stdout, stderr io.Writer) error {
+func runCluster(ctx context.Context, o clusterOptions, files []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	reader, width, height, err := o.input.options()
 	if err != nil {
 		return err
@@ -108,6 +130,19 @@ func runCluster(ctx context.Context, o clusterOptions, files []string, stdout, s
 	if countStdout(o.out, o.hits, o.tdc) > 1 {
 		return usagef("-o, --hits and --tdc write to stdout (-) one at a time; give the others file names")
 	}
+	liveInput, err := o.live.input(files)
+	if err != nil {
+		return err
+	}
+	var rotation online.Rotation
+	if o.live.rotate != "" {
+		if rotation, err = online.ParseRotation(o.live.rotate); err != nil {
+			return usageError{err}
+		}
+		if countStdout(o.out, o.hits) > 0 || o.out == os.DevNull {
+			return usagef("--rotate writes numbered files: give -o (and --hits) file names")
+		}
+	}
 	job := pipeline.Job{
 		Mode:     mode,
 		Workers:  o.workers,
@@ -121,13 +156,20 @@ func runCluster(ctx context.Context, o clusterOptions, files []string, stdout, s
 	if o.unsorted < 0 || o.unsorted >= job.Cluster.RestartGap() {
 		return usagef("--unsorted must be at least 0 and shorter than --restart")
 	}
-	inputs := append(positional(files...), role("--mask", o.mask))
+	inputs := []outfile.Role{role("--mask", o.mask)}
+	if liveInput == "" || o.live.follow {
+		inputs = append(inputs, positional(files...)...)
+	}
 	if o.calib != "" {
 		for _, c := range "abct" {
 			inputs = append(inputs, role("--calib", filepath.Join(o.calib, string(c)+".txt")))
 		}
 	}
-	if err := prepare(ctx, inputs, role("-o", o.out), role("--hits", o.hits), role("--tdc", o.tdc)); err != nil {
+	outputs := []outfile.Role{role("-o", o.out), role("--hits", o.hits), role("--tdc", o.tdc)}
+	if rotation != (online.Rotation{}) {
+		outputs[0].Name, outputs[1].Name = online.PartName(o.out, 1), partName(o.hits, 1)
+	}
+	if err := prepare(ctx, inputs, outputs...); err != nil {
 		return err
 	}
 	if o.calib != "" {
@@ -147,8 +189,27 @@ func runCluster(ctx context.Context, o clusterOptions, files []string, stdout, s
 		}
 	}
 
+	// A live run goes on after the first signal, which stops its input.
+	runCtx := ctx
+	var live *liveRun
 	var total int64
-	if len(files) == 0 {
+	switch {
+	case liveInput != "":
+		stream, err := o.live.open(ctx, liveInput, stdin)
+		if err != nil {
+			if _, ok := errors.AsType[usageError](err); ok {
+				return err
+			}
+			return fmt.Errorf("%s: %w", liveInput, err)
+		}
+		defer stream.Close()
+		if live, err = startLive(&job, stream, o.live); err != nil {
+			return err
+		}
+		var stop func()
+		runCtx, stop = untilSecondSignal(ctx)
+		defer stop()
+	case len(files) == 0:
 		src, err := builtinSample()
 		if err != nil {
 			return err
@@ -156,15 +217,25 @@ func runCluster(ctx context.Context, o clusterOptions, files []string, stdout, s
 		fmt.Fprintln(stderr, "hitflow: no input files: clustering a built-in simulated sample (gamma, 1000000 hits, seed 1)")
 		job.Sources = append(job.Sources, src)
 		total += src.Size
+	default:
+		sources, size, closeAll, err := openSources(files, stderr)
+		defer closeAll()
+		if err != nil {
+			return err
+		}
+		job.Sources, total = sources, size
 	}
-	sources, size, closeAll, err := openSources(files, stderr)
-	defer closeAll()
-	if err != nil {
-		return err
+	if live == nil && o.live.metrics != "" {
+		live = &liveRun{mon: online.NewMonitor(nil)}
 	}
-	job.Sources, total = append(job.Sources, sources...), total+size
+	if live != nil {
+		if err := live.monitor(&job, o.live, stderr, o.quiet); err != nil {
+			return err
+		}
+		defer live.done()
+	}
 
-	outs, err := createClusterOutputs(&job, o, stdout)
+	outs, err := createClusterOutputs(&job, o, rotation, stdout)
 	if err != nil {
 		return err
 	}
@@ -174,17 +245,29 @@ func runCluster(ctx context.Context, o clusterOptions, files []string, stdout, s
 	// Every output is finished and put in place whatever ended the run:
 	// the clusters of the hits read before an error or an interruption
 	// are complete. Only an output whose own writing failed is discarded.
-	sum, runErr := pipeline.Run(ctx, job)
+	sum, runErr := pipeline.Run(runCtx, job)
 	bar.Done()
+	if live != nil {
+		live.done()
+	}
 	if runErr == nil && sum.Hits == 0 {
 		outs.abort()
 		fmt.Fprintln(stderr, sum)
+		if liveInput != "" {
+			files = []string{liveInput}
+		}
 		return fmt.Errorf("no hits in %s: nothing written", strings.Join(files, ", "))
 	}
 	if err := outs.close(); err != nil && runErr == nil {
 		runErr = err
 	}
 	fmt.Fprintln(stderr, sum)
+	if live != nil && live.stream != nil {
+		fmt.Fprintln(stderr, live.summary())
+	}
+	if n := outs.parts(); n > 1 {
+		fmt.Fprintf(stderr, "hitflow: wrote %d parts: %s to %s\n", n, online.PartName(o.out, 1), online.PartName(o.out, n))
+	}
 	// Each file may start a new clock; many more restarts mean an input in
 	// another order than time (by pixel, say), clustered as little more
 	// than single hits.
@@ -197,8 +280,13 @@ func runCluster(ctx context.Context, o clusterOptions, files []string, stdout, s
 		warnf(stderr, "%d hits outside the %dx%d sensor (--layout %s) were not clustered: give text inputs their --sensor size, and .tpx3 files the --layout of their chips",
 			sum.OutOfRange, width, height, o.input.layout)
 	}
-	if errors.Is(runErr, context.Canceled) {
+	// A live run stopped by a second signal may have read its input to
+	// the end before: it was still cut short.
+	if errors.Is(runErr, context.Canceled) || runCtx != ctx && runCtx.Err() != nil {
 		return stopped(ctx, "the clusters of the hits read so far were written")
+	}
+	if liveInput != "" && runErr == nil && ctx.Err() != nil {
+		fmt.Fprintf(stderr, "hitflow: %v: the input was stopped; everything received was clustered and written\n", context.Cause(ctx))
 	}
 	if _, ok := errors.AsType[*pixel.MemberLimitError](runErr); ok {
 		return fmt.Errorf("%w; the clusters of the hits read so far were written. List the pixel in a --mask file, use a smaller --dt, or write the cluster features only (.csv, .parquet or .arrow, without --hits)", runErr)
@@ -210,6 +298,15 @@ func runCluster(ctx context.Context, o clusterOptions, files []string, stdout, s
 type clusterOutputs struct {
 	closers []func() error
 	aborts  []func()
+	rotator *online.Rotator // with --rotate
+}
+
+// parts is the number of parts of a rotated run's outputs; 1 otherwise.
+func (c *clusterOutputs) parts() int {
+	if c.rotator == nil {
+		return 1
+	}
+	return c.rotator.Parts()
 }
 
 // close finishes every output and puts it in place; it returns the first
@@ -238,26 +335,36 @@ func (c *clusterOutputs) abort() {
 
 // createClusterOutputs creates the writers of -o, --hits and --tdc in the
 // job; after an error nothing is left behind.
-func createClusterOutputs(job *pipeline.Job, o clusterOptions, stdout io.Writer) (_ *clusterOutputs, err error) {
+func createClusterOutputs(job *pipeline.Job, o clusterOptions, rot online.Rotation, stdout io.Writer) (_ *clusterOutputs, err error) {
 	outs := &clusterOutputs{}
 	defer func() {
 		if err != nil {
 			outs.abort()
 		}
 	}()
-	cw, err := format.CreateClusters(o.out, stdout)
-	if err != nil {
-		return nil, formatError(err)
-	}
-	job.Clusters = cw
-	outs.add(cw.Close, func() { outfile.Abort(cw) })
-	if o.hits != "" {
-		hw, err := format.CreateHits(o.hits, stdout)
+	if rot != (online.Rotation{}) {
+		r, err := online.NewRotator(rot, func(n int) (online.Part, error) {
+			return createPart(online.PartName(o.out, n), partName(o.hits, n), stdout)
+		})
 		if err != nil {
-			return nil, formatError(err)
+			return nil, err
 		}
-		job.Hits = hw
-		outs.add(hw.Close, func() { outfile.Abort(hw) })
+		job.Clusters, outs.rotator = r, r
+		if o.hits != "" {
+			job.Hits = r
+		}
+		outs.add(r.Close, r.Abort)
+	} else {
+		p, err := createPart(o.out, o.hits, stdout)
+		if err != nil {
+			return nil, err
+		}
+		job.Clusters = p.Clusters
+		outs.add(p.Clusters.Close, func() { outfile.Abort(p.Clusters) })
+		if p.Hits != nil {
+			job.Hits = p.Hits
+			outs.add(p.Hits.Close, func() { outfile.Abort(p.Hits) })
+		}
 	}
 	if o.tdc != "" {
 		tf, err := outfile.CreateWriter(o.tdc, stdout)
@@ -275,6 +382,31 @@ func createClusterOutputs(job *pipeline.Job, o clusterOptions, stdout io.Writer)
 		}, tf.Abort)
 	}
 	return outs, nil
+}
+
+// createPart creates the clusters file out and, unless hits is "", the
+// hits file; after an error nothing is left behind.
+func createPart(out, hits string, stdout io.Writer) (online.Part, error) {
+	cw, err := format.CreateClusters(out, stdout)
+	if err != nil {
+		return online.Part{}, formatError(err)
+	}
+	p := online.Part{Clusters: cw}
+	if hits != "" {
+		if p.Hits, err = format.CreateHits(hits, stdout); err != nil {
+			outfile.Abort(cw)
+			return online.Part{}, formatError(err)
+		}
+	}
+	return p, nil
+}
+
+// partName is the name of part n of a rotated output, or "" for none.
+func partName(name string, n int) string {
+	if name == "" {
+		return ""
+	}
+	return online.PartName(name, n)
 }
 
 // builtinSample simulates the default input as .tpx3 in memory before

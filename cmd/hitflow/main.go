@@ -27,21 +27,29 @@ const (
 )
 
 func main() {
-	os.Exit(run(interruptible(), os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(run(interruptible(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
 // interruptible returns a context that SIGINT (Ctrl-C) and SIGTERM cancel
 // with an [interrupted] cause: the command stops at its next check and
 // finishes its outputs. A second signal ends the process at once; its
-// outputs' final names are untouched then (see internal/outfile).
+// outputs' final names are untouched then (see internal/outfile). A live
+// run (see [untilSecondSignal]) takes the first signal to stop its input
+// and the second to stop at once; a third ends it.
 func interruptible() context.Context {
 	ctx, cancel := context.WithCancelCause(context.Background())
+	live := &liveSignals{again: make(chan struct{})}
+	ctx = context.WithValue(ctx, liveSignalsKey{}, live)
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	go func() {
 		s := <-sigs
-		signal.Stop(sigs)
 		cancel(interrupted{s})
+		if live.live.Load() {
+			<-sigs
+			close(live.again)
+		}
+		signal.Stop(sigs)
 	}()
 	return ctx
 }
@@ -55,8 +63,9 @@ func (u usageError) Unwrap() error { return u.err }
 func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
 
 // run executes the command line and returns the exit code.
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	root := newRootCmd(stdout, stderr)
+	root.SetIn(stdin)
 	var prof profiles
 	prof.addFlags(root)
 	root.SetArgs(args)

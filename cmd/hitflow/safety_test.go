@@ -133,7 +133,7 @@ func TestInterruptedCommands(t *testing.T) {
 	} {
 		before := snapshot(t, dir)
 		var out, errb bytes.Buffer
-		code := run(ctx, tc.args, &out, &errb)
+		code := run(ctx, tc.args, strings.NewReader(""), &out, &errb)
 		if code != 128+int(syscall.SIGTERM) || !strings.Contains(errb.String(), "interrupted (terminated)") {
 			t.Errorf("%v: exit %d: %s", tc.args, code, errb.String())
 		}

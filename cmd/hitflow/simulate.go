@@ -6,12 +6,15 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/hitflow/hitflow/internal/outfile"
+	"github.com/hitflow/hitflow/online"
 	"github.com/hitflow/hitflow/pixel"
 	"github.com/hitflow/hitflow/pixel/pixelsim"
 	"github.com/hitflow/hitflow/pixel/tpx3"
@@ -33,25 +36,37 @@ type simulatePixelOptions struct {
 	rate     float64
 	disorder pixel.Time
 	out      string
+	serve    string
+	speed    float64
+	repeat   int
 	quiet    bool
 }
 
 func newSimulatePixelCmd(stderr io.Writer) *cobra.Command {
-	o := simulatePixelOptions{dataset: "gamma", hits: 1000000, seed: 1, rate: 2.5}
+	o := simulatePixelOptions{dataset: "gamma", hits: 1000000, seed: 1, rate: 2.5, speed: 1}
 	var names []string
 	for _, d := range pixelsim.Datasets {
 		names = append(names, fmt.Sprintf("  %-8s %s", d.Name, d.Paper))
 	}
 	cmd := &cobra.Command{
-		Use:   "pixel -o FILE",
+		Use:   "pixel -o FILE | --serve tcp://HOST:PORT",
 		Short: "Simulate Timepix3 hits mimicking the paper's datasets",
 		Long: `Simulate a seeded, reproducible Timepix3 hit stream. The output format
 follows the extension: .tpx3 (chip 0 raw), .t3pa or .csv.
 
+With --serve, play a live readout instead: listen on HOST:PORT and send
+a client the bytes that -o run.tpx3 would write, each chunk when its
+hits come due, so that --rate is also the rate served (--speed 2 serves
+twice as fast, --speed 0 as fast as the client reads). One client at a
+time; the run pauses while none is connected, and a client that goes
+away loses the chunk being sent. It stops after --hits hits or when
+interrupted. Port 0 takes a free port; the address is printed.
+
 Datasets (the paper's mean and std of the cluster size):
 ` + strings.Join(names, "\n"),
 		Example: `  hitflow simulate pixel --dataset gamma --hits 4000000 --seed 1 -o gamma.tpx3
-  hitflow simulate pixel --dataset pb90 --rate 40 --disorder 100us -o pb90.t3pa`,
+  hitflow simulate pixel --dataset pb90 --rate 40 --disorder 100us -o pb90.t3pa
+  hitflow simulate pixel --serve tcp://127.0.0.1:8451 --rate 40 --hits 400000000`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return runSimulatePixel(cmd.Context(), o, stderr) },
 	}
@@ -62,13 +77,25 @@ Datasets (the paper's mean and std of the cluster size):
 	f.Float64Var(&o.rate, "rate", o.rate, "mean hit rate in Mhit/s")
 	f.Var(timeFlag{&o.disorder}, "disorder", "readout disorder: hits delayed by up to this (0: sorted)")
 	f.StringVarP(&o.out, "output", "o", "", "output file (.tpx3, .t3pa or .csv)")
+	f.StringVar(&o.serve, "serve", "", "serve the .tpx3 stream live at tcp://HOST:PORT instead")
+	f.Float64Var(&o.speed, "speed", o.speed, "with --serve: times real time (0: as fast as the client reads)")
+	f.IntVar(&o.repeat, "repeat", 1, "with --serve: serve the run this many times, each later than the last (simulated in memory first: a long run faster than the simulation)")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress bar")
 	return cmd
 }
 
 func runSimulatePixel(ctx context.Context, o simulatePixelOptions, stderr io.Writer) error {
-	if o.out == "" {
-		return usagef("simulate pixel needs -o FILE")
+	switch {
+	case o.out == "" && o.serve == "":
+		return usagef("simulate pixel needs -o FILE or --serve tcp://HOST:PORT")
+	case o.out != "" && o.serve != "":
+		return usagef("simulate pixel writes -o FILE or serves --serve ADDRESS, not both")
+	case !(o.speed >= 0) || math.IsInf(o.speed, 0):
+		return usagef("--speed %v: must be 0 or a positive factor", o.speed)
+	case o.repeat < 1:
+		return usagef("--repeat %d: must be at least 1", o.repeat)
+	case o.repeat > 1 && o.serve == "":
+		return usagef("--repeat is for --serve")
 	}
 	switch {
 	case o.hits < 0:
@@ -79,6 +106,10 @@ func runSimulatePixel(ctx context.Context, o simulatePixelOptions, stderr io.Wri
 	d, err := pixelsim.DatasetByName(o.dataset)
 	if err != nil {
 		return usageError{err}
+	}
+	opt := pixelsim.Options{Dataset: d, Hits: o.hits, Seed: o.seed, RateMHz: o.rate, Disorder: o.disorder}
+	if o.serve != "" {
+		return serveSimulation(ctx, o, opt, stderr)
 	}
 	format, err := tpx3.ParseFormat(strings.TrimPrefix(filepath.Ext(o.out), "."))
 	if err != nil || format == tpx3.Auto || format == tpx3.Katherine {
@@ -96,7 +127,6 @@ func runSimulatePixel(ctx context.Context, o simulatePixelOptions, stderr io.Wri
 	if err != nil {
 		return err
 	}
-	opt := pixelsim.Options{Dataset: d, Hits: o.hits, Seed: o.seed, RateMHz: o.rate, Disorder: o.disorder}
 	bar := newCountProgress(stderr, int64(o.hits), "hits", o.quiet)
 	var done int64
 	err = pixelsim.Generate(opt, func(h *pixel.Hits) error {
@@ -122,4 +152,34 @@ func runSimulatePixel(ctx context.Context, o simulatePixelOptions, stderr io.Wri
 	}
 	fmt.Fprintf(stderr, "wrote %d %s hits (seed %d, %.3g Mhit/s, disorder %v ns) to %s\n", o.hits, d.Name, o.seed, o.rate, o.disorder.Ns(), o.out)
 	return nil
+}
+
+// serveSimulation plays the simulated run as a live readout at o.serve.
+func serveSimulation(ctx context.Context, o simulatePixelOptions, opt pixelsim.Options, stderr io.Writer) error {
+	addr, ok := strings.CutPrefix(o.serve, "tcp://")
+	if !ok {
+		return usagef("--serve %s: want tcp://HOST:PORT", o.serve)
+	}
+	if err := prepare(ctx, nil); err != nil {
+		return err
+	}
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return usagef("--serve: %w", err)
+	}
+	fmt.Fprintf(stderr, "serving %d %s hits (seed %d, %.3g Mhit/s, speed %v, %s) on tcp://%s\n", o.hits, opt.Dataset.Name, o.seed, o.rate, o.speed, plural(o.repeat, "time"), l.Addr())
+	start := time.Now()
+	st, err := online.Serve(ctx, l, opt, online.ServeOptions{Speed: o.speed, Repeat: o.repeat})
+	line := fmt.Sprintf("served %d hits (%s) in %.3f s to %s", st.Hits, online.Bytes(st.Bytes), time.Since(start).Seconds(), plural(st.Connections, "client"))
+	if st.LostHits > 0 {
+		line += fmt.Sprintf(", %d hits lost with clients that went away", st.LostHits)
+	}
+	if st.Late > time.Millisecond {
+		line += fmt.Sprintf(", up to %v behind the pace", st.Late.Round(time.Millisecond))
+	}
+	fmt.Fprintln(stderr, line)
+	if ctx.Err() != nil {
+		return stopped(ctx, "")
+	}
+	return err
 }

@@ -2,6 +2,7 @@ package columnar
 
 import (
 	"errors"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -56,7 +57,7 @@ func writeClusters(t *testing.T, name string, batches ...*pixel.Clusters) {
 	}
 	newTable := NewClusterParquet
 	if filepath.Ext(name) == ".arrow" {
-		newTable = NewClusterArrow
+		newTable = func(w io.Writer) (*ClusterTable, error) { return NewClusterArrow(w, false) }
 	}
 	w, err := newTable(f)
 	if err != nil {

@@ -34,6 +34,7 @@ type table struct {
 	rb        *array.RecordBuilder
 	rows      int
 	direct    bool   // Arrow IPC: large batches go out over their own columns (see writeDirect)
+	stream    bool   // Arrow IPC stream: Flush sends the rows gathered
 	noneValid []byte // validity bits of a column of nulls
 }
 
@@ -87,6 +88,23 @@ func newArrowTable(w io.Writer, fields []arrow.Field) (*table, error) {
 		return nil, fmt.Errorf("arrow: %w", err)
 	}
 	return &table{sink: fw, format: "arrow", rb: newRecordBuilder(schema), direct: true}, nil
+}
+
+// newArrowStreamTable starts an Arrow IPC stream, which a reader takes
+// batch by batch as it comes (pyarrow.ipc.open_stream): the format of a
+// live run's output on a pipe. Flush sends the rows gathered so far.
+func newArrowStreamTable(w io.Writer, fields []arrow.Field) (*table, error) {
+	schema := arrow.NewSchema(fields, nil)
+	return &table{sink: ipc.NewWriter(writerOnly{w}, ipc.WithSchema(schema)), format: "arrow stream",
+		rb: newRecordBuilder(schema), direct: true, stream: true}, nil
+}
+
+// newArrow starts an Arrow IPC stream or file.
+func newArrow(w io.Writer, fields []arrow.Field, stream bool) (*table, error) {
+	if stream {
+		return newArrowStreamTable(w, fields)
+	}
+	return newArrowTable(w, fields)
 }
 
 // newRecordBuilder returns a builder whose columns reuse the memory of the
@@ -165,6 +183,15 @@ func (t *table) nullColumn(typ arrow.DataType, n int, values []byte, valid bool)
 	return array.MakeFromData(d)
 }
 
+// Flush sends the rows gathered to a stream; to a file, whose readers
+// wait for its footer, it does nothing.
+func (t *table) Flush() error {
+	if !t.stream {
+		return nil
+	}
+	return t.flush()
+}
+
 // Close writes the last rows and the footer.
 func (t *table) Close() error {
 	err := t.flush()
@@ -205,10 +232,11 @@ func NewClusterParquet(w io.Writer) (*ClusterTable, error) {
 	return &ClusterTable{t: t}, err
 }
 
-// NewClusterArrow returns a streaming Arrow IPC cluster writer, with the
-// columns of the Parquet one.
-func NewClusterArrow(w io.Writer) (*ClusterTable, error) {
-	t, err := newArrowTable(w, ClusterFields)
+// NewClusterArrow returns an Arrow IPC cluster writer, with the columns
+// of the Parquet one: a file, or a stream for a reader taking the batches
+// as they come.
+func NewClusterArrow(w io.Writer, stream bool) (*ClusterTable, error) {
+	t, err := newArrow(w, ClusterFields, stream)
 	return &ClusterTable{t: t}, err
 }
 
@@ -267,6 +295,9 @@ func (c *ClusterTable) columns(cl *pixel.Clusters) []arrow.Array {
 	}
 }
 
+// Flush sends the clusters written so far to a stream (see table.Flush).
+func (c *ClusterTable) Flush() error { return c.t.Flush() }
+
 func (c *ClusterTable) Close() error { return c.t.Close() }
 
 // HitFields are the columns of the per-hit table.
@@ -287,10 +318,10 @@ type HitTable struct {
 	zeros []float32
 }
 
-// NewHitArrow returns a streaming Arrow IPC writer of labelled hits, with
-// the columns of the Parquet one.
-func NewHitArrow(w io.Writer) (*HitTable, error) {
-	t, err := newArrowTable(w, HitFields)
+// NewHitArrow returns an Arrow IPC writer of labelled hits, with the
+// columns of the Parquet one: a file, or a stream.
+func NewHitArrow(w io.Writer, stream bool) (*HitTable, error) {
+	t, err := newArrow(w, HitFields, stream)
 	return &HitTable{t: t}, err
 }
 
@@ -349,5 +380,8 @@ func (p *HitTable) WriteMembers(c *pixel.Clusters) error {
 	f[5].(*array.Int64Builder).AppendValues(p.ids, nil)
 	return p.t.added(n)
 }
+
+// Flush sends the hits written so far to a stream (see table.Flush).
+func (p *HitTable) Flush() error { return p.t.Flush() }
 
 func (p *HitTable) Close() error { return p.t.Close() }

@@ -167,6 +167,9 @@ func CreateClusters(name string) (*ClusterTree, error) {
 
 func (c *ClusterTree) NeedsMembers() bool { return true }
 
+// Size is the number of bytes in the file so far (the baskets written).
+func (c *ClusterTree) Size() int64 { return c.out.Size() }
+
 func (c *ClusterTree) Write(cl *pixel.Clusters) error {
 	if !cl.HasMembers() {
 		return fmt.Errorf("root: %w", pixel.ErrNoMembers)

@@ -91,6 +91,9 @@ func appendClusterRows(l []byte, cl *pixel.Clusters, lo, hi int) []byte {
 	return l
 }
 
+// Flush writes the lines held.
+func (c *ClusterCSV) Flush() error { return c.w.Flush() }
+
 func (c *ClusterCSV) Close() error { return c.w.Flush() }
 
 // CLog writes the ADVACAM cluster log.
@@ -143,6 +146,9 @@ func appendFrames(l []byte, cl *pixel.Clusters, first int64, lo, hi int) []byte 
 	}
 	return l
 }
+
+// Flush writes the lines held.
+func (c *CLog) Flush() error { return c.w.Flush() }
 
 func (c *CLog) Close() error { return c.w.Flush() }
 

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // Role is a file a command reads or writes, with the flag that names it
@@ -20,8 +21,15 @@ func (r Role) String() string {
 }
 
 // Stdout is the output name that means standard output; it and
-// os.DevNull are never checked.
+// os.DevNull are never checked. "-" followed by an extension ("-.arrow")
+// is standard output in that format.
 const Stdout = "-"
+
+// IsStdout reports whether name means standard output: "-", or "-" with an
+// extension.
+func IsStdout(name string) bool {
+	return name == Stdout || strings.HasPrefix(name, Stdout+".") && !strings.ContainsRune(name, '/')
+}
 
 // Check refuses outputs that would destroy an input or each other, or
 // that cannot be created: an output that is the same file as an input or
@@ -53,7 +61,7 @@ func Check(inputs, outputs []Role) error {
 	}
 	var ins []known
 	for _, r := range inputs {
-		if r.Name == "" || r.Name == Stdout {
+		if r.Name == "" || IsStdout(r.Name) {
 			continue
 		}
 		k, err := identify(r)
@@ -66,7 +74,7 @@ func Check(inputs, outputs []Role) error {
 	}
 	var outs []known
 	for _, r := range outputs {
-		if r.Name == "" || r.Name == Stdout || r.Name == os.DevNull {
+		if r.Name == "" || IsStdout(r.Name) || r.Name == os.DevNull {
 			continue
 		}
 		if fi, err := os.Stat(r.Name); err == nil && !fi.Mode().IsRegular() {

@@ -19,6 +19,7 @@ type File struct {
 	tmp   string // the temporary path; "" when written in place
 	err   error  // the first write error: the file is not put in place
 	done  bool
+	size  int64 // bytes written through Write
 }
 
 // Create starts the output name. A regular file already there keeps its
@@ -112,6 +113,18 @@ func (f *File) Path() string {
 	return f.final
 }
 
+// Size is the number of bytes written so far: through Write, or by the
+// library writing Path.
+func (f *File) Size() int64 {
+	if f.f != nil {
+		return f.size
+	}
+	if fi, err := os.Stat(f.Path()); err == nil {
+		return fi.Size()
+	}
+	return 0
+}
+
 // Write writes to the temporary file. After an error every later write
 // fails too, and Close will not put the file in place.
 func (f *File) Write(p []byte) (int, error) {
@@ -119,6 +132,7 @@ func (f *File) Write(p []byte) (int, error) {
 		return 0, f.err
 	}
 	n, err := f.f.Write(p)
+	f.size += int64(n)
 	if err != nil {
 		f.err = f.renamed(err)
 	}

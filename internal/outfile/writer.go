@@ -17,9 +17,9 @@ type Writer interface {
 }
 
 // CreateWriter creates the output name (see [Create]), or returns stdout
-// for [Stdout].
+// for a name that means it (see [IsStdout]).
 func CreateWriter(name string, stdout io.Writer) (Writer, error) {
-	if name == Stdout {
+	if IsStdout(name) {
 		return stdoutWriter{stdout}, nil
 	}
 	return Create(name)

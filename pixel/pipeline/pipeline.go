@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync/atomic"
 	"time"
 
 	"github.com/hitflow/hitflow/pixel"
@@ -17,6 +18,10 @@ type Source struct {
 	Name string
 	R    io.Reader
 	Size int64 // bytes, for progress; 0 if unknown
+	// Arrived, for a live source, is when its byte at offset arrived
+	// (offsets asked for do not decrease); the run then stamps each batch
+	// with its oldest byte's arrival, for Job.Written.
+	Arrived func(offset int64) time.Time
 }
 
 // ClusterSink receives finished clusters in order.
@@ -44,6 +49,41 @@ type Job struct {
 	Hits        HitSink                // optional
 	TDC         func([]tpx3.TDC) error // optional
 	Progress    func(bytesDone int64)  // optional, called after each batch
+	// Flush, when positive, is how often the writing stage flushes the
+	// sinks that can be (a Flush method): a live run's clusters leave
+	// within it, rather than when a buffer fills.
+	Flush time.Duration
+	// Written, when set, is called from the writing stage for each batch
+	// of clusters once it is out (flushed, with Flush), with the arrival
+	// of the oldest byte of the input batch whose hits closed them (zero
+	// for sources without Arrived).
+	Written func(clusters int, arrived time.Time)
+	// Counters, when set, are kept up to date as the batches pass, for
+	// monitoring a run while it goes.
+	Counters *Counters
+}
+
+// Counters follow a run while it goes; each stage updates its own.
+type Counters struct {
+	Bytes      atomic.Int64 // read
+	Hits       atomic.Int64 // decoded, the out of range ones included
+	OutOfRange atomic.Int64 // of the decoder and of the clusterer (each adds its own)
+	Late       atomic.Int64
+	Invalid    atomic.Int64 // hits without a valid energy (calibrated runs)
+	Clusters   atomic.Int64 // written
+}
+
+// hitBatch is a batch of hits with the arrival of its oldest byte.
+type hitBatch struct {
+	pixel.Hits
+	arrived time.Time
+}
+
+// clusterBatch is a batch of clusters with the arrival of the oldest
+// byte of the hit batch that closed them.
+type clusterBatch struct {
+	pixel.Clusters
+	arrived time.Time
 }
 
 // Validate reports a job that cannot run: no clusters sink, a negative
@@ -144,9 +184,9 @@ func Run(ctx context.Context, job Job) (Summary, error) {
 	defer cancel(nil)
 
 	freeHits, fullHits, readDone := startReading(ctx, job, &sum)
-	freeClusters, fullClusters := make(chan *pixel.Clusters, queueDepth), make(chan *pixel.Clusters, queueDepth)
+	freeClusters, fullClusters := make(chan *clusterBatch, queueDepth), make(chan *clusterBatch, queueDepth)
 	for range queueDepth {
-		cl := &pixel.Clusters{}
+		cl := &clusterBatch{}
 		cl.Reset()
 		freeClusters <- cl
 	}
@@ -154,9 +194,9 @@ func Run(ctx context.Context, job Job) (Summary, error) {
 	// made that stage the bound of a run.
 	freeSorted, fullSorted := freeHits, fullHits
 	if sorter != nil {
-		free, full := make(chan *pixel.Hits, queueDepth), make(chan *pixel.Hits, queueDepth)
+		free, full := make(chan *hitBatch, queueDepth), make(chan *hitBatch, queueDepth)
 		for range queueDepth {
-			free <- &pixel.Hits{}
+			free <- &hitBatch{}
 		}
 		go func() {
 			defer close(full)
@@ -166,14 +206,9 @@ func Run(ctx context.Context, job Job) (Summary, error) {
 	}
 	writeDone := make(chan error, 1)
 	go func() {
-		var err error
-		for cl := range fullClusters {
-			if err == nil {
-				if err = write(job, cl); err != nil {
-					cancel(err)
-				}
-			}
-			freeClusters <- cl
+		err := writeAll(job, fullClusters, freeClusters)
+		if err != nil {
+			cancel(err)
 		}
 		writeDone <- err
 	}()
@@ -190,10 +225,18 @@ func Run(ctx context.Context, job Job) (Summary, error) {
 	}
 	// Whatever happens, what was read is clustered and written.
 	var clusterErr error
+	var outOfRange int64 // the clusterer's, counted
 	for h := range fullSorted {
-		c.AddTo(batch, h)
+		c.AddTo(&batch.Clusters, &h.Hits)
+		batch.arrived = h.arrived
 		pass()
 		freeSorted <- h
+		if job.Counters != nil {
+			st := c.Stats()
+			job.Counters.Late.Store(st.Late)
+			job.Counters.OutOfRange.Add(st.OutOfRange - outOfRange)
+			outOfRange = st.OutOfRange
+		}
 		// Past the member limit the reading stops; the few batches
 		// already read are clustered as the rest.
 		if err := c.Err(); err != nil && clusterErr == nil {
@@ -201,7 +244,7 @@ func Run(ctx context.Context, job Job) (Summary, error) {
 			cancel(clusterErr)
 		}
 	}
-	c.FlushTo(batch)
+	c.FlushTo(&batch.Clusters)
 	pass()
 	close(fullClusters)
 	writeErr, readErr := <-writeDone, <-readDone
@@ -232,7 +275,7 @@ func Scan(ctx context.Context, job Job, fn func(*pixel.Hits) error) (Summary, er
 	var fnErr error
 	for h := range full {
 		if fnErr == nil {
-			if fnErr = fn(h); fnErr != nil {
+			if fnErr = fn(&h.Hits); fnErr != nil {
 				cancel(fnErr)
 			}
 		}
@@ -263,10 +306,10 @@ func (s *Summary) finish(job Job, start time.Time) {
 
 // startReading starts the reading stage (see read): it sends batches on
 // full, takes them back on free, and sends its error on done.
-func startReading(ctx context.Context, job Job, sum *Summary) (free chan<- *pixel.Hits, full <-chan *pixel.Hits, done <-chan error) {
-	freeHits, fullHits := make(chan *pixel.Hits, queueDepth), make(chan *pixel.Hits, queueDepth)
+func startReading(ctx context.Context, job Job, sum *Summary) (free chan<- *hitBatch, full <-chan *hitBatch, done <-chan error) {
+	freeHits, fullHits := make(chan *hitBatch, queueDepth), make(chan *hitBatch, queueDepth)
 	for range queueDepth {
-		freeHits <- &pixel.Hits{}
+		freeHits <- &hitBatch{}
 	}
 	readDone := make(chan error, 1)
 	go func() {
@@ -280,22 +323,96 @@ func startReading(ctx context.Context, job Job, sum *Summary) (free chan<- *pixe
 // sorter, returns them on inFree, and sends the hits released, in batches
 // taken from free, on out; at the end of in, it sends everything the
 // sorter still holds.
-func sortHits(s *pixel.Sorter, in <-chan *pixel.Hits, inFree chan<- *pixel.Hits, free chan *pixel.Hits, out chan<- *pixel.Hits) {
+func sortHits(s *pixel.Sorter, in <-chan *hitBatch, inFree chan<- *hitBatch, free chan *hitBatch, out chan<- *hitBatch) {
+	var arrived time.Time
 	send := func(release func(*pixel.Hits)) {
 		b := <-free
 		b.Reset()
-		release(b)
+		release(&b.Hits)
 		if b.Len() == 0 {
 			free <- b // room: it came from there
 			return
 		}
+		b.arrived = arrived
 		out <- b
 	}
 	for h := range in {
-		send(func(b *pixel.Hits) { s.PushTo(b, h) })
+		arrived = h.arrived
+		send(func(b *pixel.Hits) { s.PushTo(b, &h.Hits) })
 		inFree <- h
 	}
 	send(s.FlushTo)
+}
+
+// writeAll is the writing stage: it writes the batches from full and
+// returns them on free, flushing the sinks every job.Flush; after an error
+// it only returns them.
+func writeAll(job Job, full <-chan *clusterBatch, free chan<- *clusterBatch) error {
+	type out struct {
+		clusters int
+		arrived  time.Time
+	}
+	var pending []out // written, not yet flushed
+	report := func() {
+		if job.Written != nil {
+			for _, o := range pending {
+				job.Written(o.clusters, o.arrived)
+			}
+		}
+		pending = pending[:0]
+	}
+	var tick <-chan time.Time
+	if job.Flush > 0 {
+		t := time.NewTicker(job.Flush)
+		defer t.Stop()
+		tick = t.C
+	}
+	var err error
+	for {
+		select {
+		case cl, ok := <-full:
+			if !ok {
+				if err == nil {
+					report() // the sinks' Close flushes
+				}
+				return err
+			}
+			if err == nil {
+				if err = write(job, &cl.Clusters); err == nil {
+					pending = append(pending, out{cl.Len(), cl.arrived})
+					if job.Counters != nil {
+						job.Counters.Clusters.Add(int64(cl.Len()))
+					}
+					if tick == nil {
+						report()
+					}
+				}
+			}
+			free <- cl
+		case <-tick:
+			if err == nil && len(pending) > 0 {
+				if err = flush(job); err == nil {
+					report()
+				}
+			}
+		}
+	}
+}
+
+// flush flushes the sinks that can be.
+func flush(job Job) error {
+	type flusher interface{ Flush() error }
+	if f, ok := job.Clusters.(flusher); ok {
+		if err := f.Flush(); err != nil {
+			return fmt.Errorf("writing clusters: %w", err)
+		}
+	}
+	if f, ok := job.Hits.(flusher); ok {
+		if err := f.Flush(); err != nil {
+			return fmt.Errorf("writing hits: %w", err)
+		}
+	}
+	return nil
 }
 
 // write hands a batch of clusters, and their hits, to the sinks.
@@ -313,7 +430,7 @@ func write(job Job, cl *pixel.Clusters) error {
 
 // read decodes the sources in order into batches taken from free and sends
 // them on full, until the end, an error or cancellation.
-func read(ctx context.Context, job Job, sum *Summary, free <-chan *pixel.Hits, full chan<- *pixel.Hits) error {
+func read(ctx context.Context, job Job, sum *Summary, free <-chan *hitBatch, full chan<- *hitBatch) error {
 	var bytesBefore int64
 	var prev *tpx3.RawReader
 	for _, src := range job.Sources {
@@ -328,7 +445,8 @@ func read(ctx context.Context, job Job, sum *Summary, free <-chan *pixel.Hits, f
 			prev = raw
 		}
 		sum.Files++
-		readErr := readSource(ctx, r, free, full, func(batch *pixel.Hits) error {
+		var outOfRange int64 // the decoder's, counted
+		readErr := readSource(ctx, r, src.Arrived, free, full, func(batch *pixel.Hits) error {
 			// Masked first: their hits would count as without energy.
 			if job.Mask != nil {
 				sum.Masked += int64(job.Mask.Filter(batch))
@@ -343,6 +461,16 @@ func read(ctx context.Context, job Job, sum *Summary, free <-chan *pixel.Hits, f
 			}
 			if job.Progress != nil {
 				job.Progress(bytesBefore + r.Stats().Bytes)
+			}
+			if job.Counters != nil {
+				st := r.Stats()
+				job.Counters.Bytes.Store(bytesBefore + st.Bytes)
+				job.Counters.Hits.Store(sum.Hits + st.Hits + st.OutOfRange)
+				job.Counters.OutOfRange.Add(st.OutOfRange - outOfRange)
+				outOfRange = st.OutOfRange
+				if job.Calibration != nil {
+					job.Counters.Invalid.Store(job.Calibration.InvalidHits)
+				}
 			}
 			return nil
 		})
@@ -363,21 +491,26 @@ func read(ctx context.Context, job Job, sum *Summary, free <-chan *pixel.Hits, f
 
 // readSource reads r batch by batch, processing each and sending it on,
 // until the end, an error or cancellation. A batch read before an error is
-// still sent.
-func readSource(ctx context.Context, r tpx3.Reader, free <-chan *pixel.Hits, full chan<- *pixel.Hits, process func(*pixel.Hits) error) error {
+// still sent. With arrived, each batch is stamped with the arrival of
+// its oldest byte.
+func readSource(ctx context.Context, r tpx3.Reader, arrived func(int64) time.Time, free <-chan *hitBatch, full chan<- *hitBatch, process func(*pixel.Hits) error) error {
 	for {
 		if ctx.Err() != nil {
 			return context.Cause(ctx)
 		}
-		var batch *pixel.Hits
+		var batch *hitBatch
 		select {
 		case batch = <-free:
 		case <-ctx.Done():
 			return context.Cause(ctx)
 		}
 		batch.Reset()
-		err := r.Read(batch)
-		perr := process(batch)
+		offset := r.Stats().Bytes
+		err := r.Read(&batch.Hits)
+		if arrived != nil {
+			batch.arrived = arrived(offset)
+		}
+		perr := process(&batch.Hits)
 		full <- batch
 		if perr != nil {
 			return perr

@@ -98,6 +98,9 @@ func NewReader(r io.Reader, name string, opt Options) (Reader, error) {
 	w, h := max(opt.Width, 1), max(opt.Height, 1)
 	switch f {
 	case TPX3:
+		if live, ok := r.(buffered); ok {
+			return NewRawReader(liveReader{br, live}, name, opt.Layout), nil
+		}
 		return NewRawReader(br, name, opt.Layout), nil
 	case T3PA:
 		return NewT3PAReader(br, name, w, h), nil
@@ -108,3 +111,19 @@ func NewReader(r io.Reader, name string, opt Options) (Reader, error) {
 	}
 	return nil, fmt.Errorf("tpx3: %s: unknown format %v", name, f)
 }
+
+// buffered is a live source (see online.Stream): it tells how many bytes
+// it can give without waiting, and the raw decoder then delivers what
+// arrived rather than wait for a full batch.
+type buffered interface {
+	io.Reader
+	Buffered() int
+}
+
+// liveReader counts the bytes of the detection buffer with the source's.
+type liveReader struct {
+	*bufio.Reader
+	src buffered
+}
+
+func (l liveReader) Buffered() int { return l.Reader.Buffered() + l.src.Buffered() }

@@ -112,7 +112,13 @@ func (d *RawReader) Read(dst *pixel.Hits) error {
 	}
 	defer func() { d.stats.Hits += int64(dst.Len()) }()
 	dst.Reserve(batchSize)
+	live, _ := d.r.(buffered)
 	for dst.Len() < batchSize && len(d.tdc) < batchSize {
+		// From a live source, what arrived goes on at once: a batch
+		// waiting to fill would hold the clusters of a slow stream.
+		if d.hi-d.lo < 8 && live != nil && (dst.Len() > 0 || len(d.tdc) > 0) && live.Buffered() == 0 {
+			break
+		}
 		if d.chunkLeft == 0 {
 			if err := d.header(); err != nil {
 				d.err = err

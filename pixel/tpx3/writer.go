@@ -15,6 +15,10 @@ import (
 // HitWriter writes hits in one of the formats the readers understand.
 type HitWriter interface {
 	Write(h *pixel.Hits) error
+	// Flush writes what the writer holds, except the packets of a .tpx3
+	// chunk not yet full: a stream flushed whenever a chunk is full
+	// has the chunks of one written at once.
+	Flush() error
 	Close() error // flushes; does not close the underlying writer
 }
 
@@ -51,7 +55,9 @@ type rawWriter struct {
 	chunk []byte
 }
 
-const maxChunkPackets = 8191
+// ChunkPackets is the number of pixel packets in each .tpx3 chunk written
+// but the last.
+const ChunkPackets = 8191
 
 func (r *rawWriter) Write(h *pixel.Hits) error {
 	for i := range h.ToA {
@@ -67,7 +73,7 @@ func (r *rawWriter) Write(h *pixel.Hits) error {
 		addr := (x&^1)<<8 | (y&^3)<<1 | (x&1)<<2 | y&3
 		word := 0xB<<60 | addr<<44 | (c30&0x3FFF)<<30 | tot<<20 | ftoa<<16 | c30>>14
 		r.chunk = binary.LittleEndian.AppendUint64(r.chunk, word)
-		if len(r.chunk) == 8*maxChunkPackets {
+		if len(r.chunk) == 8*ChunkPackets {
 			if err := r.flushChunk(); err != nil {
 				return err
 			}
@@ -87,6 +93,8 @@ func (r *rawWriter) flushChunk() error {
 	r.chunk = r.chunk[:0]
 	return err
 }
+
+func (r *rawWriter) Flush() error { return r.w.Flush() }
 
 func (r *rawWriter) Close() error {
 	if err := r.flushChunk(); err != nil {
@@ -129,6 +137,8 @@ func (t *t3paWriter) Write(h *pixel.Hits) error {
 	}
 	return nil
 }
+
+func (t *t3paWriter) Flush() error { return t.w.Flush() }
 
 func (t *t3paWriter) Close() error { return t.w.Flush() }
 
@@ -246,6 +256,9 @@ func (c *CSVWriter) appendRows(l []byte, h *pixel.Hits, from, to int, label int6
 	}
 	return l
 }
+
+// Flush writes the lines held.
+func (c *CSVWriter) Flush() error { return c.w.Flush() }
 
 // Close writes the header if no hit came, and flushes.
 func (c *CSVWriter) Close() error {

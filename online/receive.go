@@ -1,0 +1,239 @@
+package online
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"time"
+)
+
+// receiver moves bytes from a source into a stream. For a raw stream it
+// passes on whole .tpx3 chunks only and keeps the start of an incomplete
+// one until the rest comes.
+type receiver struct {
+	s      *Stream
+	stage  []byte // stage[:n]: read, not yet queued
+	n      int
+	framed bool // chunks are still tracked: a byte where a header should be that is none ends it, and the decoder reports that byte
+}
+
+func newReceiver(s *Stream) *receiver {
+	// A chunk is at most 8 + 65535 bytes: the stage always has room left.
+	return &receiver{s: s, stage: make([]byte, 1<<20), framed: s.opt.Raw}
+}
+
+// errEnded is the receiver's signal that the stream no longer takes bytes.
+var errEnded = errors.New("online: stream ended")
+
+// take reads once from r and queues the whole chunks read.
+func (rc *receiver) take(r io.Reader) (int, error) {
+	n, err := r.Read(rc.stage[rc.n:])
+	rc.n += n
+	if n > 0 {
+		end := rc.n
+		if rc.framed {
+			end = rc.whole()
+		}
+		if end > 0 {
+			if !rc.s.push(rc.stage[:end], time.Now()) {
+				return n, errEnded
+			}
+			rc.n = copy(rc.stage, rc.stage[end:rc.n])
+		}
+	}
+	return n, err
+}
+
+// whole is the length of the whole chunks at the start of the stage.
+func (rc *receiver) whole() int {
+	pos := 0
+	for rc.n-pos >= 8 {
+		h := rc.stage[pos : pos+8]
+		if string(h[:4]) != "TPX3" {
+			rc.framed = false
+			return rc.n
+		}
+		next := pos + 8 + int(binary.LittleEndian.Uint16(h[6:]))
+		if next > rc.n {
+			break
+		}
+		pos = next
+	}
+	return pos
+}
+
+// passRest queues the incomplete chunk left at the end of a source, for
+// the decoder to report with its byte offset.
+func (rc *receiver) passRest() {
+	if rc.n > 0 {
+		rc.s.push(rc.stage[:rc.n], time.Now())
+		rc.n = 0
+	}
+}
+
+// cut drops the incomplete chunk left when a connection was lost or the
+// stream stopped, and counts its bytes.
+func (rc *receiver) cut() {
+	rc.s.mu.Lock()
+	rc.s.stats.Cut += int64(rc.n)
+	rc.s.mu.Unlock()
+	rc.n = 0
+}
+
+// Reconnection back-off: the first wait, and the longest.
+const (
+	minBackoff = 100 * time.Millisecond
+	maxBackoff = 5 * time.Second
+)
+
+// dialTimeout bounds one connection attempt.
+const dialTimeout = 10 * time.Second
+
+// Dial connects to a readout that serves a byte stream over TCP at addr
+// (host:port), as SERVAL's raw destination does, and receives it until
+// the server closes the connection or the stream is stopped. A
+// connection lost otherwise (an error, or a close inside a chunk of a raw
+// stream) ends the stream with an error, after the bytes before it;
+// with opt.Reconnect, the incomplete chunk is cut and counted, and Dial's
+// stream connects again, waiting between attempts from minBackoff up to
+// maxBackoff, until it succeeds or the stream is stopped.
+func Dial(ctx context.Context, addr string, opt Options) (*Stream, error) {
+	d := net.Dialer{Timeout: dialTimeout}
+	conn, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil && !opt.Reconnect {
+		return nil, err
+	}
+	s, ctx := newStream(ctx, "tcp://"+addr, opt)
+	s.waitFor = true
+	s.run(func() error {
+		rc := newReceiver(s)
+		backoff := minBackoff
+		for {
+			if conn != nil {
+				err := rc.drain(ctx, conn)
+				if ctx.Err() != nil || errors.Is(err, errEnded) {
+					rc.cut()
+					return nil
+				}
+				if err == io.EOF && rc.n == 0 {
+					return nil
+				}
+				if !opt.Reconnect {
+					rc.passRest()
+					if err == io.EOF {
+						return nil // the decoder reports the chunk cut short
+					}
+					return fmt.Errorf("%s: %w", s.name, err)
+				}
+				rc.cut()
+				conn = nil
+			}
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(backoff):
+			}
+			if conn, err = d.DialContext(ctx, "tcp", addr); err != nil {
+				backoff = min(2*backoff, maxBackoff)
+				continue
+			}
+			backoff = minBackoff
+			s.mu.Lock()
+			s.stats.Reconnects++
+			s.mu.Unlock()
+		}
+	})
+	return s, nil
+}
+
+// drain receives from conn until an error, closing it then; stopping the
+// stream interrupts a read.
+func (rc *receiver) drain(ctx context.Context, conn net.Conn) error {
+	defer conn.Close()
+	stop := context.AfterFunc(ctx, func() { conn.SetReadDeadline(time.Now()) })
+	defer stop()
+	for {
+		if _, err := rc.take(conn); err != nil {
+			return err
+		}
+	}
+}
+
+// pollInterval is how often a followed file is checked for growth.
+const pollInterval = 20 * time.Millisecond
+
+// Follow reads the file name while it is being written: at its end it
+// waits for more, until the file has not grown for idle or the stream is
+// stopped. A raw file's last incomplete chunk is passed on when the file
+// stops growing (the decoder reports it), and cut and counted at a stop.
+func Follow(ctx context.Context, name string, idle time.Duration, opt Options) (*Stream, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	s, ctx := newStream(ctx, name, opt)
+	s.waitFor = true
+	s.run(func() error {
+		defer f.Close()
+		rc := newReceiver(s)
+		grew := time.Now()
+		for {
+			n, err := rc.take(f)
+			switch {
+			case errors.Is(err, errEnded) || ctx.Err() != nil:
+				rc.cut()
+				return nil
+			case n > 0:
+				grew = time.Now()
+			case err != nil && err != io.EOF:
+				rc.passRest()
+				return err
+			case time.Since(grew) >= idle:
+				rc.passRest()
+				return nil
+			default:
+				select {
+				case <-ctx.Done():
+				case <-time.After(pollInterval):
+				}
+			}
+		}
+	})
+	return s, nil
+}
+
+// Receive streams r, a pipe such as standard input, until its end or a
+// stop. A reader without read deadlines cannot be interrupted: at a stop
+// the stream ends at once and its receiver is left to its read.
+func Receive(ctx context.Context, name string, r io.Reader, opt Options) *Stream {
+	s, ctx := newStream(ctx, name, opt)
+	d, ok := r.(interface{ SetReadDeadline(time.Time) error })
+	s.waitFor = ok && d.SetReadDeadline(time.Time{}) == nil
+	if s.waitFor {
+		context.AfterFunc(ctx, func() { d.SetReadDeadline(time.Now()) })
+	} else {
+		context.AfterFunc(ctx, func() { s.finish(io.EOF) })
+	}
+	s.run(func() error {
+		rc := newReceiver(s)
+		for {
+			_, err := rc.take(r)
+			switch {
+			case errors.Is(err, errEnded) || ctx.Err() != nil:
+				rc.cut()
+				return nil
+			case err == io.EOF:
+				rc.passRest()
+				return nil
+			case err != nil:
+				rc.passRest()
+				return fmt.Errorf("%s: %w", name, err)
+			}
+		}
+	})
+	return s
+}
