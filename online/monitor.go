@@ -207,6 +207,9 @@ func (l *Latency) Quantile(q float64) time.Duration {
 	var seen int64
 	for i, c := range l.counts {
 		if seen += c; seen >= max(rank, 1) {
+			if i == latencyBuckets-1 { // it holds all beyond
+				return l.Max
+			}
 			edge := time.Duration(math.Exp2(float64(i)/8) * float64(time.Microsecond))
 			return min(edge, l.Max)
 		}

@@ -11,9 +11,9 @@ import (
 	"time"
 )
 
-// receiver moves bytes from a source into a stream. For a raw stream it
-// passes on whole .tpx3 chunks only and keeps the start of an incomplete
-// one until the rest comes.
+// receiver moves bytes from a source into a stream. While they are .tpx3
+// chunks it passes on whole chunks only, and keeps the start of an
+// incomplete one until the rest comes.
 type receiver struct {
 	s      *Stream
 	stage  []byte // stage[:n]: read, not yet queued
@@ -23,7 +23,7 @@ type receiver struct {
 
 func newReceiver(s *Stream) *receiver {
 	// A chunk is at most 8 + 65535 bytes: the stage always has room left.
-	return &receiver{s: s, stage: make([]byte, 1<<20), framed: s.opt.Raw}
+	return &receiver{s: s, stage: make([]byte, 1<<20), framed: true}
 }
 
 // errEnded is the receiver's signal that the stream no longer takes bytes.
@@ -96,8 +96,7 @@ const dialTimeout = 10 * time.Second
 // Dial connects to a readout that serves a byte stream over TCP at addr
 // (host:port), as SERVAL's raw destination does, and receives it until
 // the server closes the connection or the stream is stopped. A
-// connection lost otherwise (an error, or a close inside a chunk of a raw
-// stream) ends the stream with an error, after the bytes before it;
+// connection lost otherwise (an error, or a close inside a chunk) ends the stream with an error, after the bytes before it;
 // with opt.Reconnect, the incomplete chunk is cut and counted, and Dial's
 // stream connects again, waiting between attempts from minBackoff up to
 // maxBackoff, until it succeeds or the stream is stopped.

@@ -20,10 +20,6 @@ type Options struct {
 	// Spool is a directory for the bytes beyond Memory. Empty, the
 	// receiver waits for room instead (back-pressure on the source).
 	Spool string
-	// Raw says the bytes are a .tpx3 stream: only whole chunks are passed
-	// on, so that a connection lost inside a chunk cuts that chunk and
-	// the next connection starts clean.
-	Raw bool
 	// Reconnect makes a stream received over TCP connect again when the
 	// connection is lost (see [Dial]).
 	Reconnect bool
@@ -47,7 +43,10 @@ type Stats struct {
 // Stream is a live byte stream: a receiver goroutine moves the bytes
 // from their source into a queue in memory, spilling to files in the
 // spool directory when the memory is full, so that it never waits for
-// the reader unless told to. Read takes them out in order. Reading and
+// the reader unless told to. Read takes them out in order. A stream of
+// .tpx3 chunks (as it begins with a chunk header) is queued whole chunks
+// at a time, so that a connection lost inside a chunk cuts that chunk
+// and the next connection starts clean; other bytes pass as they come. Reading and
 // the accessors are safe alongside the receiver; Read itself is for one
 // goroutine.
 type Stream struct {

@@ -266,7 +266,7 @@ func TestDialClosedMidChunk(t *testing.T) {
 		c.Write(raw[:cutAt])
 		c.Close()
 	})
-	s, err := Dial(t.Context(), addr, Options{Raw: true})
+	s, err := Dial(t.Context(), addr, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -292,7 +292,7 @@ func TestDialReset(t *testing.T) {
 		c.(*net.TCPConn).SetLinger(0) // close with a reset
 		c.Close()
 	})
-	s, err := Dial(t.Context(), addr, Options{Raw: true})
+	s, err := Dial(t.Context(), addr, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -321,7 +321,7 @@ func TestDialReconnects(t *testing.T) {
 		},
 		func(c net.Conn) { c.Write(raw[ends[2]:]); c.Close() }, // the rest, whole
 	)
-	s, err := Dial(t.Context(), addr, Options{Raw: true, Reconnect: true})
+	s, err := Dial(t.Context(), addr, Options{Reconnect: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -352,7 +352,7 @@ func TestFollow(t *testing.T) {
 	}
 	defer f.Close()
 	f.Write(raw[:1000])
-	s, err := Follow(t.Context(), name, 300*time.Millisecond, Options{Raw: true})
+	s, err := Follow(t.Context(), name, 300*time.Millisecond, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -390,7 +390,7 @@ func TestStop(t *testing.T) {
 		st, _ := Serve(ctx, l, pixelsim.Options{Hits: 100_000_000, RateMHz: 20, Seed: 3}, ServeOptions{Speed: 1})
 		served <- st
 	}()
-	s, err := Dial(t.Context(), l.Addr().String(), Options{Raw: true})
+	s, err := Dial(t.Context(), l.Addr().String(), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
