@@ -4,13 +4,16 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/hitflow/hitflow/internal/bench"
+	"github.com/hitflow/hitflow/online"
 	"github.com/hitflow/hitflow/pixel"
 	"github.com/hitflow/hitflow/pixel/pixelsim"
 	"github.com/hitflow/hitflow/pixel/tpx3"
@@ -21,7 +24,7 @@ func newBenchCmd(stdout, stderr io.Writer) *cobra.Command {
 		Use:   "bench",
 		Short: "Reproduce the papers' benchmarks",
 	}
-	cmd.AddCommand(newBenchClueCmd(stdout), newBenchPetCmd(stdout), newBenchPixelCmd(stdout, stderr))
+	cmd.AddCommand(newBenchClueCmd(stdout), newBenchPetCmd(stdout), newBenchPixelCmd(stdout, stderr), newBenchLiveCmd(stdout))
 	return cmd
 }
 
@@ -233,4 +236,73 @@ func benchFile(o pixelBenchOptions) (string, tpx3.Options, pixel.Config, error) 
 	}
 	cfg.Width, cfg.Height = width, height
 	return o.file, opt, cfg, err
+}
+
+type benchLiveOptions struct {
+	datasets    []string
+	rates       []float64
+	seconds     float64
+	maxHits     int
+	out, buffer string
+	spool       string
+}
+
+func newBenchLiveCmd(stdout io.Writer) *cobra.Command {
+	o := benchLiveOptions{datasets: []string{"gamma", "pion45"}, rates: []float64{10, 40, 80, 0}, seconds: 10,
+		maxHits: 100_000_000, out: filepath.Join(os.TempDir(), "hitflow-live.arrow"), buffer: "1GiB"}
+	cmd := &cobra.Command{
+		Use:   "live",
+		Short: "Cluster a simulated readout live over loopback TCP",
+		Long: `Serve simulated runs over loopback TCP at each rate (as hitflow simulate
+pixel --serve does, simulated in memory first so that the simulation does
+not set the pace; rate 0 serves as fast as the client reads, the
+sustained maximum) and cluster them live into --out, as hitflow cluster
+tcp://... does. For each: the rate clustered, how far the server fell
+behind its pace, hits lost (served but not clustered: always 0 unless
+something is wrong), what the buffer did (spooled to --spool, or the
+source waited), the latency of the clusters and how busy the cores were.
+The server runs in the same process, on the same cores. Prints a
+Markdown table.`,
+		Example: "  hitflow bench live\n  hitflow bench live --datasets gamma --rates 80 --seconds 60 --spool /data/spool",
+		Args:    noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runBenchLive(cmd.Context(), o, stdout)
+		},
+	}
+	f := cmd.Flags()
+	f.StringSliceVar(&o.datasets, "datasets", o.datasets, "datasets served")
+	f.Float64SliceVar(&o.rates, "rates", o.rates, "served rates in Mhit/s; 0: as fast as the client reads")
+	f.Float64Var(&o.seconds, "seconds", o.seconds, "run time of each measurement at a served rate")
+	f.IntVar(&o.maxHits, "max-hits", o.maxHits, "hits of a measurement served as fast as read")
+	f.StringVar(&o.out, "out", o.out, "clusters file written (and replaced) by each measurement")
+	f.StringVar(&o.buffer, "buffer", o.buffer, "memory of the stream's buffer")
+	f.StringVar(&o.spool, "spool", "", "directory for the stream's spool (without it, the source waits)")
+	return cmd
+}
+
+func runBenchLive(ctx context.Context, o benchLiveOptions, stdout io.Writer) error {
+	b := bench.Live{Rates: o.rates, Seconds: o.seconds, MaxHits: o.maxHits, Out: o.out, Spool: o.spool}
+	var err error
+	if b.Memory, err = online.ParseSize(o.buffer); err != nil || b.Memory <= 0 {
+		return usagef("--buffer %q: want a size such as 1GiB", o.buffer)
+	}
+	for _, name := range o.datasets {
+		d, err := pixelsim.DatasetByName(name)
+		if err != nil {
+			return usageError{err}
+		}
+		b.Datasets = append(b.Datasets, d)
+	}
+	for _, r := range o.rates {
+		if !(r >= 0) || math.IsInf(r, 0) {
+			return usagef("--rates: %v is not a rate", r)
+		}
+	}
+	if o.seconds <= 0 || o.maxHits < 1 {
+		return usagef("--seconds and --max-hits must be positive")
+	}
+	if err := prepare(ctx, nil, role("--out", o.out)); err != nil {
+		return err
+	}
+	return bench.RunLive(ctx, b, stdout)
 }
