@@ -6,7 +6,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -249,15 +248,16 @@ type benchLiveOptions struct {
 
 func newBenchLiveCmd(stdout io.Writer) *cobra.Command {
 	o := benchLiveOptions{datasets: []string{"gamma", "pion45"}, rates: []float64{10, 40, 80, 0}, seconds: 10,
-		maxHits: 100_000_000, out: filepath.Join(os.TempDir(), "hitflow-live.arrow"), buffer: "1GiB"}
+		maxHits: 100_000_000, buffer: "1GiB"}
 	cmd := &cobra.Command{
 		Use:   "live",
 		Short: "Cluster a simulated readout live over loopback TCP",
 		Long: `Serve simulated runs over loopback TCP at each rate (as hitflow simulate
 pixel --serve does, simulated in memory first so that the simulation does
 not set the pace; rate 0 serves as fast as the client reads, the
-sustained maximum) and cluster them live into --out, as hitflow cluster
-tcp://... does. For each: the rate clustered, how far the server fell
+sustained maximum) and cluster them live into --out (by default Arrow
+IPC, formatted and thrown away: a disk's bandwidth is not hitflow's), as
+hitflow cluster tcp://... does. For each: the rate clustered, how far the server fell
 behind its pace, hits lost (served but not clustered: always 0 unless
 something is wrong), what the buffer did (spooled to --spool, or the
 source waited), the latency of the clusters and how busy the cores were.
@@ -274,7 +274,7 @@ Markdown table.`,
 	f.Float64SliceVar(&o.rates, "rates", o.rates, "served rates in Mhit/s; 0: as fast as the client reads")
 	f.Float64Var(&o.seconds, "seconds", o.seconds, "run time of each measurement at a served rate")
 	f.IntVar(&o.maxHits, "max-hits", o.maxHits, "hits of a measurement served as fast as read")
-	f.StringVar(&o.out, "out", o.out, "clusters file written (and replaced) by each measurement")
+	f.StringVar(&o.out, "out", o.out, "clusters file written (and replaced) by each measurement; default: Arrow IPC formatted and discarded")
 	f.StringVar(&o.buffer, "buffer", o.buffer, "memory of the stream's buffer")
 	f.StringVar(&o.spool, "spool", "", "directory for the stream's spool (without it, the source waits)")
 	return cmd

@@ -440,3 +440,58 @@ func TestLiveSignals(t *testing.T) {
 		})
 	}
 }
+
+// TestLiveCutShort: a readout that closes the connection inside a chunk:
+// the run writes the clusters of everything before and fails naming the
+// byte where the stream ended inside a chunk.
+func TestLiveCutShort(t *testing.T) {
+	dir := t.TempDir()
+	raw, _ := liveFile(t, dir, ".csv")
+	data, err := os.ReadFile(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const cut = 300_000 // inside the fifth chunk (65,536 bytes each)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		c, err := l.Accept()
+		if err != nil {
+			return
+		}
+		c.Write(data[:cut])
+		c.Close()
+	}()
+	out := filepath.Join(dir, "cut.csv")
+	code, _, stderr := hitflow(t, "cluster", "-q", "-o", out, "tcp://"+l.Addr().String())
+	if code != exitRuntime || !strings.Contains(stderr, "byte 300000: chunk truncated") {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	c, err := format.ReadClusters(out)
+	if err != nil || c.Len() == 0 {
+		t.Fatalf("%v clusters, %v", c, err)
+	}
+	if !strings.Contains(stderr, "hits read 37495,") { // 4 chunks of 8191 and the 4,731 whole packets of the cut one
+		t.Errorf("summary: %s", stderr)
+	}
+}
+
+func TestStatusLine(t *testing.T) {
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	s := online.Receive(context.Background(), "pipe", pr, online.Options{})
+	defer s.Close()
+	m := online.NewMonitor(s)
+	m.Counters.Hits.Store(2_000_000)
+	m.Counters.Clusters.Store(800_000)
+	m.Counters.Late.Store(3)
+	pw.Write(make([]byte, 3<<20))
+	waitFor(t, func() bool { return s.Buffered() == 3<<20 })
+	line := m.Status()
+	if !regexp.MustCompile(`^\d+\.\d Mhit/s in, \d+ kcluster/s out, buffered 3\.0 MiB, spooled 0 B, lag \d.*, late hits 3$`).MatchString(line) {
+		t.Errorf("status line %q", line)
+	}
+}

@@ -7,12 +7,12 @@ import (
 	"math"
 	"net"
 	"os"
-	"path/filepath"
 	"runtime"
 	"sync/atomic"
 	"time"
 
 	"github.com/hitflow/hitflow/format"
+	"github.com/hitflow/hitflow/format/columnar"
 	"github.com/hitflow/hitflow/internal/cputime"
 	"github.com/hitflow/hitflow/online"
 	"github.com/hitflow/hitflow/pixel"
@@ -27,7 +27,7 @@ type Live struct {
 	Rates    []float64 // served rates, Mhit/s; 0 serves as fast as the client reads
 	Seconds  float64   // of the run's time per measurement at a served rate
 	MaxHits  int       // hits of a measurement served as fast as read
-	Out      string    // the clusters file (its format by its extension)
+	Out      string    // the clusters file (its format by its extension); "": Arrow IPC, discarded
 	Memory   int64     // of the stream's buffer
 	Spool    string    // directory for the stream's spool; "" makes the source wait
 }
@@ -44,8 +44,12 @@ const liveRunHits = 20_000_000
 // client share the process and the machine). Prints a Markdown table.
 func RunLive(ctx context.Context, o Live, stdout io.Writer) error {
 	header(stdout)
+	out := o.Out
+	if out == "" {
+		out = "Arrow IPC, formatted and discarded (the disk's bandwidth aside)"
+	}
 	fmt.Fprintf(stdout, "Live over loopback TCP to %s: served by `hitflow simulate pixel --serve` in the same process; buffer %s, %s; latency from the arrival of the input that closed a batch of clusters to the batch written (flushed every 50 ms).\n\n",
-		filepath.Ext(o.Out), online.Bytes(o.Memory), map[bool]string{true: "spool " + o.Spool, false: "no spool"}[o.Spool != ""])
+		out, online.Bytes(o.Memory), map[bool]string{true: "spool " + o.Spool, false: "no spool"}[o.Spool != ""])
 	fmt.Fprintf(stdout, "| dataset | served Mhit/s | hits | clustered Mhit/s | server behind | lost | spooled | source waited | latency p50 | p99 | max | CPU %% of %d cores |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n", runtime.GOMAXPROCS(0))
 	for _, d := range o.Datasets {
 		for _, rate := range o.Rates {
@@ -106,8 +110,13 @@ func liveRun(ctx context.Context, o Live, d pixelsim.Dataset, rate float64) (liv
 		return r, err
 	}
 	defer s.Close()
-	os.Remove(o.Out)
-	cw, err := format.CreateClusters(o.Out, nil)
+	var cw format.ClusterWriter
+	if o.Out == "" {
+		cw, err = columnar.NewClusterArrow(io.Discard, false)
+	} else {
+		os.Remove(o.Out)
+		cw, err = format.CreateClusters(o.Out, nil)
+	}
 	if err != nil {
 		return r, err
 	}
