@@ -178,31 +178,39 @@ func Follow(ctx context.Context, name string, idle time.Duration, opt Options) (
 	s.waitFor = true
 	s.run(func() error {
 		defer f.Close()
-		rc := newReceiver(s)
-		grew := time.Now()
-		for {
-			n, err := rc.take(f)
-			switch {
-			case errors.Is(err, errEnded) || ctx.Err() != nil:
-				rc.cut()
-				return nil
-			case n > 0:
-				grew = time.Now()
-			case err != nil && err != io.EOF:
-				rc.passRest()
-				return err
-			case time.Since(grew) >= idle:
-				rc.passRest()
-				return nil
-			default:
-				select {
-				case <-ctx.Done():
-				case <-time.After(pollInterval):
-				}
-			}
-		}
+		return newReceiver(s).all(ctx, &growing{ctx: ctx, f: f, idle: idle, grew: time.Now()})
 	})
 	return s, nil
+}
+
+// growing reads a file being written: at its end, it waits for more
+// until the file has not grown for idle (then io.EOF) or ctx is done.
+type growing struct {
+	ctx  context.Context
+	f    *os.File
+	idle time.Duration
+	grew time.Time
+}
+
+func (g *growing) Read(p []byte) (int, error) {
+	for {
+		n, err := g.f.Read(p)
+		if n > 0 {
+			g.grew = time.Now()
+			return n, nil
+		}
+		if err != nil && err != io.EOF {
+			return 0, err
+		}
+		if time.Since(g.grew) >= g.idle {
+			return 0, io.EOF
+		}
+		select {
+		case <-g.ctx.Done():
+			return 0, g.ctx.Err()
+		case <-time.After(pollInterval):
+		}
+	}
 }
 
 // Receive streams r, a pipe such as standard input, until its end or a
@@ -217,22 +225,25 @@ func Receive(ctx context.Context, name string, r io.Reader, opt Options) *Stream
 	} else {
 		context.AfterFunc(ctx, func() { s.finish(io.EOF) })
 	}
-	s.run(func() error {
-		rc := newReceiver(s)
-		for {
-			_, err := rc.take(r)
-			switch {
-			case errors.Is(err, errEnded) || ctx.Err() != nil:
-				rc.cut()
-				return nil
-			case err == io.EOF:
-				rc.passRest()
-				return nil
-			case err != nil:
-				rc.passRest()
-				return fmt.Errorf("%s: %w", name, err)
-			}
-		}
-	})
+	s.run(func() error { return newReceiver(s).all(ctx, r) })
 	return s
+}
+
+// all receives r until its end (the incomplete chunk left is passed on),
+// an error (likewise, then the error) or a stop (it is cut).
+func (rc *receiver) all(ctx context.Context, r io.Reader) error {
+	for {
+		_, err := rc.take(r)
+		switch {
+		case errors.Is(err, errEnded) || ctx.Err() != nil:
+			rc.cut()
+			return nil
+		case err == io.EOF:
+			rc.passRest()
+			return nil
+		case err != nil:
+			rc.passRest()
+			return fmt.Errorf("%s: %w", rc.s.name, err)
+		}
+	}
 }

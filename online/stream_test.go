@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"net"
@@ -256,53 +257,55 @@ func decode(r io.Reader) (*pixel.Hits, error) {
 	}
 }
 
-// A server closing inside a chunk: the whole chunks before are decoded,
-// and the decoder names the byte where the cut chunk began.
-func TestDialClosedMidChunk(t *testing.T) {
+// A connection lost inside a chunk, by the server closing it or by a
+// reset: the whole packets before are decoded, then the error names the
+// byte, or the stream and the reset.
+func TestDialLost(t *testing.T) {
 	raw := rawRun(t, pixelsim.Options{Hits: 30000, Seed: 1})
 	ends := chunkEnds(raw)
-	cutAt := ends[1] + 100 // inside the third chunk
-	addr := listen(t, func(c net.Conn) {
-		c.Write(raw[:cutAt])
-		c.Close()
-	})
-	s, err := Dial(t.Context(), addr, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	hits, err := decode(s)
-	if err == nil || !strings.Contains(err.Error(), "truncated") || !strings.Contains(err.Error(), "byte ") {
-		t.Fatalf("error %v, want a truncated chunk at its byte", err)
-	}
-	// The whole packets of the cut chunk are decoded too.
-	if want := (ends[1]-16)/8 + (100-8)/8; hits.Len() != want {
-		t.Errorf("%d hits decoded, want the %d before the cut", hits.Len(), want)
-	}
-}
-
-// A connection reset: the error names the stream, after the whole chunks
-// before.
-func TestDialReset(t *testing.T) {
-	raw := rawRun(t, pixelsim.Options{Hits: 30000, Seed: 1})
-	ends := chunkEnds(raw)
-	addr := listen(t, func(c net.Conn) {
-		c.Write(raw[:ends[0]+40])
-		time.Sleep(50 * time.Millisecond)
-		c.(*net.TCPConn).SetLinger(0) // close with a reset
-		c.Close()
-	})
-	s, err := Dial(t.Context(), addr, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	hits, err := decode(s)
-	if err == nil || !strings.Contains(err.Error(), "tcp://"+addr) || !errors.Is(err, syscall.ECONNRESET) {
-		t.Fatalf("error %v, want a reset of tcp://%s", err, addr)
-	}
-	if want := (ends[0]-8)/8 + (40-8)/8; hits.Len() != want {
-		t.Errorf("%d hits decoded, want the %d before the reset", hits.Len(), want)
+	for _, tc := range []struct {
+		name string
+		cut  int  // bytes sent
+		rst  bool // closed with a reset
+		want func(err error, addr string) bool
+	}{
+		{"closed", ends[1] + 100, false, func(err error, _ string) bool {
+			// The byte after the last whole packet.
+			return err != nil && strings.Contains(err.Error(), fmt.Sprintf("byte %d: chunk truncated", ends[1]+8+88))
+		}},
+		{"reset", ends[0] + 40, true, func(err error, addr string) bool {
+			return err != nil && strings.Contains(err.Error(), "tcp://"+addr) && errors.Is(err, syscall.ECONNRESET)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			addr := listen(t, func(c net.Conn) {
+				c.Write(raw[:tc.cut])
+				if tc.rst {
+					time.Sleep(50 * time.Millisecond)
+					c.(*net.TCPConn).SetLinger(0)
+				}
+				c.Close()
+			})
+			s, err := Dial(t.Context(), addr, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			hits, err := decode(s)
+			if !tc.want(err, addr) {
+				t.Fatalf("error %v", err)
+			}
+			// The whole packets of the cut chunk are decoded too.
+			start := 0
+			for _, e := range ends {
+				if e <= tc.cut {
+					start = e
+				}
+			}
+			if want := (start-8*(start/65536))/8 + (tc.cut-start-8)/8; hits.Len() != want {
+				t.Errorf("%d hits decoded, want the %d before the cut", hits.Len(), want)
+			}
+		})
 	}
 }
 
