@@ -161,6 +161,7 @@ func (m *Monitor) collectors() []prometheus.Collector {
 			counter("hitflow_backpressure_seconds_total", "Time the receiver waited for room.", stat(func(st Stats) float64 { return st.Waited.Seconds() })),
 			counter("hitflow_reconnects_total", "Connections made again after a loss.", stat(func(st Stats) float64 { return float64(st.Reconnects) })),
 			counter("hitflow_cut_bytes_total", "Bytes of chunks left incomplete by a lost connection, dropped.", stat(func(st Stats) float64 { return float64(st.Cut) })),
+			counter("hitflow_skipped_bytes_total", "Bytes before a connection's first chunk header (joined mid-stream), skipped.", stat(func(st Stats) float64 { return float64(st.Skipped) })),
 			gauge("hitflow_lag_seconds", "Age of the oldest byte received and not yet decoded.", func() float64 { return s.Lag().Seconds() }),
 		)
 	}

@@ -19,6 +19,9 @@ type receiver struct {
 	stage  []byte // stage[:n]: read, not yet queued
 	n      int
 	framed bool // chunks are still tracked: a byte where a header should be that is none ends it, and the decoder reports that byte
+	// A connection joining a readout mid-stream begins inside a chunk:
+	// the bytes before the first chunk header are skipped.
+	sync bool
 }
 
 func newReceiver(s *Stream) *receiver {
@@ -33,7 +36,10 @@ var errEnded = errors.New("online: stream ended")
 func (rc *receiver) take(r io.Reader) (int, error) {
 	n, err := r.Read(rc.stage[rc.n:])
 	rc.n += n
-	if n > 0 {
+	if n > 0 && rc.sync {
+		rc.resync()
+	}
+	if n > 0 && !rc.sync {
 		end := rc.n
 		if rc.framed {
 			end = rc.whole()
@@ -46,6 +52,48 @@ func (rc *receiver) take(r io.Reader) (int, error) {
 		}
 	}
 	return n, err
+}
+
+// syncWindow is how far a connection's first chunk header is looked
+// for: a chunk is at most 8 + 65535 bytes, so a .tpx3 stream has a
+// header within any stretch this long; a stream without one is not
+// .tpx3, and passes as it is (the decoder reports it).
+const syncWindow = 2 * (8 + 65535)
+
+// resync skips the stage to the first chunk header, when it holds one,
+// and counts the bytes skipped.
+func (rc *receiver) resync() {
+	b := rc.stage[:rc.n]
+	for p := 0; p+8 <= len(b); p++ {
+		if !header(b, p) {
+			continue
+		}
+		// A header checked by the next one, when it is there.
+		if next := p + 8 + int(binary.LittleEndian.Uint16(b[p+6:])); next+8 <= len(b) && !header(b, next) {
+			continue
+		}
+		rc.skip(p)
+		return
+	}
+	if rc.n >= syncWindow {
+		rc.sync, rc.framed = false, false
+	}
+}
+
+// header reports whether b holds a chunk header at p: "TPX3", and a
+// size of whole packets.
+func header(b []byte, p int) bool {
+	return string(b[p:p+4]) == "TPX3" && binary.LittleEndian.Uint16(b[p+6:])%8 == 0
+}
+
+// skip drops the first k bytes of the stage, counted, and ends the
+// search for a header.
+func (rc *receiver) skip(k int) {
+	rc.s.mu.Lock()
+	rc.s.stats.Skipped += int64(k)
+	rc.s.mu.Unlock()
+	rc.n = copy(rc.stage, rc.stage[k:rc.n])
+	rc.sync = false
 }
 
 // whole is the length of the whole chunks at the start of the stage.
@@ -78,6 +126,10 @@ func (rc *receiver) passRest() {
 // cut drops the incomplete chunk left when a connection was lost or the
 // stream stopped, and counts its bytes.
 func (rc *receiver) cut() {
+	if rc.sync { // no header found yet
+		rc.skip(rc.n)
+		return
+	}
 	rc.s.mu.Lock()
 	rc.s.stats.Cut += int64(rc.n)
 	rc.s.mu.Unlock()
@@ -95,7 +147,9 @@ const dialTimeout = 10 * time.Second
 
 // Dial connects to a readout that serves a byte stream over TCP at addr
 // (host:port), as SERVAL's raw destination does, and receives it until
-// the server closes the connection or the stream is stopped. A
+// the server closes the connection or the stream is stopped. Each
+// connection may join the readout mid-stream: the bytes before its first
+// chunk header are skipped and counted (Stats.Skipped). A
 // connection lost otherwise (an error, or a close inside a chunk) ends the stream with an error, after the bytes before it;
 // with opt.Reconnect, the incomplete chunk is cut and counted, and Dial's
 // stream connects again, waiting between attempts from minBackoff up to
@@ -153,6 +207,7 @@ func Dial(ctx context.Context, addr string, opt Options) (*Stream, error) {
 // stream interrupts a read.
 func (rc *receiver) drain(ctx context.Context, conn net.Conn) error {
 	defer conn.Close()
+	rc.sync, rc.framed = true, true
 	stop := context.AfterFunc(ctx, func() { conn.SetReadDeadline(time.Now()) })
 	defer stop()
 	for {

@@ -37,6 +37,7 @@ type Stats struct {
 	Waited     time.Duration // time the receiver waited for room
 	Reconnects int64         // connections made again after a loss
 	Cut        int64         // bytes of chunks left incomplete by a lost connection or the stop, dropped
+	Skipped    int64         // bytes before a connection's first chunk header (it joined the readout mid-stream)
 	SpoolErr   error         // why spooling stopped (the receiver waited from then on); nil if it did not
 }
 

@@ -413,3 +413,37 @@ func TestStop(t *testing.T) {
 		t.Errorf("served %d hits, decoded %d", st.Hits, hits.Len())
 	}
 }
+
+// A connection that joins a readout mid-stream begins inside a chunk:
+// the bytes before the first chunk header are skipped and counted, on
+// every connection; a header look-alike inside a packet is not taken
+// for one.
+func TestDialJoinsMidStream(t *testing.T) {
+	raw := rawRun(t, pixelsim.Options{Hits: 50000, Seed: 4})
+	ends := chunkEnds(raw)
+	// A packet that reads "TPX3" with a size of whole packets, whose
+	// "next header" is none: not a header.
+	fake := append([]byte("TPX3\x00\x00\x10\x00"), make([]byte, 40)...)
+	first := append(append(append([]byte{}, raw[1000:1100]...), fake...), raw[ends[0]:ends[2]-10]...)
+	addr := listen(t,
+		func(c net.Conn) { c.Write(first); c.Close() },
+		func(c net.Conn) { c.Write(raw[ends[3]-777:]); c.Close() },
+	)
+	s, err := Dial(t.Context(), addr, Options{Reconnect: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	got, err := readAll(t, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := append(append([]byte{}, raw[ends[0]:ends[1]]...), raw[ends[3]:]...)
+	if !bytes.Equal(got, want) {
+		t.Fatalf("got %d bytes, want %d: chunk 2, then all from chunk 5", len(got), len(want))
+	}
+	st := s.Stats()
+	if skipped := int64(100 + len(fake) + 777); st.Skipped != skipped || st.Cut != int64(ends[2]-10-ends[1]) || st.Reconnects != 1 {
+		t.Errorf("skipped %d, cut %d, reconnects %d; want %d, %d, 1", st.Skipped, st.Cut, st.Reconnects, skipped, ends[2]-10-ends[1])
+	}
+}

@@ -151,6 +151,9 @@ func (r *liveRun) summary() string {
 	if st.Reconnects > 0 || st.Cut > 0 {
 		line += fmt.Sprintf(", reconnects %d, %s of cut chunks dropped", st.Reconnects, online.Bytes(st.Cut))
 	}
+	if st.Skipped > 0 {
+		line += fmt.Sprintf(", %s before the first chunk header skipped (joined mid-stream)", online.Bytes(st.Skipped))
+	}
 	if l := r.mon.Latency(); l.N > 0 {
 		line += ", cluster latency " + l.String()
 	}
