@@ -31,6 +31,7 @@ func TestDependencyRules(t *testing.T) {
 		{"pixel/tpx3", with(above, mod+"pixel/pixelsim", mod+"clue", mod+"jpet")},
 		{"pixel/pixelsim", with(above, mod+"pixel/tpx3", mod+"clue", mod+"jpet")},
 		{"pixel/pixelbench", with(above, mod+"pixel/tpx3", mod+"clue", mod+"jpet")},
+		{"pixel/analysis", with(above, mod+"pixel/tpx3", mod+"pixel/pixelsim", mod+"clue", mod+"jpet")},
 		{"clue", with(above, mod+"pixel", mod+"clue/", mod+"jpet")},
 		{"clue/cluecsv", with(above, mod+"pixel", mod+"jpet")},
 		{"clue/cluesim", with(above, mod+"pixel", mod+"jpet")},

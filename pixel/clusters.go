@@ -126,5 +126,22 @@ func (c *Clusters) appendRange(src *Clusters, i, j int) {
 // Append appends every cluster of src, members included when src has them.
 func (c *Clusters) Append(src *Clusters) { c.appendAll(src) }
 
+// AppendSelected appends the clusters i of src for which keep[i] holds,
+// in order, members included when src has them.
+func (c *Clusters) AppendSelected(src *Clusters, keep []bool) {
+	for i := 0; i < src.Len(); {
+		if !keep[i] {
+			i++
+			continue
+		}
+		j := i + 1
+		for j < src.Len() && keep[j] {
+			j++
+		}
+		c.appendRange(src, i, j)
+		i = j
+	}
+}
+
 // appendAll appends every cluster of src.
 func (c *Clusters) appendAll(src *Clusters) { c.appendRange(src, 0, src.Len()) }

@@ -16,6 +16,7 @@ import (
 	"github.com/hitflow/hitflow/internal/outfile"
 	"github.com/hitflow/hitflow/online"
 	"github.com/hitflow/hitflow/pixel"
+	"github.com/hitflow/hitflow/pixel/analysis"
 	"github.com/hitflow/hitflow/pixel/pipeline"
 	"github.com/hitflow/hitflow/pixel/pixelsim"
 	"github.com/hitflow/hitflow/pixel/tpx3"
@@ -30,6 +31,8 @@ type clusterOptions struct {
 	calib, mask, hits, tdc, out string
 	quiet                       bool
 	live                        liveOptions
+	keep                        []string
+	classes                     string
 }
 
 func newClusterCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -105,6 +108,8 @@ clusters-0002.parquet, ... --metrics serves Prometheus metrics.`, pixel.DefaultM
 	f.StringVar(&o.tdc, "tdc", "", "also write the TDC packets of .tpx3 input (CSV)")
 	f.StringVarP(&o.out, "output", "o", o.out, "clusters file (.csv, .clog, .parquet, .arrow or .root); - for CSV on stdout, /dev/null for none")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress bar")
+	f.StringSliceVar(&o.keep, "keep", nil, "write only the clusters of these morphology classes: dot, small_blob, curly_track, heavy_blob, heavy_track, straight_track")
+	f.StringVar(&o.classes, "classes", "", "with --keep: thresholds of the classes, lines \"name value\" (see docs/clustering.md)")
 	o.live.add(f)
 	return cmd
 }
@@ -156,7 +161,14 @@ func runCluster(ctx context.Context, o clusterOptions, files []string, stdin io.
 	if o.unsorted < 0 || o.unsorted >= job.Cluster.RestartGap() {
 		return usagef("--unsorted must be at least 0 and shorter than --restart")
 	}
-	inputs := []outfile.Role{role("--mask", o.mask)}
+	filter, err := classFilter(o.keep, o.classes)
+	if err != nil {
+		return err
+	}
+	if filter != nil {
+		job.Filter = filter.Apply
+	}
+	inputs := []outfile.Role{role("--mask", o.mask), role("--classes", o.classes)}
 	if liveInput == "" || o.live.follow {
 		inputs = append(inputs, positional(files...)...)
 	}
@@ -264,6 +276,9 @@ func runCluster(ctx context.Context, o clusterOptions, files []string, stdin io.
 	fmt.Fprintln(stderr, sum)
 	if live != nil && live.stream != nil {
 		fmt.Fprintln(stderr, live.summary())
+	}
+	if filter != nil {
+		fmt.Fprintln(stderr, keptLine(filter, sum.Clusters))
 	}
 	if n := outs.parts(); n > 1 {
 		fmt.Fprintf(stderr, "hitflow: wrote %d parts: %s to %s\n", n, online.PartName(o.out, 1), online.PartName(o.out, n))
@@ -382,6 +397,53 @@ func createClusterOutputs(job *pipeline.Job, o clusterOptions, rot online.Rotati
 		}, tf.Abort)
 	}
 	return outs, nil
+}
+
+// classFilter is the filter of --keep with the thresholds of --classes,
+// or nil without --keep.
+func classFilter(keep []string, rules string) (*analysis.Filter, error) {
+	if len(keep) == 0 {
+		if rules != "" {
+			return nil, usagef("--classes sets the thresholds of --keep; give --keep the classes to write")
+		}
+		return nil, nil
+	}
+	f := &analysis.Filter{Rules: analysis.DefaultRules}
+	for _, name := range keep {
+		c, err := analysis.ParseClass(strings.TrimSpace(name))
+		if err != nil {
+			return nil, usagef("--keep: %w", err)
+		}
+		f.Keep[c] = true
+	}
+	if rules != "" {
+		r, err := os.Open(rules)
+		if err != nil {
+			return nil, err
+		}
+		defer r.Close()
+		if f.Rules, err = analysis.ReadRules(r, rules); err != nil {
+			return nil, err
+		}
+	}
+	return f, nil
+}
+
+// keptLine says how many clusters --keep wrote and dropped, by class.
+func keptLine(f *analysis.Filter, clusters int64) string {
+	var dropped int64
+	var by []string
+	for _, c := range analysis.Classes {
+		if n := f.Dropped[c]; n > 0 {
+			dropped += n
+			by = append(by, fmt.Sprintf("%v %d", c, n))
+		}
+	}
+	line := fmt.Sprintf("hitflow: --keep wrote %d of %d clusters", clusters-dropped, clusters)
+	if len(by) > 0 {
+		line += "; dropped " + strings.Join(by, ", ")
+	}
+	return line
 }
 
 // createPart creates the clusters file out and, unless hits is "", the

@@ -61,6 +61,10 @@ type Job struct {
 	// Counters, when set, are kept up to date as the batches pass, for
 	// monitoring a run while it goes.
 	Counters *Counters
+	// Filter, when set, chooses the clusters written: it gets every batch
+	// (with the clusters' hits) and returns those to write, in a batch
+	// valid until its next call. Called from the writing stage.
+	Filter func(*pixel.Clusters) (*pixel.Clusters, error)
 }
 
 // Counters follow a run while it goes; each stage updates its own.
@@ -173,7 +177,7 @@ func Run(ctx context.Context, job Job) (Summary, error) {
 		return sum, err
 	}
 	defer c.Close()
-	c.KeepMembers(job.Hits != nil || job.Clusters.NeedsMembers())
+	c.KeepMembers(job.Hits != nil || job.Filter != nil || job.Clusters.NeedsMembers())
 	var sorter *pixel.Sorter
 	if job.Unsorted > 0 {
 		if sorter, err = pixel.NewSorter(job.Unsorted, job.Cluster.RestartGap()); err != nil {
@@ -378,10 +382,11 @@ func writeAll(job Job, full <-chan *clusterBatch, free chan<- *clusterBatch) err
 				return err
 			}
 			if err == nil {
-				if err = write(job, &cl.Clusters); err == nil {
-					pending = append(pending, out{cl.Len(), cl.arrived})
+				var n int
+				if n, err = write(job, &cl.Clusters); err == nil {
+					pending = append(pending, out{n, cl.arrived})
 					if job.Counters != nil {
-						job.Counters.Clusters.Add(int64(cl.Len()))
+						job.Counters.Clusters.Add(int64(n))
 					}
 					if tick == nil {
 						report()
@@ -415,17 +420,24 @@ func flush(job Job) error {
 	return nil
 }
 
-// write hands a batch of clusters, and their hits, to the sinks.
-func write(job Job, cl *pixel.Clusters) error {
+// write hands a batch of clusters, and their hits, to the sinks (those
+// the filter keeps, with one), and returns how many.
+func write(job Job, cl *pixel.Clusters) (int, error) {
+	if job.Filter != nil {
+		var err error
+		if cl, err = job.Filter(cl); err != nil {
+			return 0, fmt.Errorf("choosing clusters: %w", err)
+		}
+	}
 	if err := job.Clusters.Write(cl); err != nil {
-		return fmt.Errorf("writing clusters: %w", err)
+		return 0, fmt.Errorf("writing clusters: %w", err)
 	}
 	if job.Hits != nil {
 		if err := job.Hits.WriteMembers(cl); err != nil {
-			return fmt.Errorf("writing hits: %w", err)
+			return 0, fmt.Errorf("writing hits: %w", err)
 		}
 	}
-	return nil
+	return cl.Len(), nil
 }
 
 // read decodes the sources in order into batches taken from free and sends

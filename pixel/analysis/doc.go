@@ -1,0 +1,8 @@
+// Package analysis holds what physicists do with pixel clusters once
+// they have them: the morphology of each cluster (pixels, inner pixels,
+// roundness, linearity, length, width) and its class among the six
+// classic ones (dots, small blobs, curly tracks, heavy blobs, heavy
+// tracks, straight tracks), for particle identification and for keeping
+// only the classes of interest while a run goes on. Algorithms only: no
+// files, no timing.
+package analysis
