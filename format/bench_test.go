@@ -27,11 +27,11 @@ func BenchmarkClusterWriters(b *testing.B) {
 				var w ClusterWriter
 				switch format {
 				case "csv":
-					w, _ = text.NewClusterCSV(io.Discard)
+					w, _ = text.NewClusterCSV(io.Discard, false)
 				case "parquet":
-					w, _ = columnar.NewClusterParquet(io.Discard)
+					w, _ = columnar.NewClusterParquet(io.Discard, columnar.Options{})
 				case "arrow":
-					w, _ = columnar.NewClusterArrow(io.Discard, false)
+					w, _ = columnar.NewClusterArrow(io.Discard, columnar.Options{})
 				default:
 					var err error
 					if w, err = root.CreateClusters(filepath.Join(b.TempDir(), "c.root")); err != nil {

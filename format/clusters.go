@@ -34,27 +34,42 @@ var ErrUnknownFormat = errors.New("unknown format")
 // not even formatted). Close flushes and closes the file; Flush sends
 // what a stream or text holds.
 func CreateClusters(name string, stdout io.Writer) (ClusterWriter, error) {
+	return CreateClustersWith(name, stdout, Columns{})
+}
+
+// Columns choose the optional columns of a clusters file.
+type Columns struct {
+	// Shapes adds the morphology of each cluster and its class (see
+	// pixel/analysis), which the batches then carry: .csv, .parquet and
+	// .arrow.
+	Shapes bool
+}
+
+// CreateClustersWith is CreateClusters with optional columns.
+func CreateClustersWith(name string, stdout io.Writer, cols Columns) (ClusterWriter, error) {
 	if name == os.DevNull {
 		return discard{}, nil
 	}
 	var open func(io.Writer) (ClusterWriter, error)
-	switch ext := extension(name); ext {
-	case ".csv":
-		open = func(w io.Writer) (ClusterWriter, error) { return text.NewClusterCSV(w) }
-	case ".clog":
+	opt := columnar.Options{Stream: outfile.IsStdout(name), Shapes: cols.Shapes}
+	switch ext := extension(name); {
+	case cols.Shapes && (ext == ".clog" || ext == ".root"):
+		return nil, fmt.Errorf("%s: %w: the morphology columns go to .csv, .parquet or .arrow", name, ErrUnknownFormat)
+	case ext == ".csv":
+		open = func(w io.Writer) (ClusterWriter, error) { return text.NewClusterCSV(w, cols.Shapes) }
+	case ext == ".clog":
 		open = func(w io.Writer) (ClusterWriter, error) { return text.NewCLog(w), nil }
-	case ".parquet":
-		open = func(w io.Writer) (ClusterWriter, error) { return columnar.NewClusterParquet(w) }
-	case ".arrow":
-		stream := outfile.IsStdout(name)
-		open = func(w io.Writer) (ClusterWriter, error) { return columnar.NewClusterArrow(w, stream) }
-	case ".root":
+	case ext == ".parquet":
+		open = func(w io.Writer) (ClusterWriter, error) { return columnar.NewClusterParquet(w, opt) }
+	case ext == ".arrow":
+		open = func(w io.Writer) (ClusterWriter, error) { return columnar.NewClusterArrow(w, opt) }
+	case ext == ".root":
 		if outfile.IsStdout(name) {
 			return nil, notStreamed(name)
 		}
 		return root.CreateClusters(name)
 	default:
-		return nil, fmt.Errorf("%s: %w %q (want .csv, .clog, .parquet, .arrow or .root)", name, ErrUnknownFormat, ext)
+		return nil, fmt.Errorf("%s: %w %q (want .csv, .clog, .parquet, .arrow or .root)", name, ErrUnknownFormat, extension(name))
 	}
 	cw, w, err := create(name, stdout, open)
 	if err != nil {
@@ -159,8 +174,8 @@ func CreateHits(name string, stdout io.Writer) (HitWriter, error) {
 	case ".parquet":
 		open = func(w io.Writer) (HitWriter, error) { return columnar.NewHitParquet(w) }
 	case ".arrow":
-		stream := outfile.IsStdout(name)
-		open = func(w io.Writer) (HitWriter, error) { return columnar.NewHitArrow(w, stream) }
+		opt := columnar.Options{Stream: outfile.IsStdout(name)}
+		open = func(w io.Writer) (HitWriter, error) { return columnar.NewHitArrow(w, opt) }
 	default:
 		return nil, fmt.Errorf("%s: %w %q (want .csv, .parquet or .arrow)", name, ErrUnknownFormat, ext)
 	}

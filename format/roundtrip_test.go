@@ -1,6 +1,8 @@
 package format
 
 import (
+	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,7 +14,9 @@ import (
 
 	"github.com/hitflow/hitflow/format/columnar"
 	"github.com/hitflow/hitflow/internal/fixture"
+	"github.com/hitflow/hitflow/internal/outfile"
 	"github.com/hitflow/hitflow/pixel"
+	"github.com/hitflow/hitflow/pixel/analysis"
 )
 
 // writeClusters writes the batches to the named file.
@@ -178,6 +182,74 @@ func TestEmptyClusterTables(t *testing.T) {
 		}
 		if kind, err := Kind(name); ext == ".parquet" && (err != nil || kind != "clusters") {
 			t.Fatalf("%s: kind %q, %v", ext, kind, err)
+		}
+	}
+}
+
+// TestShapesRoundTrip: the morphology columns (--shapes) come back from
+// .csv (to its 4 decimals), .parquet and .arrow; .clog and .root refuse
+// them, and a writer of them refuses clusters without.
+func TestShapesRoundTrip(t *testing.T) {
+	batches := fixture.Clusters(t, false)
+	var shaper analysis.Shaper
+	for _, b := range batches {
+		if err := shaper.Describe(b, analysis.DefaultRules); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := fixture.Concat(batches)
+	if !want.HasShapes() || slices.Max(want.Class) == 0 {
+		t.Fatal("no shapes, or every cluster a dot")
+	}
+	for _, ext := range []string{".csv", ".parquet", ".arrow"} {
+		name := filepath.Join(t.TempDir(), "shaped"+ext)
+		w, err := CreateClustersWith(name, nil, Columns{Shapes: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range batches {
+			if err := w.Write(b); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		var got *pixel.Clusters
+		if ext == ".arrow" {
+			got, err = columnar.ClustersFromTable(name, fixture.ReadArrow(t, name))
+		} else {
+			got, err = ReadClusters(name)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		fixture.SameClusters(t, ext, got, want, false)
+		tol := 0.0
+		if ext == ".csv" {
+			tol = 0.5e-4
+		}
+		for i := range want.Len() {
+			if got.Pixels[i] != want.Pixels[i] || got.Inner[i] != want.Inner[i] || got.Class[i] != want.Class[i] ||
+				math.Abs(got.Roundness[i]-want.Roundness[i]) > tol || math.Abs(got.Linearity[i]-want.Linearity[i]) > tol ||
+				math.Abs(got.Length[i]-want.Length[i]) > tol || math.Abs(got.Width[i]-want.Width[i]) > tol {
+				t.Fatalf("%s: cluster %d differs", ext, i)
+			}
+		}
+		// Without the columns, a writer of them refuses the batch.
+		w, err = CreateClustersWith(filepath.Join(t.TempDir(), "bare"+ext), nil, Columns{Shapes: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		bare := fixture.Clusters(t, false)[0]
+		if err := w.Write(bare); err == nil || !strings.Contains(err.Error(), "morphology") {
+			t.Errorf("%s: writing clusters without shapes: %v", ext, err)
+		}
+		outfile.Abort(w)
+	}
+	for _, ext := range []string{".clog", ".root"} {
+		if _, err := CreateClustersWith("x"+ext, nil, Columns{Shapes: true}); !errors.Is(err, ErrUnknownFormat) {
+			t.Errorf("%s: %v", ext, err)
 		}
 	}
 }

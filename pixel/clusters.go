@@ -45,6 +45,13 @@ type Clusters struct {
 	Max        []float64 // largest pixel value (energy or ToT)
 	Calibrated bool      // ESum, X, Y and Max come from energies
 
+	// The morphology of each cluster, when computed (see package
+	// pixel/analysis and HasShapes): distinct pixels, inner pixels,
+	// roundness, linearity, length and width in pixels, and the class.
+	Pixels, Inner                       []int32
+	Roundness, Linearity, Length, Width []float64
+	Class                               []uint8
+
 	// Members holds the hits of every cluster when the clusterer keeps them
 	// (see [Clusterer.KeepMembers]): cluster i owns Members[Start[i]:Start[i+1]],
 	// in time order.
@@ -58,6 +65,9 @@ func (c *Clusters) Len() int { return len(c.ID) }
 // HasMembers reports whether the batch carries the hits of its clusters
 // (see [Clusterer.KeepMembers]).
 func (c *Clusters) HasMembers() bool { return len(c.Start) == c.Len()+1 }
+
+// HasShapes reports whether the batch carries the morphology columns.
+func (c *Clusters) HasShapes() bool { return len(c.Class) == c.Len() }
 
 // Reset empties the batch, keeping its storage.
 func (c *Clusters) Reset() {
@@ -80,6 +90,10 @@ func (c *Clusters) truncate(n int) {
 	c.ToTSum, c.ESum, c.X, c.Y = c.ToTSum[:n], c.ESum[:n], c.X[:n], c.Y[:n]
 	c.XMin, c.XMax, c.YMin, c.YMax = c.XMin[:n], c.XMax[:n], c.YMin[:n], c.YMax[:n]
 	c.Max = c.Max[:n]
+	if len(c.Class) >= n {
+		c.Pixels, c.Inner, c.Class = c.Pixels[:n], c.Inner[:n], c.Class[:n]
+		c.Roundness, c.Linearity, c.Length, c.Width = c.Roundness[:n], c.Linearity[:n], c.Length[:n], c.Width[:n]
+	}
 }
 
 // slice returns clusters [i, j) of c as a batch sharing its storage,
@@ -114,6 +128,11 @@ func (c *Clusters) appendRange(src *Clusters, i, j int) {
 	c.YMin, c.YMax = append(c.YMin, src.YMin[i:j]...), append(c.YMax, src.YMax[i:j]...)
 	c.Max = append(c.Max, src.Max[i:j]...)
 	c.Calibrated = src.Calibrated
+	if len(src.Class) >= j {
+		c.Pixels, c.Inner, c.Class = append(c.Pixels, src.Pixels[i:j]...), append(c.Inner, src.Inner[i:j]...), append(c.Class, src.Class[i:j]...)
+		c.Roundness, c.Linearity = append(c.Roundness, src.Roundness[i:j]...), append(c.Linearity, src.Linearity[i:j]...)
+		c.Length, c.Width = append(c.Length, src.Length[i:j]...), append(c.Width, src.Width[i:j]...)
+	}
 	if len(src.Start) > j {
 		from, shift := src.Start[i], c.Members.Len()-src.Start[i]
 		c.Members.AppendRange(&src.Members, from, src.Start[j])

@@ -23,6 +23,7 @@ import (
 	"github.com/hitflow/hitflow/internal/outfile"
 	"github.com/hitflow/hitflow/jpet"
 	"github.com/hitflow/hitflow/pixel"
+	"github.com/hitflow/hitflow/pixel/analysis"
 )
 
 // Width is the width of every figure; histograms are 3:4 high, maps
@@ -240,6 +241,33 @@ func ClusterTime(w io.Writer, c *pixel.Clusters, format string) error {
 	}
 	title := fmt.Sprintf("%d clusters in %s, bins of %s", c.Len(), seconds(span), seconds(span*1.0001/200))
 	return histogram(w, h, false, nil, title, "time since the first cluster (s)", "clusters per bin", format)
+}
+
+// ClusterClasses draws the number of clusters of each morphology class
+// (see pixel/analysis); the clusters must carry their morphology.
+func ClusterClasses(w io.Writer, c *pixel.Clusters, format string) error {
+	if c.Len() == 0 || !c.HasShapes() {
+		return fmt.Errorf("no clusters with their morphology to plot (hitflow cluster --shapes)")
+	}
+	h := hbook.NewH1D(len(analysis.Classes), 0, float64(len(analysis.Classes)))
+	for _, k := range c.Class {
+		h.Fill(float64(k)+0.5, 1)
+	}
+	// A log scale: the rare classes are often the interesting ones.
+	return histogram(w, h, true, classTicks{}, fmt.Sprintf("%d clusters by morphology", c.Len()), "class", "clusters", format)
+}
+
+// classTicks name the bins of the classes.
+type classTicks struct{}
+
+func (classTicks) Ticks(lo, hi float64) []gplot.Tick {
+	var ticks []gplot.Tick
+	for _, k := range analysis.Classes {
+		if v := float64(k) + 0.5; v >= lo && v <= hi {
+			ticks = append(ticks, gplot.Tick{Value: v, Label: strings.ReplaceAll(k.String(), "_", " ")})
+		}
+	}
+	return ticks
 }
 
 // seconds writes a duration given in seconds to three significant digits
@@ -584,7 +612,8 @@ func Image(w io.Writer, img jpet.Image, title, format string) error {
 var ClusterFigures = []string{"size", "spectrum", "map", "time"}
 
 // WriteClusterFigures writes the overview figures of a clusters file:
-// PREFIX_size, PREFIX_spectrum, PREFIX_map and PREFIX_time, with the
+// PREFIX_size, PREFIX_spectrum, PREFIX_map and PREFIX_time, and
+// PREFIX_classes when the clusters carry their morphology, with the
 // format as extension, and returns their names.
 func WriteClusterFigures(prefix string, c *pixel.Clusters, width, height int, format string) ([]string, error) {
 	var names []string
@@ -593,8 +622,13 @@ func WriteClusterFigures(prefix string, c *pixel.Clusters, width, height int, fo
 		"spectrum": func(w io.Writer) error { return ClusterSpectrum(w, c, format) },
 		"map":      func(w io.Writer) error { return ClusterMap(w, c, width, height, format) },
 		"time":     func(w io.Writer) error { return ClusterTime(w, c, format) },
+		"classes":  func(w io.Writer) error { return ClusterClasses(w, c, format) },
 	}
-	for _, fig := range ClusterFigures {
+	figures := ClusterFigures
+	if c.HasShapes() && c.Len() > 0 {
+		figures = append(slices.Clip(figures), "classes")
+	}
+	for _, fig := range figures {
 		name := prefix + "_" + fig + "." + format
 		if err := outfile.Write(name, draw[fig]); err != nil {
 			return names, err

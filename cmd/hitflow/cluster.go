@@ -33,6 +33,7 @@ type clusterOptions struct {
 	live                        liveOptions
 	keep                        []string
 	classes                     string
+	shapes                      bool
 }
 
 func newClusterCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -109,7 +110,8 @@ clusters-0002.parquet, ... --metrics serves Prometheus metrics.`, pixel.DefaultM
 	f.StringVarP(&o.out, "output", "o", o.out, "clusters file (.csv, .clog, .parquet, .arrow or .root); - for CSV on stdout, /dev/null for none")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress bar")
 	f.StringSliceVar(&o.keep, "keep", nil, "write only the clusters of these morphology classes: dot, small_blob, curly_track, heavy_blob, heavy_track, straight_track")
-	f.StringVar(&o.classes, "classes", "", "with --keep: thresholds of the classes, lines \"name value\" (see docs/clustering.md)")
+	f.StringVar(&o.classes, "classes", "", "thresholds of the classes of --keep and --shapes, lines \"name value\" (see docs/clustering.md)")
+	f.BoolVar(&o.shapes, "shapes", false, "add each cluster's morphology and class to -o (.csv, .parquet or .arrow): pixels, inner, roundness, linearity, length, width, class")
 	o.live.add(f)
 	return cmd
 }
@@ -161,7 +163,7 @@ func runCluster(ctx context.Context, o clusterOptions, files []string, stdin io.
 	if o.unsorted < 0 || o.unsorted >= job.Cluster.RestartGap() {
 		return usagef("--unsorted must be at least 0 and shorter than --restart")
 	}
-	filter, err := classFilter(o.keep, o.classes)
+	filter, err := classFilter(o.keep, o.classes, o.shapes)
 	if err != nil {
 		return err
 	}
@@ -277,7 +279,7 @@ func runCluster(ctx context.Context, o clusterOptions, files []string, stdin io.
 	if live != nil && live.stream != nil {
 		fmt.Fprintln(stderr, live.summary())
 	}
-	if filter != nil {
+	if len(o.keep) > 0 {
 		fmt.Fprintln(stderr, keptLine(filter, sum.Clusters))
 	}
 	if n := outs.parts(); n > 1 {
@@ -359,7 +361,7 @@ func createClusterOutputs(job *pipeline.Job, o clusterOptions, rot online.Rotati
 	}()
 	if rot != (online.Rotation{}) {
 		r, err := online.NewRotator(rot, func(n int) (online.Part, error) {
-			return createPart(online.PartName(o.out, n), partName(o.hits, n), stdout)
+			return createPart(online.PartName(o.out, n), partName(o.hits, n), o.shapes, stdout)
 		})
 		if err != nil {
 			return nil, err
@@ -370,7 +372,7 @@ func createClusterOutputs(job *pipeline.Job, o clusterOptions, rot online.Rotati
 		}
 		outs.add(r.Close, r.Abort)
 	} else {
-		p, err := createPart(o.out, o.hits, stdout)
+		p, err := createPart(o.out, o.hits, o.shapes, stdout)
 		if err != nil {
 			return nil, err
 		}
@@ -399,16 +401,19 @@ func createClusterOutputs(job *pipeline.Job, o clusterOptions, rot online.Rotati
 	return outs, nil
 }
 
-// classFilter is the filter of --keep with the thresholds of --classes,
-// or nil without --keep.
-func classFilter(keep []string, rules string) (*analysis.Filter, error) {
-	if len(keep) == 0 {
+// classFilter is the filter of --keep (or of every class, for --shapes)
+// with the thresholds of --classes, or nil without either.
+func classFilter(keep []string, rules string, shapes bool) (*analysis.Filter, error) {
+	if len(keep) == 0 && !shapes {
 		if rules != "" {
-			return nil, usagef("--classes sets the thresholds of --keep; give --keep the classes to write")
+			return nil, usagef("--classes sets the thresholds of the classes of --keep and --shapes; give one of them")
 		}
 		return nil, nil
 	}
 	f := &analysis.Filter{Rules: analysis.DefaultRules}
+	if len(keep) == 0 {
+		f.KeepAll()
+	}
 	for _, name := range keep {
 		c, err := analysis.ParseClass(strings.TrimSpace(name))
 		if err != nil {
@@ -446,10 +451,11 @@ func keptLine(f *analysis.Filter, clusters int64) string {
 	return line
 }
 
-// createPart creates the clusters file out and, unless hits is "", the
-// hits file; after an error nothing is left behind.
-func createPart(out, hits string, stdout io.Writer) (online.Part, error) {
-	cw, err := format.CreateClusters(out, stdout)
+// createPart creates the clusters file out, with the morphology columns
+// when shapes holds, and, unless hits is "", the hits file; after an
+// error nothing is left behind.
+func createPart(out, hits string, shapes bool, stdout io.Writer) (online.Part, error) {
+	cw, err := format.CreateClustersWith(out, stdout, format.Columns{Shapes: shapes})
 	if err != nil {
 		return online.Part{}, formatError(err)
 	}

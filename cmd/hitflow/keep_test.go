@@ -85,7 +85,32 @@ func TestKeep(t *testing.T) {
 	if !strings.Contains(stderr, fmt.Sprintf("--keep wrote %d of %d clusters; dropped ", len(want), len(ids))) {
 		t.Errorf("summary: %s", stderr)
 	}
-	for _, args := range [][]string{{"--keep", "muons"}, {"--classes", rulesFile}} {
+	// --shapes: every cluster's morphology and class, as computed from
+	// its hits, in the output; and the class figure.
+	shaped := filepath.Join(dir, "shaped.parquet")
+	if code, _, stderr := hitflow(t, "cluster", "-q", "--shapes", "--classes", rulesFile, "-o", shaped, raw); code != 0 {
+		t.Fatal(stderr)
+	}
+	sc, err := format.ReadClusters(shaped)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(sc.ID, ids) || !sc.HasShapes() {
+		t.Fatalf("%d clusters, shapes %v", sc.Len(), sc.HasShapes())
+	}
+	for i, id := range ids {
+		s, _ := shaper.Shapes(byCluster[id], nil)
+		w := s[0]
+		if sc.Pixels[i] != w.Pixels || sc.Inner[i] != w.Inner || sc.Roundness[i] != w.Roundness || sc.Linearity[i] != w.Linearity ||
+			sc.Length[i] != w.Length || sc.Width[i] != w.Width || analysis.Class(sc.Class[i]) != rules.Classify(w) {
+			t.Fatalf("cluster %d: %d %d %v %v %v %v %v, want %+v %v", id, sc.Pixels[i], sc.Inner[i], sc.Roundness[i], sc.Linearity[i],
+				sc.Length[i], sc.Width[i], analysis.Class(sc.Class[i]), w, rules.Classify(w))
+		}
+	}
+	if code, stdout, stderr := hitflow(t, "plot", "-o", filepath.Join(dir, "fig"), shaped); code != 0 || !strings.Contains(stdout, "fig_classes.png") {
+		t.Errorf("plot: exit %d: %s %s", code, stdout, stderr)
+	}
+	for _, args := range [][]string{{"--keep", "muons"}, {"--classes", rulesFile}, {"--shapes", "-o", filepath.Join(dir, "x.root")}} {
 		if code, _, stderr := hitflow(t, append([]string{"cluster", "-o", os.DevNull, raw}, args...)...); code != exitUsage {
 			t.Errorf("%v: exit %d: %s", args, code, stderr)
 		}

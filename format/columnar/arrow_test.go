@@ -2,7 +2,6 @@ package columnar
 
 import (
 	"errors"
-	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -57,9 +56,9 @@ func writeClusters(t *testing.T, name string, batches ...*pixel.Clusters) {
 	}
 	newTable := NewClusterParquet
 	if filepath.Ext(name) == ".arrow" {
-		newTable = func(w io.Writer) (*ClusterTable, error) { return NewClusterArrow(w, false) }
+		newTable = NewClusterArrow
 	}
-	w, err := newTable(f)
+	w, err := newTable(f, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

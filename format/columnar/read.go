@@ -13,6 +13,7 @@ import (
 	"github.com/hitflow/hitflow/clue/cluecsv"
 	"github.com/hitflow/hitflow/internal/damage"
 	"github.com/hitflow/hitflow/pixel"
+	"github.com/hitflow/hitflow/pixel/analysis"
 )
 
 // readParquet reads a Parquet file into an Arrow table and checks that it
@@ -121,6 +122,31 @@ func ClustersFromTable(name string, tbl arrow.Table) (*pixel.Clusters, error) {
 	u16("ymin", &c.YMin)
 	u16("ymax", &c.YMax)
 	f64("max", &c.Max)
+	if checkColumns(name, tbl, ShapeFields) == nil {
+		i32 := func(col string, dst *[]int32) {
+			eachChunk(tbl, col, func(a arrow.Array) { *dst = append(*dst, a.(*array.Int32).Int32Values()...) })
+		}
+		i32("pixels", &c.Pixels)
+		i32("inner", &c.Inner)
+		f64("roundness", &c.Roundness)
+		f64("linearity", &c.Linearity)
+		f64("length", &c.Length)
+		f64("width", &c.Width)
+		var err error
+		eachChunk(tbl, "class", func(a arrow.Array) {
+			s := a.(*array.String)
+			for i := range s.Len() {
+				k, cerr := analysis.ParseClass(s.Value(i))
+				if cerr != nil && err == nil {
+					err = fmt.Errorf("%s: cluster %d: %w", name, len(c.Class), cerr)
+				}
+				c.Class = append(c.Class, uint8(k))
+			}
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
 	return c, nil
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet"
 
 	"github.com/hitflow/hitflow/pixel"
+	"github.com/hitflow/hitflow/pixel/analysis"
 )
 
 // rowGroup is the number of rows per Parquet row group (and per Arrow
@@ -220,32 +221,62 @@ var ClusterFields = []arrow.Field{
 	field("max", arrow.PrimitiveTypes.Float64),
 }
 
+// ShapeFields are the morphology columns of the clusters (see
+// pixel.Clusters.HasShapes), after ClusterFields in a table that has them;
+// the class by name.
+var ShapeFields = []arrow.Field{
+	field("pixels", arrow.PrimitiveTypes.Int32), field("inner", arrow.PrimitiveTypes.Int32),
+	field("roundness", arrow.PrimitiveTypes.Float64), field("linearity", arrow.PrimitiveTypes.Float64),
+	field("length", arrow.PrimitiveTypes.Float64), field("width", arrow.PrimitiveTypes.Float64),
+	field("class", arrow.BinaryTypes.String),
+}
+
+// Options choose how a table is written.
+type Options struct {
+	Stream bool // Arrow: an IPC stream, which a reader takes batch by batch, rather than a file
+	Shapes bool // clusters: the morphology columns too (ShapeFields)
+}
+
 // ClusterTable writes one row per cluster into a Parquet or Arrow file.
 type ClusterTable struct {
 	t        *table
+	shapes   bool
 	ns, span []float64 // scratch
+	offsets  []int32   // scratch of the class column
+	names    []byte
+}
+
+// clusterFields are the columns of a clusters table.
+func clusterFields(o Options) []arrow.Field {
+	if o.Shapes {
+		return append(slices.Clip(ClusterFields), ShapeFields...)
+	}
+	return ClusterFields
 }
 
 // NewClusterParquet returns a streaming Parquet cluster writer.
-func NewClusterParquet(w io.Writer) (*ClusterTable, error) {
-	t, err := newParquetTable(w, ClusterFields)
-	return &ClusterTable{t: t}, err
+func NewClusterParquet(w io.Writer, o Options) (*ClusterTable, error) {
+	t, err := newParquetTable(w, clusterFields(o))
+	return &ClusterTable{t: t, shapes: o.Shapes}, err
 }
 
 // NewClusterArrow returns an Arrow IPC cluster writer, with the columns
 // of the Parquet one: a file, or a stream for a reader taking the batches
 // as they come.
-func NewClusterArrow(w io.Writer, stream bool) (*ClusterTable, error) {
-	t, err := newArrow(w, ClusterFields, stream)
-	return &ClusterTable{t: t}, err
+func NewClusterArrow(w io.Writer, o Options) (*ClusterTable, error) {
+	t, err := newArrow(w, clusterFields(o), o.Stream)
+	return &ClusterTable{t: t, shapes: o.Shapes}, err
 }
 
-func (c *ClusterTable) NeedsMembers() bool { return false }
+func (c *ClusterTable) NeedsMembers() bool { return c.shapes }
 
 // Write appends the clusters; to an Arrow IPC file, a large batch over
 // its own columns (see writeDirect).
 func (c *ClusterTable) Write(cl *pixel.Clusters) error {
 	n := cl.Len()
+	if c.shapes && !cl.HasShapes() {
+		return fmt.Errorf("%s: the clusters carry no morphology columns (see pixel/analysis)", c.t.format)
+	}
 	c.ns, c.span = c.ns[:0], c.span[:0]
 	for i := range n {
 		c.ns = append(c.ns, cl.FirstToA[i].Ns())
@@ -272,13 +303,29 @@ func (c *ClusterTable) Write(cl *pixel.Clusters) error {
 	f[10].(*array.Uint16Builder).AppendValues(cl.YMin, nil)
 	f[11].(*array.Uint16Builder).AppendValues(cl.YMax, nil)
 	f[12].(*array.Float64Builder).AppendValues(cl.Max, nil)
+	if c.shapes {
+		f[13].(*array.Int32Builder).AppendValues(cl.Pixels, nil)
+		f[14].(*array.Int32Builder).AppendValues(cl.Inner, nil)
+		f[15].(*array.Float64Builder).AppendValues(cl.Roundness, nil)
+		f[16].(*array.Float64Builder).AppendValues(cl.Linearity, nil)
+		f[17].(*array.Float64Builder).AppendValues(cl.Length, nil)
+		f[18].(*array.Float64Builder).AppendValues(cl.Width, nil)
+		appendClasses(f[19].(*array.StringBuilder), cl.Class)
+	}
 	return c.t.added(n)
+}
+
+// appendClasses appends the names of the classes.
+func appendClasses(b *array.StringBuilder, classes []uint8) {
+	for _, k := range classes {
+		b.Append(analysis.Class(k).String())
+	}
 }
 
 // columns returns the clusters' columns, over their own memory.
 func (c *ClusterTable) columns(cl *pixel.Clusters) []arrow.Array {
 	n := cl.Len()
-	return []arrow.Array{
+	cols := []arrow.Array{
 		column(arrow.PrimitiveTypes.Int64, n, arrow.Int64Traits.CastToBytes(cl.ID)),
 		column(arrow.PrimitiveTypes.Int32, n, arrow.Int32Traits.CastToBytes(cl.Size)),
 		column(arrow.PrimitiveTypes.Float64, n, arrow.Float64Traits.CastToBytes(c.ns)),
@@ -293,7 +340,42 @@ func (c *ClusterTable) columns(cl *pixel.Clusters) []arrow.Array {
 		column(arrow.PrimitiveTypes.Uint16, n, arrow.Uint16Traits.CastToBytes(cl.YMax)),
 		column(arrow.PrimitiveTypes.Float64, n, arrow.Float64Traits.CastToBytes(cl.Max)),
 	}
+	if !c.shapes {
+		return cols
+	}
+	return append(cols,
+		column(arrow.PrimitiveTypes.Int32, n, arrow.Int32Traits.CastToBytes(cl.Pixels)),
+		column(arrow.PrimitiveTypes.Int32, n, arrow.Int32Traits.CastToBytes(cl.Inner)),
+		column(arrow.PrimitiveTypes.Float64, n, arrow.Float64Traits.CastToBytes(cl.Roundness)),
+		column(arrow.PrimitiveTypes.Float64, n, arrow.Float64Traits.CastToBytes(cl.Linearity)),
+		column(arrow.PrimitiveTypes.Float64, n, arrow.Float64Traits.CastToBytes(cl.Length)),
+		column(arrow.PrimitiveTypes.Float64, n, arrow.Float64Traits.CastToBytes(cl.Width)),
+		c.classColumn(cl.Class))
 }
+
+// classColumn is the column of the names of the classes, its buffers
+// written directly: a builder's append per cluster cost more than the
+// clusters' shapes.
+func (c *ClusterTable) classColumn(classes []uint8) arrow.Array {
+	c.offsets, c.names = append(c.offsets[:0], 0), c.names[:0]
+	for _, k := range classes {
+		c.names = append(c.names, classNames[k]...)
+		c.offsets = append(c.offsets, int32(len(c.names)))
+	}
+	d := array.NewData(arrow.BinaryTypes.String, len(classes), []*memory.Buffer{nil,
+		memory.NewBufferBytes(arrow.Int32Traits.CastToBytes(c.offsets)), memory.NewBufferBytes(c.names)}, nil, 0, 0)
+	defer d.Release()
+	return array.MakeFromData(d)
+}
+
+// classNames are the names of the classes, by number.
+var classNames = func() []string {
+	var names []string
+	for _, k := range analysis.Classes {
+		names = append(names, k.String())
+	}
+	return names
+}()
 
 // Flush sends the clusters written so far to a stream (see table.Flush).
 func (c *ClusterTable) Flush() error { return c.t.Flush() }
@@ -319,9 +401,9 @@ type HitTable struct {
 }
 
 // NewHitArrow returns an Arrow IPC writer of labelled hits, with the
-// columns of the Parquet one: a file, or a stream.
-func NewHitArrow(w io.Writer, stream bool) (*HitTable, error) {
-	t, err := newArrow(w, HitFields, stream)
+// columns of the Parquet one: a file, or a stream (o.Stream).
+func NewHitArrow(w io.Writer, o Options) (*HitTable, error) {
+	t, err := newArrow(w, HitFields, o.Stream)
 	return &HitTable{t: t}, err
 }
 

@@ -2,6 +2,7 @@ package text
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -13,12 +14,14 @@ import (
 	"github.com/hitflow/hitflow/internal/textparts"
 	"github.com/hitflow/hitflow/internal/textscan"
 	"github.com/hitflow/hitflow/pixel"
+	"github.com/hitflow/hitflow/pixel/analysis"
 )
 
 // ClusterCSV writes one row per cluster.
 type ClusterCSV struct {
-	w    *bufio.Writer
-	text textparts.Parts
+	w      *bufio.Writer
+	text   textparts.Parts
+	shapes bool
 }
 
 // CSVDecimals is the precision of the cluster CSV's energy_kev, x, y and
@@ -31,25 +34,41 @@ const CSVDecimals = 4
 // ClusterCSVHeader is the header line of the cluster CSV.
 const ClusterCSVHeader = "id,size,toa_ns,span_ns,tot_sum,energy_kev,x,y,xmin,xmax,ymin,ymax,max"
 
-// NewClusterCSV writes the header and returns the writer.
-func NewClusterCSV(w io.Writer) (*ClusterCSV, error) {
-	c := &ClusterCSV{w: bufio.NewWriterSize(w, textparts.BufferSize)}
-	_, err := c.w.WriteString(ClusterCSVHeader + "\n")
+// ShapeCSVColumns follow the header's columns in a file with the
+// clusters' morphology (see pixel.Clusters.HasShapes); class by name.
+const ShapeCSVColumns = ",pixels,inner,roundness,linearity,length,width,class"
+
+// NewClusterCSV writes the header and returns the writer; with shapes,
+// every row has the morphology columns too.
+func NewClusterCSV(w io.Writer, shapes bool) (*ClusterCSV, error) {
+	c := &ClusterCSV{w: bufio.NewWriterSize(w, textparts.BufferSize), shapes: shapes}
+	header := ClusterCSVHeader
+	if shapes {
+		header += ShapeCSVColumns
+	}
+	_, err := c.w.WriteString(header + "\n")
 	return c, err
 }
 
-func (c *ClusterCSV) NeedsMembers() bool { return false }
+func (c *ClusterCSV) NeedsMembers() bool { return c.shapes }
 
 func (c *ClusterCSV) Write(cl *pixel.Clusters) error {
-	return c.text.Write(c.w, cl.Len(), func(dst []byte, lo, hi int) []byte { return appendClusterRows(dst, cl, lo, hi) })
+	if c.shapes && !cl.HasShapes() {
+		return errNoShapes
+	}
+	return c.text.Write(c.w, cl.Len(), func(dst []byte, lo, hi int) []byte { return appendClusterRows(dst, cl, lo, hi, c.shapes) })
 }
 
-// maxClusterRow bounds the bytes of a row of the cluster CSV.
-const maxClusterRow = 2*pixel.MaxNsLen + 11*textfmt.MaxLen + 13
+// errNoShapes is the error of a writer of shapes given clusters without.
+var errNoShapes = errors.New("the clusters carry no morphology columns (see pixel/analysis)")
+
+// maxClusterRow bounds the bytes of a row of the cluster CSV, with its
+// morphology columns.
+const maxClusterRow = 2*pixel.MaxNsLen + 17*textfmt.MaxLen + 20 + 16
 
 // appendClusterRows appends the CSV rows of clusters [lo, hi) of cl. The
 // room for a row is reserved once, and its fields written in place.
-func appendClusterRows(l []byte, cl *pixel.Clusters, lo, hi int) []byte {
+func appendClusterRows(l []byte, cl *pixel.Clusters, lo, hi int, shapes bool) []byte {
 	for i := lo; i < hi; i++ {
 		l = slices.Grow(l, maxClusterRow)
 		b := l[len(l) : len(l)+maxClusterRow]
@@ -85,6 +104,21 @@ func appendClusterRows(l []byte, cl *pixel.Clusters, lo, hi int) []byte {
 		b[n] = ','
 		n++
 		n += textfmt.PutFixed(b[n:], cl.Max[i], CSVDecimals)
+		if shapes {
+			for _, v := range [...]int32{cl.Pixels[i], cl.Inner[i]} {
+				b[n] = ','
+				n++
+				n += textfmt.PutUint(b[n:], uint64(v))
+			}
+			for _, v := range [...]float64{cl.Roundness[i], cl.Linearity[i], cl.Length[i], cl.Width[i]} {
+				b[n] = ','
+				n++
+				n += textfmt.PutFixed(b[n:], v, CSVDecimals)
+			}
+			b[n] = ','
+			n++
+			n += copy(b[n:], analysis.Class(cl.Class[i]).String())
+		}
 		b[n] = '\n'
 		l = l[:len(l)+n+1]
 	}
@@ -163,19 +197,25 @@ func ReadClusters(name string) (*pixel.Clusters, error) {
 	c.Reset()
 	sc := textscan.New(f, name, "clusters csv")
 	var fs [][]byte
+	fields := 13
 	for text := range sc.Lines() {
 		if sc.Line() == 1 {
-			if string(text) != ClusterCSVHeader {
-				return nil, sc.Errorf("header %q, want %q", text, ClusterCSVHeader)
+			switch string(text) {
+			case ClusterCSVHeader:
+			case ClusterCSVHeader + ShapeCSVColumns:
+				fields = 20
+			default:
+				return nil, sc.Errorf("header %q, want %q, with or without %q", text, ClusterCSVHeader, ShapeCSVColumns[1:])
 			}
 			continue
 		}
 		fs = textscan.Fields(fs, text, ',')
-		if len(fs) != 13 {
-			return nil, sc.Errorf("%d fields, want 13", len(fs))
+		if len(fs) != fields {
+			return nil, sc.Errorf("%d fields, want %d", len(fs), fields)
 		}
-		var v [13]float64
-		for k, s := range fs {
+		var v [19]float64
+		numeric := fs[:min(fields, 19)] // the class is a name
+		for k, s := range numeric {
 			if k == 5 && len(s) == 0 {
 				continue
 			}
@@ -193,6 +233,15 @@ func ReadClusters(name string) (*pixel.Clusters, error) {
 		c.XMin, c.XMax = append(c.XMin, uint16(v[8])), append(c.XMax, uint16(v[9]))
 		c.YMin, c.YMax = append(c.YMin, uint16(v[10])), append(c.YMax, uint16(v[11]))
 		c.Max = append(c.Max, v[12])
+		if fields == 20 {
+			class, err := analysis.ParseClass(string(fs[19]))
+			if err != nil {
+				return nil, sc.Errorf("field 20: %v", err)
+			}
+			c.Pixels, c.Inner, c.Class = append(c.Pixels, int32(v[13])), append(c.Inner, int32(v[14])), append(c.Class, uint8(class))
+			c.Roundness, c.Linearity = append(c.Roundness, v[15]), append(c.Linearity, v[16])
+			c.Length, c.Width = append(c.Length, v[17]), append(c.Width, v[18])
+		}
 	}
 	if err := sc.Err(); err != nil {
 		return nil, err
@@ -215,7 +264,7 @@ func Kind(name string) (string, error) {
 	if err != nil && err != io.EOF {
 		return "", fmt.Errorf("%s: %w", name, err)
 	}
-	if strings.TrimRight(line, "\r\n") == ClusterCSVHeader {
+	if h := strings.TrimRight(line, "\r\n"); h == ClusterCSVHeader || h == ClusterCSVHeader+ShapeCSVColumns {
 		return "clusters", nil
 	}
 	return "clue", nil

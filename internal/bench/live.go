@@ -112,7 +112,7 @@ func liveRun(ctx context.Context, o Live, d pixelsim.Dataset, rate float64) (liv
 	defer s.Close()
 	var cw format.ClusterWriter
 	if o.Out == "" {
-		cw, err = columnar.NewClusterArrow(io.Discard, false)
+		cw, err = columnar.NewClusterArrow(io.Discard, columnar.Options{})
 	} else {
 		os.Remove(o.Out)
 		cw, err = format.CreateClusters(o.Out, nil)

@@ -130,33 +130,46 @@ func ReadRules(r io.Reader, name string) (Rules, error) {
 	return rules, nil
 }
 
-// Filter keeps the clusters of some classes: the online data reduction
-// of a run that writes only what it is after.
+// Filter describes the morphology of every cluster (see
+// Shaper.Describe) and keeps those of some classes: the online data
+// reduction of a run that writes only what it is after.
 type Filter struct {
 	Rules Rules
 	Keep  [len(classNames)]bool // by class
 
 	shaper  Shaper
-	shapes  []Shape
 	keep    []bool
 	out     pixel.Clusters
 	Dropped [len(classNames)]int64 // clusters dropped so far, by class
 }
 
-// Apply returns the clusters of c whose class is kept, members included,
-// in a batch valid until the next call; c must carry its members.
+// KeepAll makes the filter keep every class: the shapes alone.
+func (f *Filter) KeepAll() {
+	for i := range f.Keep {
+		f.Keep[i] = true
+	}
+}
+
+// Apply sets the morphology columns of c and returns the clusters whose
+// class is kept, members and columns included: c itself when it keeps
+// them all, else a batch valid until the next call. c must carry its
+// members.
 func (f *Filter) Apply(c *pixel.Clusters) (*pixel.Clusters, error) {
-	var err error
-	if f.shapes, err = f.shaper.Shapes(c, f.shapes[:0]); err != nil {
+	if err := f.shaper.Describe(c, f.Rules); err != nil {
 		return nil, err
 	}
 	f.keep = f.keep[:0]
-	for _, s := range f.shapes {
-		class := f.Rules.Classify(s)
-		f.keep = append(f.keep, f.Keep[class])
-		if !f.Keep[class] {
+	all := true
+	for _, class := range c.Class {
+		k := f.Keep[class]
+		f.keep = append(f.keep, k)
+		if !k {
 			f.Dropped[class]++
+			all = false
 		}
+	}
+	if all {
+		return c, nil
 	}
 	f.out.Reset()
 	f.out.AppendSelected(c, f.keep)

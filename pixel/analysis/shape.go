@@ -25,8 +25,20 @@ type Shape struct {
 
 // Shaper computes shapes, reusing its buffers from cluster to cluster.
 type Shaper struct {
-	keys []uint32 // the cluster's pixels, x<<16 | y, sorted
+	keys []uint32 // the cluster's distinct pixels, x<<16 | y
+	// The occupancy of the cluster's bounding box with a margin of one
+	// pixel, row by row from (x0, y0), w wide; false again after each
+	// cluster. A box larger than maxGrid (a long diagonal track on a very
+	// large sensor) takes sorted keys and binary searches instead.
+	grid    []bool
+	x0, y0  int
+	w       int
+	useGrid bool
 }
+
+// maxGrid is the largest bounding box, in pixels, that Shaper maps (a
+// variable for tests).
+var maxGrid = 1 << 22
 
 // Shapes appends the shape of every cluster of c to dst; c must carry its
 // members (see pixel.Clusterer.KeepMembers).
@@ -41,14 +53,39 @@ func (s *Shaper) Shapes(c *pixel.Clusters, dst []Shape) ([]Shape, error) {
 	return dst, nil
 }
 
+// Describe sets the morphology columns of c (see pixel.Clusters.HasShapes),
+// with the classes by r; c must carry its members.
+func (s *Shaper) Describe(c *pixel.Clusters, r Rules) error {
+	if !c.HasMembers() {
+		return pixel.ErrNoMembers
+	}
+	n := c.Len()
+	c.Pixels, c.Inner, c.Class = sized(c.Pixels, n), sized(c.Inner, n), sized(c.Class, n)
+	c.Roundness, c.Linearity, c.Length, c.Width = sized(c.Roundness, n), sized(c.Linearity, n), sized(c.Length, n), sized(c.Width, n)
+	m := &c.Members
+	for i := range n {
+		sh := s.shape(m.X[c.Start[i]:c.Start[i+1]], m.Y[c.Start[i]:c.Start[i+1]])
+		c.Pixels[i], c.Inner[i], c.Class[i] = sh.Pixels, sh.Inner, uint8(r.Classify(sh))
+		c.Roundness[i], c.Linearity[i], c.Length[i], c.Width[i] = sh.Roundness, sh.Linearity, sh.Length, sh.Width
+	}
+	return nil
+}
+
+// sized is s with length n, its storage kept when large enough.
+func sized[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n, n+n/4)
+	}
+	return s[:n]
+}
+
 // shape is the shape of the pixels (xs[i], ys[i]), repeats allowed.
 func (s *Shaper) shape(xs, ys []uint16) Shape {
-	s.keys = s.keys[:0]
-	for i := range xs {
-		s.keys = append(s.keys, uint32(xs[i])<<16|uint32(ys[i]))
+	if len(xs) == 1 { // most clusters of X-rays: a shortcut
+		return Shape{Pixels: 1, Roundness: 1, Length: 1, Width: 1}
 	}
-	slices.Sort(s.keys)
-	s.keys = slices.Compact(s.keys)
+	s.distinct(xs, ys)
+	defer s.clear()
 	n := len(s.keys)
 	sh := Shape{Pixels: int32(n)}
 	// Moments about the first pixel, so that the sums stay small and
@@ -59,14 +96,16 @@ func (s *Shaper) shape(xs, ys []uint16) Shape {
 		x, y := float64(k>>16)-x0, float64(k&0xffff)-y0
 		sx, sy = sx+x, sy+y
 		sxx, syy, sxy = sxx+x*x, syy+y*y, sxy+x*y
-		if s.inner(k) {
+		// A pixel with 8 neighbours in the cluster takes 9 pixels.
+		if n >= 9 && s.inner(int(k>>16), int(k&0xffff)) {
 			sh.Inner++
 		}
 	}
 	fn := float64(n)
 	cxx, cyy, cxy := sxx/fn-sx*sx/fn/fn, syy/fn-sy*sy/fn/fn, sxy/fn-sx*sy/fn/fn
 	// Eigenvalues of [[cxx cxy] [cxy cyy]].
-	mean, diff := (cxx+cyy)/2, math.Hypot((cxx-cyy)/2, cxy)
+	half := (cxx - cyy) / 2
+	mean, diff := (cxx+cyy)/2, math.Sqrt(half*half+cxy*cxy)
 	l1, l2 := mean+diff, max(mean-diff, 0)
 	sh.Roundness, sh.Linearity = 1, 0
 	if l1 > 0 {
@@ -81,7 +120,7 @@ func (s *Shaper) shape(xs, ys []uint16) Shape {
 		} else {
 			ux, uy = cxy, l1-cxx
 		}
-		norm := math.Hypot(ux, uy)
+		norm := math.Sqrt(ux*ux + uy*uy)
 		ux, uy = ux/norm, uy/norm
 	}
 	lmin, lmax, wmin, wmax := math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
@@ -95,22 +134,69 @@ func (s *Shaper) shape(xs, ys []uint16) Shape {
 	return sh
 }
 
-// inner reports whether the 8 neighbours of pixel k are in the sorted
-// keys.
-func (s *Shaper) inner(k uint32) bool {
-	x, y := k>>16, k&0xffff
-	if x == 0 || y == 0 || x == 0xffff || y == 0xffff {
-		return false
+// distinct lists the distinct pixels of the hits in keys, and maps them
+// in the grid (or sorts them, for a box beyond maxGrid).
+func (s *Shaper) distinct(xs, ys []uint16) {
+	xmin, xmax, ymin, ymax := xs[0], xs[0], ys[0], ys[0]
+	for i := range xs {
+		xmin, xmax, ymin, ymax = min(xmin, xs[i]), max(xmax, xs[i]), min(ymin, ys[i]), max(ymax, ys[i])
 	}
-	for dx := uint32(0); dx < 3; dx++ {
-		for dy := uint32(0); dy < 3; dy++ {
-			if dx == 1 && dy == 1 {
-				continue
-			}
-			if _, ok := slices.BinarySearch(s.keys, (x+dx-1)<<16|(y+dy-1)); !ok {
+	s.x0, s.y0, s.w = int(xmin)-1, int(ymin)-1, int(xmax)-int(xmin)+3
+	area := s.w * (int(ymax) - int(ymin) + 3)
+	s.keys = s.keys[:0]
+	s.useGrid = area <= maxGrid
+	if !s.useGrid {
+		for i := range xs {
+			s.keys = append(s.keys, uint32(xs[i])<<16|uint32(ys[i]))
+		}
+		slices.Sort(s.keys)
+		s.keys = slices.Compact(s.keys)
+		return
+	}
+	if len(s.grid) < area {
+		s.grid = make([]bool, area)
+	}
+	for i := range xs {
+		at := (int(ys[i])-s.y0)*s.w + int(xs[i]) - s.x0
+		if !s.grid[at] {
+			s.grid[at] = true
+			s.keys = append(s.keys, uint32(xs[i])<<16|uint32(ys[i]))
+		}
+	}
+}
+
+// clear unmaps the cluster's pixels.
+func (s *Shaper) clear() {
+	if !s.useGrid {
+		return
+	}
+	for _, k := range s.keys {
+		s.grid[(int(k&0xffff)-s.y0)*s.w+int(k>>16)-s.x0] = false
+	}
+}
+
+// inner reports whether the 8 neighbours of pixel (x, y) are in the
+// cluster.
+func (s *Shaper) inner(x, y int) bool {
+	for dy := -1; dy <= 1; dy++ {
+		for dx := -1; dx <= 1; dx++ {
+			if (dx != 0 || dy != 0) && !s.has(x+dx, y+dy) {
 				return false
 			}
 		}
 	}
 	return true
+}
+
+// has reports whether pixel (x, y), within the box's margin, is in the
+// cluster.
+func (s *Shaper) has(x, y int) bool {
+	if s.useGrid {
+		return s.grid[(y-s.y0)*s.w+x-s.x0]
+	}
+	if x < 0 || y < 0 || x > 0xffff || y > 0xffff {
+		return false
+	}
+	_, ok := slices.BinarySearch(s.keys, uint32(x)<<16|uint32(y))
+	return ok
 }

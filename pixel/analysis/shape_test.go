@@ -155,8 +155,18 @@ func reference(px [][2]uint16) Shape {
 	return s
 }
 
-// Random clusters (blobs, walks, lines, repeats) against the reference.
+// Random clusters (blobs, walks, lines, repeats) against the reference,
+// with the pixels mapped and sorted (the path of very large boxes).
 func TestShapesRandom(t *testing.T) {
+	for _, grid := range []int{maxGrid, 0} {
+		saved := maxGrid
+		maxGrid = grid
+		shapesRandom(t)
+		maxGrid = saved
+	}
+}
+
+func shapesRandom(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	var s Shaper
 	var clusters [][][2]uint16

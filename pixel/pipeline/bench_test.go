@@ -34,7 +34,7 @@ func BenchmarkMemory(b *testing.B) {
 						}
 						pw.CloseWithError(err)
 					}()
-					cw, _ := columnar.NewClusterParquet(io.Discard)
+					cw, _ := columnar.NewClusterParquet(io.Discard, columnar.Options{})
 					layout, _ := tpx3.LayoutByName("single")
 					var ms runtime.MemStats
 					batches := 0
