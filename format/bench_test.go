@@ -27,7 +27,7 @@ func BenchmarkClusterWriters(b *testing.B) {
 				var w ClusterWriter
 				switch format {
 				case "csv":
-					w, _ = text.NewClusterCSV(io.Discard, false)
+					w, _ = text.NewClusterCSV(io.Discard, text.Columns{})
 				case "parquet":
 					w, _ = columnar.NewClusterParquet(io.Discard, columnar.Options{})
 				case "arrow":

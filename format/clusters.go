@@ -37,12 +37,16 @@ func CreateClusters(name string, stdout io.Writer) (ClusterWriter, error) {
 	return CreateClustersWith(name, stdout, Columns{})
 }
 
-// Columns choose the optional columns of a clusters file.
+// Columns choose the optional columns of a clusters file (.csv,
+// .parquet and .arrow), which the batches then carry.
 type Columns struct {
 	// Shapes adds the morphology of each cluster and its class (see
-	// pixel/analysis), which the batches then carry: .csv, .parquet and
-	// .arrow.
+	// pixel/analysis).
 	Shapes bool
+	// TOF adds the time of flight (see pixel/analysis); with a positive
+	// FlightPath in metres, the neutron energy and wavelength too.
+	TOF        bool
+	FlightPath float64
 }
 
 // CreateClustersWith is CreateClusters with optional columns.
@@ -51,12 +55,13 @@ func CreateClustersWith(name string, stdout io.Writer, cols Columns) (ClusterWri
 		return discard{}, nil
 	}
 	var open func(io.Writer) (ClusterWriter, error)
-	opt := columnar.Options{Stream: outfile.IsStdout(name), Shapes: cols.Shapes}
+	opt := columnar.Options{Stream: outfile.IsStdout(name), Shapes: cols.Shapes, TOF: cols.TOF, FlightPath: cols.FlightPath}
 	switch ext := extension(name); {
-	case cols.Shapes && (ext == ".clog" || ext == ".root"):
-		return nil, fmt.Errorf("%s: %w: the morphology columns go to .csv, .parquet or .arrow", name, ErrUnknownFormat)
+	case (cols.Shapes || cols.TOF) && (ext == ".clog" || ext == ".root"):
+		return nil, fmt.Errorf("%s: %w: the morphology and time-of-flight columns go to .csv, .parquet or .arrow", name, ErrUnknownFormat)
 	case ext == ".csv":
-		open = func(w io.Writer) (ClusterWriter, error) { return text.NewClusterCSV(w, cols.Shapes) }
+		tc := text.Columns{Shapes: cols.Shapes, TOF: cols.TOF, FlightPath: cols.FlightPath}
+		open = func(w io.Writer) (ClusterWriter, error) { return text.NewClusterCSV(w, tc) }
 	case ext == ".clog":
 		open = func(w io.Writer) (ClusterWriter, error) { return text.NewCLog(w), nil }
 	case ext == ".parquet":

@@ -52,6 +52,13 @@ type Clusters struct {
 	Roundness, Linearity, Length, Width []float64
 	Class                               []uint8
 
+	// The time of flight of each cluster, when computed (see package
+	// pixel/analysis and HasTOF): its first ToA minus the latest
+	// reference pulse before it, and that pulse's number from 0; Pulse
+	// is -1 (and TOF 0) for a cluster before the first pulse.
+	TOF   []Time
+	Pulse []int64
+
 	// Members holds the hits of every cluster when the clusterer keeps them
 	// (see [Clusterer.KeepMembers]): cluster i owns Members[Start[i]:Start[i+1]],
 	// in time order.
@@ -68,6 +75,9 @@ func (c *Clusters) HasMembers() bool { return len(c.Start) == c.Len()+1 }
 
 // HasShapes reports whether the batch carries the morphology columns.
 func (c *Clusters) HasShapes() bool { return len(c.Class) == c.Len() }
+
+// HasTOF reports whether the batch carries the time-of-flight columns.
+func (c *Clusters) HasTOF() bool { return len(c.Pulse) == c.Len() }
 
 // Reset empties the batch, keeping its storage.
 func (c *Clusters) Reset() {
@@ -93,6 +103,9 @@ func (c *Clusters) truncate(n int) {
 	if len(c.Class) >= n {
 		c.Pixels, c.Inner, c.Class = c.Pixels[:n], c.Inner[:n], c.Class[:n]
 		c.Roundness, c.Linearity, c.Length, c.Width = c.Roundness[:n], c.Linearity[:n], c.Length[:n], c.Width[:n]
+	}
+	if len(c.Pulse) >= n {
+		c.TOF, c.Pulse = c.TOF[:n], c.Pulse[:n]
 	}
 }
 
@@ -132,6 +145,9 @@ func (c *Clusters) appendRange(src *Clusters, i, j int) {
 		c.Pixels, c.Inner, c.Class = append(c.Pixels, src.Pixels[i:j]...), append(c.Inner, src.Inner[i:j]...), append(c.Class, src.Class[i:j]...)
 		c.Roundness, c.Linearity = append(c.Roundness, src.Roundness[i:j]...), append(c.Linearity, src.Linearity[i:j]...)
 		c.Length, c.Width = append(c.Length, src.Length[i:j]...), append(c.Width, src.Width[i:j]...)
+	}
+	if len(src.Pulse) >= j {
+		c.TOF, c.Pulse = append(c.TOF, src.TOF[i:j]...), append(c.Pulse, src.Pulse[i:j]...)
 	}
 	if len(src.Start) > j {
 		from, shift := src.Start[i], c.Members.Len()-src.Start[i]

@@ -257,6 +257,51 @@ func ClusterClasses(w io.Writer, c *pixel.Clusters, format string) error {
 	return histogram(w, h, true, classTicks{}, fmt.Sprintf("%d clusters by morphology", c.Len()), "class", "clusters", format)
 }
 
+// Spectra of the time of flight (see pixel/analysis).
+type Spectrum uint8
+
+const (
+	TOFSpectrum        Spectrum = iota // time of flight, ms
+	EnergySpectrum                     // neutron energy, eV, on a log axis
+	WavelengthSpectrum                 // neutron wavelength, Å
+)
+
+// TimeOfFlight draws a spectrum of the clusters' times of flight (the
+// clusters before the first pulse left out): the times themselves, or
+// the energies or wavelengths of neutrons over a flight path of path
+// metres.
+func TimeOfFlight(w io.Writer, c *pixel.Clusters, what Spectrum, path float64, format string) error {
+	var vs []float64
+	for i, p := range c.Pulse {
+		t := c.TOF[i]
+		switch {
+		case p < 0 || what != TOFSpectrum && t <= 0:
+		case what == EnergySpectrum:
+			vs = append(vs, math.Log10(analysis.NeutronEnergy(t, path)))
+		case what == WavelengthSpectrum:
+			vs = append(vs, analysis.NeutronWavelength(t, path))
+		default:
+			vs = append(vs, t.Ns()/1e6)
+		}
+	}
+	if len(vs) == 0 {
+		return fmt.Errorf("no clusters with a time of flight to plot (hitflow cluster --tof)")
+	}
+	lo, hi := slices.Min(vs), slices.Max(vs)
+	h := hbook.NewH1D(200, lo, hi+math.Max((hi-lo)*1e-4, 1e-9))
+	for _, v := range vs {
+		h.Fill(v, 1)
+	}
+	title := fmt.Sprintf("%d clusters with a time of flight", len(vs))
+	switch what {
+	case EnergySpectrum:
+		return histogram(w, h, true, decadeTicks{}, title+fmt.Sprintf(", %g m", path), "neutron energy (eV)", "clusters per bin", format)
+	case WavelengthSpectrum:
+		return histogram(w, h, true, nil, title+fmt.Sprintf(", %g m", path), "neutron wavelength (Å)", "clusters per bin", format)
+	}
+	return histogram(w, h, true, nil, title, "time of flight (ms)", "clusters per bin", format)
+}
+
 // classTicks name the bins of the classes.
 type classTicks struct{}
 
@@ -612,21 +657,32 @@ func Image(w io.Writer, img jpet.Image, title, format string) error {
 var ClusterFigures = []string{"size", "spectrum", "map", "time"}
 
 // WriteClusterFigures writes the overview figures of a clusters file:
-// PREFIX_size, PREFIX_spectrum, PREFIX_map and PREFIX_time, and
-// PREFIX_classes when the clusters carry their morphology, with the
-// format as extension, and returns their names.
-func WriteClusterFigures(prefix string, c *pixel.Clusters, width, height int, format string) ([]string, error) {
+// PREFIX_size, PREFIX_spectrum, PREFIX_map and PREFIX_time; PREFIX_classes
+// when the clusters carry their morphology; PREFIX_tof when they carry
+// their time of flight, and with a flight path in metres PREFIX_energy
+// and PREFIX_wavelength (of neutrons). The format is the extension; it
+// returns the names.
+func WriteClusterFigures(prefix string, c *pixel.Clusters, width, height int, flightPath float64, format string) ([]string, error) {
 	var names []string
 	draw := map[string]func(io.Writer) error{
-		"size":     func(w io.Writer) error { return ClusterSize(w, c, format) },
-		"spectrum": func(w io.Writer) error { return ClusterSpectrum(w, c, format) },
-		"map":      func(w io.Writer) error { return ClusterMap(w, c, width, height, format) },
-		"time":     func(w io.Writer) error { return ClusterTime(w, c, format) },
-		"classes":  func(w io.Writer) error { return ClusterClasses(w, c, format) },
+		"size":       func(w io.Writer) error { return ClusterSize(w, c, format) },
+		"spectrum":   func(w io.Writer) error { return ClusterSpectrum(w, c, format) },
+		"map":        func(w io.Writer) error { return ClusterMap(w, c, width, height, format) },
+		"time":       func(w io.Writer) error { return ClusterTime(w, c, format) },
+		"classes":    func(w io.Writer) error { return ClusterClasses(w, c, format) },
+		"tof":        func(w io.Writer) error { return TimeOfFlight(w, c, TOFSpectrum, 0, format) },
+		"energy":     func(w io.Writer) error { return TimeOfFlight(w, c, EnergySpectrum, flightPath, format) },
+		"wavelength": func(w io.Writer) error { return TimeOfFlight(w, c, WavelengthSpectrum, flightPath, format) },
 	}
-	figures := ClusterFigures
+	figures := slices.Clip(ClusterFigures)
 	if c.HasShapes() && c.Len() > 0 {
-		figures = append(slices.Clip(figures), "classes")
+		figures = append(figures, "classes")
+	}
+	if c.HasTOF() && slices.Max(append([]int64{-1}, c.Pulse...)) >= 0 {
+		figures = append(figures, "tof")
+		if flightPath > 0 {
+			figures = append(figures, "energy", "wavelength")
+		}
 	}
 	for _, fig := range figures {
 		name := prefix + "_" + fig + "." + format

@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -34,6 +36,9 @@ type clusterOptions struct {
 	keep                        []string
 	classes                     string
 	shapes                      bool
+	tof                         string
+	flightPath                  float64
+	period                      time.Duration
 }
 
 func newClusterCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -112,6 +117,9 @@ clusters-0002.parquet, ... --metrics serves Prometheus metrics.`, pixel.DefaultM
 	f.StringSliceVar(&o.keep, "keep", nil, "write only the clusters of these morphology classes: dot, small_blob, curly_track, heavy_blob, heavy_track, straight_track")
 	f.StringVar(&o.classes, "classes", "", "thresholds of the classes of --keep and --shapes, lines \"name value\" (see docs/clustering.md)")
 	f.BoolVar(&o.shapes, "shapes", false, "add each cluster's morphology and class to -o (.csv, .parquet or .arrow): pixels, inner, roundness, linearity, length, width, class")
+	f.StringVar(&o.tof, "tof", "", "add each cluster's time of flight from the TDC pulses of .tpx3 input: tdc1r, tdc1f, tdc2r or tdc2f (input 1 or 2, rising or falling edge)")
+	f.Float64Var(&o.flightPath, "flight-path", 0, "with --tof: the flight path in metres; adds the neutron energy and wavelength")
+	f.DurationVar(&o.period, "period", 0, "with --tof: the pulse period (71.43ms at 14 Hz); gaps over 1.5 periods count the missing pulses")
 	o.live.add(f)
 	return cmd
 }
@@ -167,9 +175,11 @@ func runCluster(ctx context.Context, o clusterOptions, files []string, stdin io.
 	if err != nil {
 		return err
 	}
-	if filter != nil {
-		job.Filter = filter.Apply
+	tof, edge, err := o.timeOfFlight()
+	if err != nil {
+		return err
 	}
+	job.Filter = analyses(tof, filter)
 	inputs := []outfile.Role{role("--mask", o.mask), role("--classes", o.classes)}
 	if liveInput == "" || o.live.follow {
 		inputs = append(inputs, positional(files...)...)
@@ -253,6 +263,9 @@ func runCluster(ctx context.Context, o clusterOptions, files []string, stdin io.
 	if err != nil {
 		return err
 	}
+	if tof != nil {
+		job.TDC = referencesTo(tof, edge, job.TDC)
+	}
 	bar := newProgress(stderr, total, o.quiet)
 	job.Progress = bar.Update
 
@@ -281,6 +294,16 @@ func runCluster(ctx context.Context, o clusterOptions, files []string, stdin io.
 	}
 	if len(o.keep) > 0 {
 		fmt.Fprintln(stderr, keptLine(filter, sum.Clusters))
+	}
+	if tof != nil {
+		fmt.Fprintf(stderr, "hitflow: time of flight from %v: %d clusters before the first pulse (without one)", edge, tof.Before())
+		if o.period > 0 {
+			fmt.Fprintf(stderr, ", %d pulses missing", tof.Missing())
+		}
+		fmt.Fprintln(stderr)
+		if sum.TDC == 0 {
+			warnf(stderr, "--tof: the input has no TDC packets (they come in .tpx3 files): no cluster has a time of flight")
+		}
 	}
 	if n := outs.parts(); n > 1 {
 		fmt.Fprintf(stderr, "hitflow: wrote %d parts: %s to %s\n", n, online.PartName(o.out, 1), online.PartName(o.out, n))
@@ -361,7 +384,7 @@ func createClusterOutputs(job *pipeline.Job, o clusterOptions, rot online.Rotati
 	}()
 	if rot != (online.Rotation{}) {
 		r, err := online.NewRotator(rot, func(n int) (online.Part, error) {
-			return createPart(online.PartName(o.out, n), partName(o.hits, n), o.shapes, stdout)
+			return createPart(online.PartName(o.out, n), partName(o.hits, n), o.columns(), stdout)
 		})
 		if err != nil {
 			return nil, err
@@ -372,7 +395,7 @@ func createClusterOutputs(job *pipeline.Job, o clusterOptions, rot online.Rotati
 		}
 		outs.add(r.Close, r.Abort)
 	} else {
-		p, err := createPart(o.out, o.hits, o.shapes, stdout)
+		p, err := createPart(o.out, o.hits, o.columns(), stdout)
 		if err != nil {
 			return nil, err
 		}
@@ -399,6 +422,68 @@ func createClusterOutputs(job *pipeline.Job, o clusterOptions, rot online.Rotati
 		}, tf.Abort)
 	}
 	return outs, nil
+}
+
+// columns are the optional columns of -o.
+func (o clusterOptions) columns() format.Columns {
+	return format.Columns{Shapes: o.shapes, TOF: o.tof != "", FlightPath: o.flightPath}
+}
+
+// timeOfFlight is the time of flight of --tof, and its edge; nil
+// without.
+func (o clusterOptions) timeOfFlight() (*analysis.TOF, tpx3.TDCEdge, error) {
+	if o.tof == "" {
+		if o.flightPath != 0 || o.period != 0 {
+			return nil, 0, usagef("--flight-path and --period are for --tof")
+		}
+		return nil, 0, nil
+	}
+	edges := map[string]tpx3.TDCEdge{"tdc1r": tpx3.TDC1Rise, "tdc1f": tpx3.TDC1Fall, "tdc2r": tpx3.TDC2Rise, "tdc2f": tpx3.TDC2Fall}
+	edge, ok := edges[strings.ToLower(o.tof)]
+	if !ok {
+		return nil, 0, usagef("--tof %q: want tdc1r, tdc1f, tdc2r or tdc2f", o.tof)
+	}
+	if !(o.flightPath >= 0) || math.IsInf(o.flightPath, 0) || o.period < 0 {
+		return nil, 0, usagef("--flight-path and --period must not be negative")
+	}
+	return &analysis.TOF{Period: pixel.Time(o.period.Nanoseconds()) * pixel.Nanosecond}, edge, nil
+}
+
+// referencesTo passes the times of the TDC packets of edge to tof, and
+// every packet on to next (the --tdc file) if there is one.
+func referencesTo(tof *analysis.TOF, edge tpx3.TDCEdge, next func([]tpx3.TDC) error) func([]tpx3.TDC) error {
+	var times []pixel.Time
+	return func(ps []tpx3.TDC) error {
+		times = times[:0]
+		for _, p := range ps {
+			if p.Edge == edge {
+				times = append(times, p.Time)
+			}
+		}
+		tof.AddReferences(times)
+		if next != nil {
+			return next(ps)
+		}
+		return nil
+	}
+}
+
+// analyses is the job's filter: the time of flight, then the shapes and
+// the classes kept; nil for neither.
+func analyses(tof *analysis.TOF, filter *analysis.Filter) func(*pixel.Clusters) (*pixel.Clusters, error) {
+	switch {
+	case tof == nil && filter == nil:
+		return nil
+	case tof == nil:
+		return filter.Apply
+	}
+	return func(c *pixel.Clusters) (*pixel.Clusters, error) {
+		tof.Assign(c)
+		if filter == nil {
+			return c, nil
+		}
+		return filter.Apply(c)
+	}
 }
 
 // classFilter is the filter of --keep (or of every class, for --shapes)
@@ -451,11 +536,11 @@ func keptLine(f *analysis.Filter, clusters int64) string {
 	return line
 }
 
-// createPart creates the clusters file out, with the morphology columns
-// when shapes holds, and, unless hits is "", the hits file; after an
-// error nothing is left behind.
-func createPart(out, hits string, shapes bool, stdout io.Writer) (online.Part, error) {
-	cw, err := format.CreateClustersWith(out, stdout, format.Columns{Shapes: shapes})
+// createPart creates the clusters file out, with the optional columns,
+// and, unless hits is "", the hits file; after an error nothing is left
+// behind.
+func createPart(out, hits string, cols format.Columns, stdout io.Writer) (online.Part, error) {
+	cw, err := format.CreateClustersWith(out, stdout, cols)
 	if err != nil {
 		return online.Part{}, formatError(err)
 	}

@@ -2,9 +2,11 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -112,6 +114,71 @@ func TestKeep(t *testing.T) {
 	}
 	for _, args := range [][]string{{"--keep", "muons"}, {"--classes", rulesFile}, {"--shapes", "-o", filepath.Join(dir, "x.root")}} {
 		if code, _, stderr := hitflow(t, append([]string{"cluster", "-o", os.DevNull, raw}, args...)...); code != exitUsage {
+			t.Errorf("%v: exit %d: %s", args, code, stderr)
+		}
+	}
+}
+
+// TestTimeOfFlight: on a real run with TDC pulses, every cluster's time
+// of flight is its first ToA minus the latest pulse of the --tdc file at
+// or before it, in .csv and .parquet alike; the energy and wavelength
+// follow from the flight path.
+func TestTimeOfFlight(t *testing.T) {
+	in := "../../../shared/data/tpx3/greg_220ms_TDC_GDC_enabled_20230214_3.tpx3"
+	if _, err := os.Stat(in); err != nil {
+		t.Skip("no ../shared/data")
+	}
+	dir := t.TempDir()
+	tdc := filepath.Join(dir, "tdc.csv")
+	var pulses []pixel.Time
+	for _, ext := range []string{".csv", ".parquet"} {
+		out := filepath.Join(dir, "tof"+ext)
+		code, _, stderr := hitflow(t, "cluster", "-q", "--layout", "quad", "--tof", "tdc1r", "--flight-path", "10", "--period", "16.667ms", "--tdc", tdc, "-o", out, in)
+		if code != 0 || !strings.Contains(stderr, "time of flight from tdc1_rise: 0 clusters before the first pulse") {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		if pulses == nil {
+			for _, l := range lines(t, tdc)[1:] {
+				f := strings.Split(l, ",")
+				ns, _ := strconv.ParseFloat(f[2], 64)
+				if f[0] == "tdc1_rise" {
+					pulses = append(pulses, pixel.TimeFromNs(ns))
+				}
+			}
+		}
+		c, err := format.ReadClusters(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Len() != 76 || !c.HasTOF() {
+			t.Fatalf("%s: %d clusters, tof %v", ext, c.Len(), c.HasTOF())
+		}
+		for i, toa := range c.FirstToA {
+			k := len(pulses) - 1
+			for k >= 0 && pulses[k] > toa {
+				k--
+			}
+			if c.Pulse[i] != int64(k) || c.TOF[i] != toa-pulses[k] {
+				t.Fatalf("%s: cluster %d: pulse %d, tof %v; want %d, %v", ext, i, c.Pulse[i], c.TOF[i].Ns(), k, (toa - pulses[k]).Ns())
+			}
+		}
+	}
+	// The derived columns: lambda[Å] = 3956.034 / v[m/s], v = 10 m / tof.
+	l := lines(t, filepath.Join(dir, "tof.csv"))
+	if !strings.HasSuffix(l[0], ",tof_ns,pulse,energy_ev,wavelength_a") {
+		t.Fatalf("header %s", l[0])
+	}
+	f := strings.Split(l[1], ",")
+	tofNs, _ := strconv.ParseFloat(f[13], 64)
+	lambda, _ := strconv.ParseFloat(f[16], 64)
+	if want := 3956.034 / (10 / (tofNs * 1e-9)); math.Abs(lambda-want) > 1e-5*want {
+		t.Errorf("wavelength %v Å, want %v", lambda, want)
+	}
+	if code, stdout, stderr := hitflow(t, "plot", "-o", filepath.Join(dir, "fig"), filepath.Join(dir, "tof.parquet")); code != 0 || !strings.Contains(stdout, "fig_tof.png") {
+		t.Errorf("plot: exit %d: %s %s", code, stdout, stderr)
+	}
+	for _, args := range [][]string{{"--tof", "tdc3r"}, {"--flight-path", "10"}, {"--tof", "tdc1r", "--period", "-1s"}, {"--tof", "tdc1r", "-o", filepath.Join(dir, "x.root")}} {
+		if code, _, stderr := hitflow(t, append([]string{"cluster", "-o", os.DevNull, in}, args...)...); code != exitUsage {
 			t.Errorf("%v: exit %d: %s", args, code, stderr)
 		}
 	}

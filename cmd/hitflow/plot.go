@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 
@@ -22,6 +23,7 @@ type plotOptions struct {
 	width, height         int
 	axes                  []int
 	layer                 int
+	flightPath            float64
 }
 
 func newPlotCmd(stdout io.Writer) *cobra.Command {
@@ -34,7 +36,10 @@ its extension and columns.
 
 Pixel clusters (.csv, .parquet, .root): PREFIX_size (cluster sizes),
 PREFIX_spectrum (energy, or ToT sum when uncalibrated), PREFIX_map
-(centroids on the sensor) and PREFIX_time (clusters per time bin). With
+(centroids on the sensor) and PREFIX_time (clusters per time bin);
+PREFIX_classes of a file with the morphology (cluster --shapes), and
+PREFIX_tof of one with the time of flight (cluster --tof), with
+--flight-path also PREFIX_energy and PREFIX_wavelength. With
 --cluster ID, PREFIX_cluster_ID draws that cluster's pixels coloured by
 ToT or ToA (--by); its hits come from a .root clusters file or from the
 --hits label file.
@@ -66,6 +71,7 @@ The names written are printed.`,
 	f.Var(sizeFlag{&o.width, &o.height}, "sensor", "sensor size of the centroid map")
 	f.IntSliceVar(&o.axes, "plot-axes", o.axes, "the two coordinates of a CLUE plot")
 	f.IntVar(&o.layer, "plot-layer", o.layer, "CLUE plot of this layer only (-1: all)")
+	f.Float64Var(&o.flightPath, "flight-path", 0, "clusters with a time of flight: also the neutron energy and wavelength spectra over this flight path in metres")
 	return cmd
 }
 
@@ -78,6 +84,9 @@ func runPlot(ctx context.Context, o plotOptions, in string, stdout io.Writer) er
 	}
 	if o.by != "tot" && o.by != "toa" {
 		return usagef("--by %q: want tot or toa", o.by)
+	}
+	if !(o.flightPath >= 0) || math.IsInf(o.flightPath, 0) {
+		return usagef("--flight-path %v: want a distance in metres", o.flightPath)
 	}
 	kind, err := format.Kind(in)
 	if err != nil {
@@ -125,7 +134,7 @@ func plotClusters(ctx context.Context, o plotOptions, in string) ([]string, erro
 		for i := range c.Len() {
 			w, h = max(w, int(c.XMax[i])+1), max(h, int(c.YMax[i])+1)
 		}
-		return plot.WriteClusterFigures(o.out, c, w, h, o.format)
+		return plot.WriteClusterFigures(o.out, c, w, h, o.flightPath, o.format)
 	}
 	var hits *pixel.Hits
 	switch {

@@ -147,6 +147,24 @@ func ClustersFromTable(name string, tbl arrow.Table) (*pixel.Clusters, error) {
 			return nil, err
 		}
 	}
+	if checkColumns(name, tbl, TOFFields) == nil {
+		eachChunk(tbl, "tof_ns", func(a arrow.Array) {
+			for _, v := range a.(*array.Float64).Float64Values() {
+				c.TOF = append(c.TOF, pixel.TimeFromNs(v))
+			}
+		})
+		eachChunk(tbl, "pulse", func(a arrow.Array) {
+			p := a.(*array.Int64)
+			for i := range p.Len() {
+				if p.IsNull(i) {
+					c.Pulse = append(c.Pulse, -1)
+					c.TOF[len(c.Pulse)-1] = 0
+				} else {
+					c.Pulse = append(c.Pulse, p.Value(i))
+				}
+			}
+		})
+	}
 	return c, nil
 }
 

@@ -231,16 +231,31 @@ var ShapeFields = []arrow.Field{
 	field("class", arrow.BinaryTypes.String),
 }
 
+// TOFFields are the time-of-flight columns of the clusters (see
+// pixel.Clusters.HasTOF), null before the first pulse, after the others;
+// FlightFields the neutron energy and wavelength of a flight path after
+// them (null for a time of flight of zero too).
+var (
+	TOFFields    = []arrow.Field{nullable("tof_ns", arrow.PrimitiveTypes.Float64), nullable("pulse", arrow.PrimitiveTypes.Int64)}
+	FlightFields = []arrow.Field{nullable("energy_ev", arrow.PrimitiveTypes.Float64), nullable("wavelength_a", arrow.PrimitiveTypes.Float64)}
+)
+
 // Options choose how a table is written.
 type Options struct {
 	Stream bool // Arrow: an IPC stream, which a reader takes batch by batch, rather than a file
 	Shapes bool // clusters: the morphology columns too (ShapeFields)
+	TOF    bool // clusters: the time of flight (TOFFields)
+	// FlightPath, with TOF, is the flight path in metres: FlightFields
+	// follow.
+	FlightPath float64
 }
 
 // ClusterTable writes one row per cluster into a Parquet or Arrow file.
 type ClusterTable struct {
 	t        *table
 	shapes   bool
+	tof      bool
+	path     float64   // flight path, m; 0 for none
 	ns, span []float64 // scratch
 	offsets  []int32   // scratch of the class column
 	names    []byte
@@ -248,16 +263,32 @@ type ClusterTable struct {
 
 // clusterFields are the columns of a clusters table.
 func clusterFields(o Options) []arrow.Field {
+	f := slices.Clip(ClusterFields)
 	if o.Shapes {
-		return append(slices.Clip(ClusterFields), ShapeFields...)
+		f = append(f, ShapeFields...)
 	}
-	return ClusterFields
+	if o.TOF {
+		f = append(f, TOFFields...)
+		if o.FlightPath > 0 {
+			f = append(f, FlightFields...)
+		}
+	}
+	return f
+}
+
+// newClusterTable is the writer of the table t with the options.
+func newClusterTable(t *table, o Options) *ClusterTable {
+	c := &ClusterTable{t: t, shapes: o.Shapes, tof: o.TOF}
+	if o.TOF {
+		c.path = max(o.FlightPath, 0)
+	}
+	return c
 }
 
 // NewClusterParquet returns a streaming Parquet cluster writer.
 func NewClusterParquet(w io.Writer, o Options) (*ClusterTable, error) {
 	t, err := newParquetTable(w, clusterFields(o))
-	return &ClusterTable{t: t, shapes: o.Shapes}, err
+	return newClusterTable(t, o), err
 }
 
 // NewClusterArrow returns an Arrow IPC cluster writer, with the columns
@@ -265,7 +296,7 @@ func NewClusterParquet(w io.Writer, o Options) (*ClusterTable, error) {
 // as they come.
 func NewClusterArrow(w io.Writer, o Options) (*ClusterTable, error) {
 	t, err := newArrow(w, clusterFields(o), o.Stream)
-	return &ClusterTable{t: t, shapes: o.Shapes}, err
+	return newClusterTable(t, o), err
 }
 
 func (c *ClusterTable) NeedsMembers() bool { return c.shapes }
@@ -276,6 +307,9 @@ func (c *ClusterTable) Write(cl *pixel.Clusters) error {
 	n := cl.Len()
 	if c.shapes && !cl.HasShapes() {
 		return fmt.Errorf("%s: the clusters carry no morphology columns (see pixel/analysis)", c.t.format)
+	}
+	if c.tof && !cl.HasTOF() {
+		return fmt.Errorf("%s: the clusters carry no time of flight (see pixel/analysis)", c.t.format)
 	}
 	c.ns, c.span = c.ns[:0], c.span[:0]
 	for i := range n {
@@ -312,7 +346,40 @@ func (c *ClusterTable) Write(cl *pixel.Clusters) error {
 		f[18].(*array.Float64Builder).AppendValues(cl.Width, nil)
 		appendClasses(f[19].(*array.StringBuilder), cl.Class)
 	}
+	if c.tof {
+		k := 13
+		if c.shapes {
+			k = 20
+		}
+		c.appendTOF(f[k:], cl)
+	}
 	return c.t.added(n)
+}
+
+// appendTOF appends the time-of-flight columns of cl to the builders of
+// TOFFields (and FlightFields).
+func (c *ClusterTable) appendTOF(f []array.Builder, cl *pixel.Clusters) {
+	tof, pulse := f[0].(*array.Float64Builder), f[1].(*array.Int64Builder)
+	for i, p := range cl.Pulse {
+		if p < 0 {
+			tof.AppendNull()
+			pulse.AppendNull()
+		} else {
+			tof.Append(cl.TOF[i].Ns())
+			pulse.Append(p)
+		}
+		if c.path <= 0 {
+			continue
+		}
+		energy, wavelength := f[2].(*array.Float64Builder), f[3].(*array.Float64Builder)
+		if p < 0 || cl.TOF[i] <= 0 {
+			energy.AppendNull()
+			wavelength.AppendNull()
+			continue
+		}
+		energy.Append(analysis.NeutronEnergy(cl.TOF[i], c.path))
+		wavelength.Append(analysis.NeutronWavelength(cl.TOF[i], c.path))
+	}
 }
 
 // appendClasses appends the names of the classes.
@@ -340,17 +407,40 @@ func (c *ClusterTable) columns(cl *pixel.Clusters) []arrow.Array {
 		column(arrow.PrimitiveTypes.Uint16, n, arrow.Uint16Traits.CastToBytes(cl.YMax)),
 		column(arrow.PrimitiveTypes.Float64, n, arrow.Float64Traits.CastToBytes(cl.Max)),
 	}
-	if !c.shapes {
-		return cols
+	if c.shapes {
+		cols = append(cols,
+			column(arrow.PrimitiveTypes.Int32, n, arrow.Int32Traits.CastToBytes(cl.Pixels)),
+			column(arrow.PrimitiveTypes.Int32, n, arrow.Int32Traits.CastToBytes(cl.Inner)),
+			column(arrow.PrimitiveTypes.Float64, n, arrow.Float64Traits.CastToBytes(cl.Roundness)),
+			column(arrow.PrimitiveTypes.Float64, n, arrow.Float64Traits.CastToBytes(cl.Linearity)),
+			column(arrow.PrimitiveTypes.Float64, n, arrow.Float64Traits.CastToBytes(cl.Length)),
+			column(arrow.PrimitiveTypes.Float64, n, arrow.Float64Traits.CastToBytes(cl.Width)),
+			c.classColumn(cl.Class))
 	}
-	return append(cols,
-		column(arrow.PrimitiveTypes.Int32, n, arrow.Int32Traits.CastToBytes(cl.Pixels)),
-		column(arrow.PrimitiveTypes.Int32, n, arrow.Int32Traits.CastToBytes(cl.Inner)),
-		column(arrow.PrimitiveTypes.Float64, n, arrow.Float64Traits.CastToBytes(cl.Roundness)),
-		column(arrow.PrimitiveTypes.Float64, n, arrow.Float64Traits.CastToBytes(cl.Linearity)),
-		column(arrow.PrimitiveTypes.Float64, n, arrow.Float64Traits.CastToBytes(cl.Length)),
-		column(arrow.PrimitiveTypes.Float64, n, arrow.Float64Traits.CastToBytes(cl.Width)),
-		c.classColumn(cl.Class))
+	if c.tof {
+		cols = append(cols, c.tofColumns(cl)...)
+	}
+	return cols
+}
+
+// tofColumns are the time-of-flight columns of cl, through builders:
+// their nulls make them rare to send direct.
+func (c *ClusterTable) tofColumns(cl *pixel.Clusters) []arrow.Array {
+	fields := TOFFields
+	if c.path > 0 {
+		fields = append(slices.Clip(fields), FlightFields...)
+	}
+	bs := make([]array.Builder, len(fields))
+	for i, f := range fields {
+		bs[i] = array.NewBuilder(memory.DefaultAllocator, f.Type)
+		defer bs[i].Release()
+	}
+	c.appendTOF(bs, cl)
+	cols := make([]arrow.Array, len(bs))
+	for i, b := range bs {
+		cols[i] = b.NewArray()
+	}
+	return cols
 }
 
 // classColumn is the column of the names of the classes, its buffers

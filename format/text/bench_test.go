@@ -13,7 +13,7 @@ func BenchmarkClusterCSVRows(b *testing.B) {
 	var buf []byte
 	for b.Loop() {
 		for lo := 0; lo < all.Len(); lo += 1 << 12 {
-			buf = appendClusterRows(buf[:0], all, lo, min(all.Len(), lo+1<<12), false)
+			buf = appendClusterRows(buf[:0], all, lo, min(all.Len(), lo+1<<12), Columns{})
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(all.Len()), "ns/row")

@@ -19,9 +19,18 @@ import (
 
 // ClusterCSV writes one row per cluster.
 type ClusterCSV struct {
-	w      *bufio.Writer
-	text   textparts.Parts
-	shapes bool
+	w    *bufio.Writer
+	text textparts.Parts
+	cols Columns
+}
+
+// Columns choose the optional columns of a cluster table.
+type Columns struct {
+	Shapes bool // the morphology (ShapeCSVColumns)
+	TOF    bool // the time of flight (TOFCSVColumns)
+	// FlightPath, when positive with TOF, is the flight path in metres:
+	// the neutron energy and wavelength follow (FlightCSVColumns).
+	FlightPath float64
 }
 
 // CSVDecimals is the precision of the cluster CSV's energy_kev, x, y and
@@ -34,41 +43,66 @@ const CSVDecimals = 4
 // ClusterCSVHeader is the header line of the cluster CSV.
 const ClusterCSVHeader = "id,size,toa_ns,span_ns,tot_sum,energy_kev,x,y,xmin,xmax,ymin,ymax,max"
 
-// ShapeCSVColumns follow the header's columns in a file with the
-// clusters' morphology (see pixel.Clusters.HasShapes); class by name.
-const ShapeCSVColumns = ",pixels,inner,roundness,linearity,length,width,class"
+// The optional columns of the cluster CSV, in this order after the
+// header's: the morphology (see pixel.Clusters.HasShapes; class by name),
+// the time of flight (pixel.Clusters.HasTOF; empty before the first
+// pulse), and the neutron energy and wavelength of a flight path.
+const (
+	ShapeCSVColumns  = ",pixels,inner,roundness,linearity,length,width,class"
+	TOFCSVColumns    = ",tof_ns,pulse"
+	FlightCSVColumns = ",energy_ev,wavelength_a"
+)
 
-// NewClusterCSV writes the header and returns the writer; with shapes,
-// every row has the morphology columns too.
-func NewClusterCSV(w io.Writer, shapes bool) (*ClusterCSV, error) {
-	c := &ClusterCSV{w: bufio.NewWriterSize(w, textparts.BufferSize), shapes: shapes}
-	header := ClusterCSVHeader
-	if shapes {
-		header += ShapeCSVColumns
+// header is the header line of a table with the columns.
+func (c Columns) header() string {
+	h := ClusterCSVHeader
+	if c.Shapes {
+		h += ShapeCSVColumns
 	}
-	_, err := c.w.WriteString(header + "\n")
+	if c.TOF {
+		h += TOFCSVColumns
+		if c.FlightPath > 0 {
+			h += FlightCSVColumns
+		}
+	}
+	return h
+}
+
+// NewClusterCSV writes the header and returns the writer; every row has
+// the optional columns chosen.
+func NewClusterCSV(w io.Writer, cols Columns) (*ClusterCSV, error) {
+	c := &ClusterCSV{w: bufio.NewWriterSize(w, textparts.BufferSize), cols: cols}
+	_, err := c.w.WriteString(cols.header() + "\n")
 	return c, err
 }
 
-func (c *ClusterCSV) NeedsMembers() bool { return c.shapes }
+func (c *ClusterCSV) NeedsMembers() bool { return c.cols.Shapes }
 
 func (c *ClusterCSV) Write(cl *pixel.Clusters) error {
-	if c.shapes && !cl.HasShapes() {
-		return errNoShapes
+	if err := c.cols.check(cl); err != nil {
+		return err
 	}
-	return c.text.Write(c.w, cl.Len(), func(dst []byte, lo, hi int) []byte { return appendClusterRows(dst, cl, lo, hi, c.shapes) })
+	return c.text.Write(c.w, cl.Len(), func(dst []byte, lo, hi int) []byte { return appendClusterRows(dst, cl, lo, hi, c.cols) })
 }
 
-// errNoShapes is the error of a writer of shapes given clusters without.
-var errNoShapes = errors.New("the clusters carry no morphology columns (see pixel/analysis)")
+// check refuses clusters without the columns chosen.
+func (c Columns) check(cl *pixel.Clusters) error {
+	if c.Shapes && !cl.HasShapes() {
+		return errors.New("the clusters carry no morphology columns (see pixel/analysis)")
+	}
+	if c.TOF && !cl.HasTOF() {
+		return errors.New("the clusters carry no time of flight (see pixel/analysis)")
+	}
+	return nil
+}
 
 // maxClusterRow bounds the bytes of a row of the cluster CSV, with its
 // morphology columns.
-const maxClusterRow = 2*pixel.MaxNsLen + 17*textfmt.MaxLen + 20 + 16
+const maxClusterRow = 3*pixel.MaxNsLen + 20*textfmt.MaxLen + 24 + 16
 
 // appendClusterRows appends the CSV rows of clusters [lo, hi) of cl. The
 // room for a row is reserved once, and its fields written in place.
-func appendClusterRows(l []byte, cl *pixel.Clusters, lo, hi int, shapes bool) []byte {
+func appendClusterRows(l []byte, cl *pixel.Clusters, lo, hi int, cols Columns) []byte {
 	for i := lo; i < hi; i++ {
 		l = slices.Grow(l, maxClusterRow)
 		b := l[len(l) : len(l)+maxClusterRow]
@@ -104,7 +138,7 @@ func appendClusterRows(l []byte, cl *pixel.Clusters, lo, hi int, shapes bool) []
 		b[n] = ','
 		n++
 		n += textfmt.PutFixed(b[n:], cl.Max[i], CSVDecimals)
-		if shapes {
+		if cols.Shapes {
 			for _, v := range [...]int32{cl.Pixels[i], cl.Inner[i]} {
 				b[n] = ','
 				n++
@@ -119,10 +153,43 @@ func appendClusterRows(l []byte, cl *pixel.Clusters, lo, hi int, shapes bool) []
 			n++
 			n += copy(b[n:], analysis.Class(cl.Class[i]).String())
 		}
+		if cols.TOF {
+			n += putTOF(b[n:], cl.TOF[i], cl.Pulse[i], cols.FlightPath)
+		}
 		b[n] = '\n'
 		l = l[:len(l)+n+1]
 	}
 	return l
+}
+
+// putTOF writes the time-of-flight fields of a cluster into b and
+// returns their length: empty before the first pulse, and the energy and
+// wavelength empty for a time of flight of zero.
+func putTOF(b []byte, tof pixel.Time, pulse int64, path float64) int {
+	n := 0
+	b[n] = ','
+	n++
+	if pulse >= 0 {
+		n += pixel.PutNs(b[n:], tof)
+	}
+	b[n] = ','
+	n++
+	if pulse >= 0 {
+		n += textfmt.PutInt(b[n:], pulse)
+	}
+	if path > 0 {
+		b[n] = ','
+		n++
+		if pulse >= 0 && tof > 0 {
+			n += len(strconv.AppendFloat(b[n:n], analysis.NeutronEnergy(tof, path), 'g', 7, 64))
+		}
+		b[n] = ','
+		n++
+		if pulse >= 0 && tof > 0 {
+			n += len(strconv.AppendFloat(b[n:n], analysis.NeutronWavelength(tof, path), 'g', 7, 64))
+		}
+	}
+	return n
 }
 
 // Flush writes the lines held.
@@ -197,26 +264,26 @@ func ReadClusters(name string) (*pixel.Clusters, error) {
 	c.Reset()
 	sc := textscan.New(f, name, "clusters csv")
 	var fs [][]byte
+	var cols Columns
 	fields := 13
 	for text := range sc.Lines() {
 		if sc.Line() == 1 {
-			switch string(text) {
-			case ClusterCSVHeader:
-			case ClusterCSVHeader + ShapeCSVColumns:
-				fields = 20
-			default:
-				return nil, sc.Errorf("header %q, want %q, with or without %q", text, ClusterCSVHeader, ShapeCSVColumns[1:])
+			var ok bool
+			if cols, ok = headerColumns(string(text)); !ok {
+				return nil, sc.Errorf("header %q, want %q and any of %q, %q (and %q)", text, ClusterCSVHeader, ShapeCSVColumns[1:], TOFCSVColumns[1:], FlightCSVColumns[1:])
 			}
+			fields = strings.Count(cols.header(), ",") + 1
 			continue
 		}
 		fs = textscan.Fields(fs, text, ',')
 		if len(fs) != fields {
 			return nil, sc.Errorf("%d fields, want %d", len(fs), fields)
 		}
-		var v [19]float64
-		numeric := fs[:min(fields, 19)] // the class is a name
-		for k, s := range numeric {
-			if k == 5 && len(s) == 0 {
+		// Numbers, but for the class name; empty: energy_kev without
+		// calibration, the time of flight before the first pulse.
+		var v [24]float64
+		for k, s := range fs {
+			if k == 19 && cols.Shapes || len(s) == 0 && (k == 5 || k >= 13 && !(cols.Shapes && k < 20)) {
 				continue
 			}
 			var ok bool
@@ -233,7 +300,8 @@ func ReadClusters(name string) (*pixel.Clusters, error) {
 		c.XMin, c.XMax = append(c.XMin, uint16(v[8])), append(c.XMax, uint16(v[9]))
 		c.YMin, c.YMax = append(c.YMin, uint16(v[10])), append(c.YMax, uint16(v[11]))
 		c.Max = append(c.Max, v[12])
-		if fields == 20 {
+		k := 13
+		if cols.Shapes {
 			class, err := analysis.ParseClass(string(fs[19]))
 			if err != nil {
 				return nil, sc.Errorf("field 20: %v", err)
@@ -241,6 +309,17 @@ func ReadClusters(name string) (*pixel.Clusters, error) {
 			c.Pixels, c.Inner, c.Class = append(c.Pixels, int32(v[13])), append(c.Inner, int32(v[14])), append(c.Class, uint8(class))
 			c.Roundness, c.Linearity = append(c.Roundness, v[15]), append(c.Linearity, v[16])
 			c.Length, c.Width = append(c.Length, v[17]), append(c.Width, v[18])
+			k = 20
+		}
+		if cols.TOF {
+			pulse := int64(-1)
+			if len(fs[k+1]) != 0 {
+				pulse = int64(v[k+1])
+			}
+			if (len(fs[k]) == 0) != (pulse < 0) {
+				return nil, sc.Errorf("tof_ns %q and pulse %q: both or neither", fs[k], fs[k+1])
+			}
+			c.TOF, c.Pulse = append(c.TOF, pixel.TimeFromNs(v[k])), append(c.Pulse, pulse)
 		}
 	}
 	if err := sc.Err(); err != nil {
@@ -250,6 +329,19 @@ func ReadClusters(name string) (*pixel.Clusters, error) {
 		return nil, fmt.Errorf("clusters csv: %s: empty file, want the header %q", name, ClusterCSVHeader)
 	}
 	return c, nil
+}
+
+// headerColumns are the optional columns of a cluster CSV header line.
+func headerColumns(h string) (Columns, bool) {
+	for _, shapes := range []bool{false, true} {
+		for _, path := range []float64{-1, 0, 1} { // no TOF, TOF, TOF with a flight path
+			c := Columns{Shapes: shapes, TOF: path >= 0, FlightPath: path}
+			if c.header() == h {
+				return c, true
+			}
+		}
+	}
+	return Columns{}, false
 }
 
 // Kind says what a CSV result file holds from its header: "clusters"
@@ -264,7 +356,7 @@ func Kind(name string) (string, error) {
 	if err != nil && err != io.EOF {
 		return "", fmt.Errorf("%s: %w", name, err)
 	}
-	if h := strings.TrimRight(line, "\r\n"); h == ClusterCSVHeader || h == ClusterCSVHeader+ShapeCSVColumns {
+	if _, ok := headerColumns(strings.TrimRight(line, "\r\n")); ok {
 		return "clusters", nil
 	}
 	return "clue", nil

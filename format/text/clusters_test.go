@@ -25,7 +25,7 @@ func TestClusterCSV(t *testing.T) {
 			"1,1,300,0,7,0.5,200,5,200,200,5,5,0.5\n"},
 	} {
 		var buf bytes.Buffer
-		w, err := NewClusterCSV(&buf, false)
+		w, err := NewClusterCSV(&buf, Columns{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -91,7 +91,7 @@ func TestTextPartsInOrder(t *testing.T) {
 			open func(io.Writer) clusterWriter
 		}{
 			{"csv", func(w io.Writer) clusterWriter {
-				cw, _ := NewClusterCSV(w, false)
+				cw, _ := NewClusterCSV(w, Columns{})
 				return cw
 			}},
 			{"clog", func(w io.Writer) clusterWriter {

@@ -54,7 +54,7 @@ func run(t *testing.T, ctx context.Context, unsorted pixel.Time, def pixel.Defin
 func runMode(t *testing.T, ctx context.Context, unsorted pixel.Time, def pixel.Definition, mode pixel.Mode, workers int, data ...[]byte) result {
 	t.Helper()
 	var cbuf, hbuf bytes.Buffer
-	cw, _ := text.NewClusterCSV(&cbuf, false)
+	cw, _ := text.NewClusterCSV(&cbuf, text.Columns{})
 	hw := tpx3.NewCSVWriter(&hbuf, true)
 	layout, _ := tpx3.LayoutByName("single")
 	job := Job{
@@ -133,7 +133,7 @@ func TestSorterKeepsEnergies(t *testing.T) {
 			t.Fatal(err)
 		}
 		var buf bytes.Buffer
-		cw, _ := text.NewClusterCSV(&buf, false)
+		cw, _ := text.NewClusterCSV(&buf, text.Columns{})
 		layout, _ := tpx3.LayoutByName("single")
 		_, err = Run(context.Background(), Job{
 			Sources:  []Source{{Name: "a.tpx3", R: bytes.NewReader(simulateTPX3(t, "gamma", 200000, disorder))}},
@@ -271,7 +271,7 @@ func TestCancelMidRun(t *testing.T) {
 	for _, mode := range []pixel.Mode{pixel.Sequential, pixel.LanesMode, pixel.Chunked, pixel.Auto} {
 		ctx, cancel := context.WithCancel(context.Background())
 		var cbuf, hbuf bytes.Buffer
-		cw, _ := text.NewClusterCSV(&cbuf, false)
+		cw, _ := text.NewClusterCSV(&cbuf, text.Columns{})
 		hw := tpx3.NewCSVWriter(&hbuf, true)
 		job := Job{Reader: tpx3.Options{Layout: layout}, Unsorted: 100 * pixel.Microsecond, Cluster: pixel.DefaultConfig(),
 			Mode: mode, Workers: 2, Clusters: &cancellingWriter{ClusterSink: cw, cancel: cancel}, Hits: hw,
@@ -353,7 +353,7 @@ func TestSlowWriter(t *testing.T) {
 	data := simulateTPX3(t, "gamma", 600000, 0)
 	want := run(t, context.Background(), 0, pixel.Local, data)
 	var cbuf bytes.Buffer
-	cw, _ := text.NewClusterCSV(&cbuf, false)
+	cw, _ := text.NewClusterCSV(&cbuf, text.Columns{})
 	sw := &slowWriter{ClusterSink: cw}
 	layout, _ := tpx3.LayoutByName("single")
 	job := Job{Reader: tpx3.Options{Layout: layout}, Cluster: pixel.DefaultConfig(), Clusters: sw,
@@ -445,7 +445,7 @@ func hotPixelRun(t *testing.T, n int, hot bool) []byte {
 func runHot(t *testing.T, raw []byte, mode pixel.Mode, mask *pixel.Mask) result {
 	t.Helper()
 	var cbuf, hbuf bytes.Buffer
-	cw, _ := text.NewClusterCSV(&cbuf, false)
+	cw, _ := text.NewClusterCSV(&cbuf, text.Columns{})
 	hw := tpx3.NewCSVWriter(&hbuf, true)
 	cfg := pixel.DefaultConfig()
 	cfg.Dt, cfg.MemberLimit = pixel.Microsecond, 1000
@@ -503,7 +503,7 @@ func TestScan(t *testing.T) {
 // TestJobValidate: a job that cannot run is refused before anything is
 // read, by the job itself and by Run.
 func TestJobValidate(t *testing.T) {
-	cw, _ := text.NewClusterCSV(io.Discard, false)
+	cw, _ := text.NewClusterCSV(io.Discard, text.Columns{})
 	good := Job{Cluster: pixel.DefaultConfig(), Clusters: cw}
 	if err := good.Validate(); err != nil {
 		t.Fatal(err)
