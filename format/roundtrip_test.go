@@ -253,3 +253,53 @@ func TestShapesRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// TestTOFRoundTrip: the time-of-flight columns come back exactly, the
+// clusters before the first pulse as such, from .csv, .parquet and
+// .arrow.
+func TestTOFRoundTrip(t *testing.T) {
+	batches := fixture.Clusters(t, false)
+	want := fixture.Concat(batches)
+	tof := analysis.TOF{}
+	// Pulses every 20 us from a third of the run on.
+	first, last := want.FirstToA[want.Len()/3], slices.Max(want.FirstToA)
+	var refs []pixel.Time
+	for r := first; r <= last; r += 20 * pixel.Microsecond {
+		refs = append(refs, r)
+	}
+	tof.AddReferences(refs)
+	for _, b := range batches {
+		tof.Assign(b)
+	}
+	want = fixture.Concat(batches)
+	if tof.Before() == 0 || tof.Before() == int64(want.Len()) {
+		t.Fatalf("%d of %d clusters before the first pulse", tof.Before(), want.Len())
+	}
+	for _, ext := range []string{".csv", ".parquet", ".arrow"} {
+		name := filepath.Join(t.TempDir(), "tof"+ext)
+		w, err := CreateClustersWith(name, nil, Columns{TOF: true, FlightPath: 12})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range batches {
+			if err := w.Write(b); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		var got *pixel.Clusters
+		if ext == ".arrow" {
+			got, err = columnar.ClustersFromTable(name, fixture.ReadArrow(t, name))
+		} else {
+			got, err = ReadClusters(name)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got.Pulse, want.Pulse) || !slices.Equal(got.TOF, want.TOF) {
+			t.Errorf("%s: the time of flight differs", ext)
+		}
+	}
+}
