@@ -202,28 +202,7 @@ func TestShapesRoundTrip(t *testing.T) {
 		t.Fatal("no shapes, or every cluster a dot")
 	}
 	for _, ext := range []string{".csv", ".parquet", ".arrow"} {
-		name := filepath.Join(t.TempDir(), "shaped"+ext)
-		w, err := CreateClustersWith(name, nil, Columns{Shapes: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, b := range batches {
-			if err := w.Write(b); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
-		var got *pixel.Clusters
-		if ext == ".arrow" {
-			got, err = columnar.ClustersFromTable(name, fixture.ReadArrow(t, name))
-		} else {
-			got, err = ReadClusters(name)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+		got := writeRead(t, filepath.Join(t.TempDir(), "shaped"+ext), Columns{Shapes: true}, batches)
 		fixture.SameClusters(t, ext, got, want, false)
 		tol := 0.0
 		if ext == ".csv" {
@@ -237,7 +216,7 @@ func TestShapesRoundTrip(t *testing.T) {
 			}
 		}
 		// Without the columns, a writer of them refuses the batch.
-		w, err = CreateClustersWith(filepath.Join(t.TempDir(), "bare"+ext), nil, Columns{Shapes: true})
+		w, err := CreateClustersWith(filepath.Join(t.TempDir(), "bare"+ext), nil, Columns{Shapes: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -276,30 +255,38 @@ func TestTOFRoundTrip(t *testing.T) {
 		t.Fatalf("%d of %d clusters before the first pulse", tof.Before(), want.Len())
 	}
 	for _, ext := range []string{".csv", ".parquet", ".arrow"} {
-		name := filepath.Join(t.TempDir(), "tof"+ext)
-		w, err := CreateClustersWith(name, nil, Columns{TOF: true, FlightPath: 12})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, b := range batches {
-			if err := w.Write(b); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
-		var got *pixel.Clusters
-		if ext == ".arrow" {
-			got, err = columnar.ClustersFromTable(name, fixture.ReadArrow(t, name))
-		} else {
-			got, err = ReadClusters(name)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+		got := writeRead(t, filepath.Join(t.TempDir(), "tof"+ext), Columns{TOF: true, FlightPath: 12}, batches)
 		if !slices.Equal(got.Pulse, want.Pulse) || !slices.Equal(got.TOF, want.TOF) {
 			t.Errorf("%s: the time of flight differs", ext)
 		}
 	}
+}
+
+// writeRead writes the batches to name with the optional columns and
+// reads them back (an Arrow file through columnar, which hitflow does not
+// read back otherwise).
+func writeRead(t *testing.T, name string, cols Columns, batches []*pixel.Clusters) *pixel.Clusters {
+	t.Helper()
+	w, err := CreateClustersWith(name, nil, cols)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range batches {
+		if err := w.Write(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var got *pixel.Clusters
+	if strings.HasSuffix(name, ".arrow") {
+		got, err = columnar.ClustersFromTable(name, fixture.ReadArrow(t, name))
+	} else {
+		got, err = ReadClusters(name)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
 }

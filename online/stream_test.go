@@ -237,6 +237,22 @@ func listen(t *testing.T, handle ...func(net.Conn)) string {
 	return l.Addr().String()
 }
 
+// reconnected serves the handlers, a connection each, to a stream that
+// connects again, and returns it with all it received.
+func reconnected(t *testing.T, handle ...func(net.Conn)) (*Stream, []byte) {
+	t.Helper()
+	s, err := Dial(t.Context(), listen(t, handle...), Options{Reconnect: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	got, err := readAll(t, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, got
+}
+
 // decode decodes raw .tpx3 bytes from r, returning the hits and the error
 // of the end (nil at a clean one).
 func decode(r io.Reader) (*pixel.Hits, error) {
@@ -314,7 +330,7 @@ func TestDialLost(t *testing.T) {
 func TestDialReconnects(t *testing.T) {
 	raw := rawRun(t, pixelsim.Options{Hits: 30000, Seed: 1})
 	ends := chunkEnds(raw)
-	addr := listen(t,
+	s, got := reconnected(t,
 		func(c net.Conn) { c.Write(raw[:ends[0]+100]); c.Close() }, // lost inside chunk 2
 		func(c net.Conn) { // chunk 2 whole, then a reset inside chunk 3
 			c.Write(raw[ends[0] : ends[2]-50])
@@ -324,15 +340,6 @@ func TestDialReconnects(t *testing.T) {
 		},
 		func(c net.Conn) { c.Write(raw[ends[2]:]); c.Close() }, // the rest, whole
 	)
-	s, err := Dial(t.Context(), addr, Options{Reconnect: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	got, err := readAll(t, s)
-	if err != nil {
-		t.Fatal(err)
-	}
 	third := ends[2] - ends[1]
 	want := append(append([]byte{}, raw[:ends[1]]...), raw[ends[2]:]...)
 	if !bytes.Equal(got, want) {
@@ -425,19 +432,10 @@ func TestDialJoinsMidStream(t *testing.T) {
 	// "next header" is none: not a header.
 	fake := append([]byte("TPX3\x00\x00\x10\x00"), make([]byte, 40)...)
 	first := append(append(append([]byte{}, raw[1000:1100]...), fake...), raw[ends[0]:ends[2]-10]...)
-	addr := listen(t,
+	s, got := reconnected(t,
 		func(c net.Conn) { c.Write(first); c.Close() },
 		func(c net.Conn) { c.Write(raw[ends[3]-777:]); c.Close() },
 	)
-	s, err := Dial(t.Context(), addr, Options{Reconnect: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	got, err := readAll(t, s)
-	if err != nil {
-		t.Fatal(err)
-	}
 	want := append(append([]byte{}, raw[ends[0]:ends[1]]...), raw[ends[3]:]...)
 	if !bytes.Equal(got, want) {
 		t.Fatalf("got %d bytes, want %d: chunk 2, then all from chunk 5", len(got), len(want))
