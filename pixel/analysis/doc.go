@@ -3,6 +3,9 @@
 // roundness, linearity, length, width) and its class among the six
 // classic ones (dots, small blobs, curly tracks, heavy blobs, heavy
 // tracks, straight tracks), for particle identification and for keeping
-// only the classes of interest while a run goes on. Algorithms only: no
+// only the classes of interest while a run goes on; and the time of
+// flight of each cluster from the reference pulses of a pulsed source,
+// with the neutron energy and wavelength. Each fills optional columns of
+// pixel.Clusters that the cluster files carry. Algorithms only: no
 // files, no timing.
 package analysis
