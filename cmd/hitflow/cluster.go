@@ -179,7 +179,7 @@ func runCluster(ctx context.Context, o clusterOptions, files []string, stdin io.
 	if err != nil {
 		return err
 	}
-	job.Filter = analyses(tof, filter)
+	job.Filter, job.FilterHits = analyses(tof, filter), filter != nil
 	inputs := []outfile.Role{role("--mask", o.mask), role("--classes", o.classes)}
 	if liveInput == "" || o.live.follow {
 		inputs = append(inputs, positional(files...)...)

@@ -62,9 +62,11 @@ type Job struct {
 	// monitoring a run while it goes.
 	Counters *Counters
 	// Filter, when set, chooses the clusters written: it gets every batch
-	// (with the clusters' hits) and returns those to write, in a batch
-	// valid until its next call. Called from the writing stage.
-	Filter func(*pixel.Clusters) (*pixel.Clusters, error)
+	// and returns those to write, in a batch valid until its next call
+	// (it may add columns). Called from the writing stage. FilterHits
+	// says it needs the clusters' hits.
+	Filter     func(*pixel.Clusters) (*pixel.Clusters, error)
+	FilterHits bool
 }
 
 // Counters follow a run while it goes; each stage updates its own.
@@ -177,7 +179,7 @@ func Run(ctx context.Context, job Job) (Summary, error) {
 		return sum, err
 	}
 	defer c.Close()
-	c.KeepMembers(job.Hits != nil || job.Filter != nil || job.Clusters.NeedsMembers())
+	c.KeepMembers(job.Hits != nil || job.Filter != nil && job.FilterHits || job.Clusters.NeedsMembers())
 	var sorter *pixel.Sorter
 	if job.Unsorted > 0 {
 		if sorter, err = pixel.NewSorter(job.Unsorted, job.Cluster.RestartGap()); err != nil {
