@@ -34,7 +34,7 @@ func BenchmarkClusterWriters(b *testing.B) {
 					w, _ = columnar.NewClusterArrow(io.Discard, columnar.Options{})
 				default:
 					var err error
-					if w, err = root.CreateClusters(filepath.Join(b.TempDir(), "c.root")); err != nil {
+					if w, err = root.CreateClusters(filepath.Join(b.TempDir(), "c.root"), root.Columns{}); err != nil {
 						b.Fatal(err)
 					}
 				}

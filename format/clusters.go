@@ -38,7 +38,7 @@ func CreateClusters(name string, stdout io.Writer) (ClusterWriter, error) {
 }
 
 // Columns choose the optional columns of a clusters file (.csv,
-// .parquet and .arrow), which the batches then carry.
+// .parquet, .arrow and .root; not .clog), which the batches then carry.
 type Columns struct {
 	// Shapes adds the morphology of each cluster and its class (see
 	// pixel/analysis).
@@ -57,8 +57,8 @@ func CreateClustersWith(name string, stdout io.Writer, cols Columns) (ClusterWri
 	var open func(io.Writer) (ClusterWriter, error)
 	opt := columnar.Options{Stream: outfile.IsStdout(name), Shapes: cols.Shapes, TOF: cols.TOF, FlightPath: cols.FlightPath}
 	switch ext := extension(name); {
-	case (cols.Shapes || cols.TOF) && (ext == ".clog" || ext == ".root"):
-		return nil, fmt.Errorf("%s: %w: the morphology and time-of-flight columns go to .csv, .parquet or .arrow", name, ErrUnknownFormat)
+	case (cols.Shapes || cols.TOF) && ext == ".clog":
+		return nil, fmt.Errorf("%s: %w: the morphology and time-of-flight columns go to .csv, .parquet, .arrow or .root", name, ErrUnknownFormat)
 	case ext == ".csv":
 		tc := text.Columns{Shapes: cols.Shapes, TOF: cols.TOF, FlightPath: cols.FlightPath}
 		open = func(w io.Writer) (ClusterWriter, error) { return text.NewClusterCSV(w, tc) }
@@ -72,7 +72,7 @@ func CreateClustersWith(name string, stdout io.Writer, cols Columns) (ClusterWri
 		if outfile.IsStdout(name) {
 			return nil, notStreamed(name)
 		}
-		return root.CreateClusters(name)
+		return root.CreateClusters(name, root.Columns{Shapes: cols.Shapes, TOF: cols.TOF, FlightPath: cols.FlightPath})
 	default:
 		return nil, fmt.Errorf("%s: %w %q (want .csv, .clog, .parquet, .arrow or .root)", name, ErrUnknownFormat, extension(name))
 	}

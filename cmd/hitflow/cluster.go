@@ -116,7 +116,7 @@ clusters-0002.parquet, ... --metrics serves Prometheus metrics.`, pixel.DefaultM
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress bar")
 	f.StringSliceVar(&o.keep, "keep", nil, "write only the clusters of these morphology classes: dot, small_blob, curly_track, heavy_blob, heavy_track, straight_track")
 	f.StringVar(&o.classes, "classes", "", "thresholds of the classes of --keep and --shapes, lines \"name value\" (see docs/clustering.md)")
-	f.BoolVar(&o.shapes, "shapes", false, "add each cluster's morphology and class to -o (.csv, .parquet or .arrow): pixels, inner, roundness, linearity, length, width, class")
+	f.BoolVar(&o.shapes, "shapes", false, "add each cluster's morphology and class to -o (.csv, .parquet, .arrow or .root): pixels, inner, roundness, linearity, length, width, class")
 	f.StringVar(&o.tof, "tof", "", "add each cluster's time of flight from the TDC pulses of .tpx3 input: tdc1r, tdc1f, tdc2r or tdc2f (input 1 or 2, rising or falling edge)")
 	f.Float64Var(&o.flightPath, "flight-path", 0, "with --tof: the flight path in metres; adds the neutron energy and wavelength")
 	f.DurationVar(&o.period, "period", 0, "with --tof: the pulse period (71.43ms at 14 Hz); gaps over 1.5 periods count the missing pulses")

@@ -112,7 +112,7 @@ func TestKeep(t *testing.T) {
 	if code, stdout, stderr := hitflow(t, "plot", "-o", filepath.Join(dir, "fig"), shaped); code != 0 || !strings.Contains(stdout, "fig_classes.png") {
 		t.Errorf("plot: exit %d: %s %s", code, stdout, stderr)
 	}
-	for _, args := range [][]string{{"--keep", "muons"}, {"--classes", rulesFile}, {"--shapes", "-o", filepath.Join(dir, "x.root")}} {
+	for _, args := range [][]string{{"--keep", "muons"}, {"--classes", rulesFile}, {"--shapes", "-o", filepath.Join(dir, "x.clog")}} {
 		if code, _, stderr := hitflow(t, append([]string{"cluster", "-o", os.DevNull, raw}, args...)...); code != exitUsage {
 			t.Errorf("%v: exit %d: %s", args, code, stderr)
 		}
@@ -177,7 +177,7 @@ func TestTimeOfFlight(t *testing.T) {
 	if code, stdout, stderr := hitflow(t, "plot", "-o", filepath.Join(dir, "fig"), filepath.Join(dir, "tof.parquet")); code != 0 || !strings.Contains(stdout, "fig_tof.png") {
 		t.Errorf("plot: exit %d: %s %s", code, stdout, stderr)
 	}
-	for _, args := range [][]string{{"--tof", "tdc3r"}, {"--flight-path", "10"}, {"--tof", "tdc1r", "--period", "-1s"}, {"--tof", "tdc1r", "-o", filepath.Join(dir, "x.root")}} {
+	for _, args := range [][]string{{"--tof", "tdc3r"}, {"--flight-path", "10"}, {"--tof", "tdc1r", "--period", "-1s"}, {"--tof", "tdc1r", "-o", filepath.Join(dir, "x.clog")}} {
 		if code, _, stderr := hitflow(t, append([]string{"cluster", "-o", os.DevNull, in}, args...)...); code != exitUsage {
 			t.Errorf("%v: exit %d: %s", args, code, stderr)
 		}

@@ -13,7 +13,7 @@ import (
 func BenchmarkReadROOT(b *testing.B) {
 	all := fixture.Gamma()
 	name := filepath.Join(b.TempDir(), "c.root")
-	w, err := CreateClusters(name)
+	w, err := CreateClusters(name, Columns{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/hitflow/hitflow/clue/cluecsv"
 	"github.com/hitflow/hitflow/internal/damage"
 	"github.com/hitflow/hitflow/pixel"
+	"github.com/hitflow/hitflow/pixel/analysis"
 )
 
 // The ROOT files hitflow writes are read here, in this process, without
@@ -365,8 +366,17 @@ var clusterTypes = map[string]branchType{
 	"x": {2, true}, "y": {2, true}, "toa": {8, true}, "tot": {2, true}, "e": {4, true},
 }
 
+// optionalTypes are the optional branches of the clusters tree (see
+// Columns), by group: a group is read when all of its branches are there.
+var optionalTypes = map[string]branchType{
+	"pixels": {4, false}, "inner": {4, false}, "roundness": {8, false}, "linearity": {8, false},
+	"length": {8, false}, "width": {8, false}, "class": {4, false},
+	"tof_ns": {8, false}, "pulse": {8, false}, "energy_ev": {8, false}, "wavelength_a": {8, false},
+}
+
 // ReadClusters reads the clusters tree of a file written by
-// [CreateClusters], the hits of each cluster as Members.
+// [CreateClusters], the hits of each cluster as Members, and the
+// optional columns it has.
 func ReadClusters(name string) (c *pixel.Clusters, err error) {
 	defer damage.Recover(name, &err)
 	r, err := open(name)
@@ -407,8 +417,26 @@ func ReadClusters(name string) (c *pixel.Clusters, err error) {
 		"tot":        vectorOf(&htot, &hitsToT, 2, u16),
 		"toa":        vectorOf(&htoa, &hitsToA, 8, f64),
 		"e":          vectorOf(&he, &hitsE, 4, f32),
+		"pixels":     func(b []byte) { c.Pixels = append(c.Pixels, i32(b)) },
+		"inner":      func(b []byte) { c.Inner = append(c.Inner, i32(b)) },
+		"roundness":  func(b []byte) { c.Roundness = append(c.Roundness, f64(b)) },
+		"linearity":  func(b []byte) { c.Linearity = append(c.Linearity, f64(b)) },
+		"length":     func(b []byte) { c.Length = append(c.Length, f64(b)) },
+		"width":      func(b []byte) { c.Width = append(c.Width, f64(b)) },
+		"class":      func(b []byte) { c.Class = append(c.Class, uint8(min(uint32(i32(b)), 255))) },
+		"tof_ns":     func(b []byte) { c.TOF = append(c.TOF, pixel.TimeFromNs(f64(b))) },
+		"pulse":      func(b []byte) { c.Pulse = append(c.Pulse, i64(b)) },
+		// Derived from tof_ns with the flight path.
+		"energy_ev":    func([]byte) {},
+		"wavelength_a": func([]byte) {},
 	}
-	types := func(b string) (branchType, bool) { t, ok := clusterTypes[b]; return t, ok }
+	types := func(b string) (branchType, bool) {
+		if t, ok := clusterTypes[b]; ok {
+			return t, ok
+		}
+		t, ok := optionalTypes[b]
+		return t, ok
+	}
 	entries, err := r.columns("clusters", types, read)
 	if err != nil {
 		return nil, err
@@ -416,6 +444,20 @@ func ReadClusters(name string) (c *pixel.Clusters, err error) {
 	for b := range clusterTypes {
 		if _, ok := r.baskets["clusters"][b]; !ok && entries > 0 {
 			return nil, fmt.Errorf("%s: the clusters tree has no branch %s", name, b)
+		}
+	}
+	// A group partly there is a tree hitflow did not write.
+	if len(c.Class) != len(c.Pixels) || len(c.Class) != len(c.Width) || len(c.TOF) != len(c.Pulse) {
+		return nil, fmt.Errorf("%s: the clusters tree has some of the branches of a group, not all", name)
+	}
+	for k, class := range c.Class {
+		if int(class) >= len(analysis.Classes) {
+			return nil, fmt.Errorf("%s: cluster %d: class %d out of range", name, k, class)
+		}
+	}
+	for k, p := range c.Pulse {
+		if p < -1 {
+			return nil, fmt.Errorf("%s: cluster %d: pulse %d out of range", name, k, p)
 		}
 	}
 	at := 0

@@ -14,6 +14,7 @@ import (
 
 	"github.com/hitflow/hitflow/internal/outfile"
 	"github.com/hitflow/hitflow/pixel"
+	"github.com/hitflow/hitflow/pixel/analysis"
 )
 
 // rootBasket is the basket size of the trees hitflow writes. groot makes a
@@ -108,9 +109,49 @@ type clusterEntry struct {
 	HitToA     []float64
 	ToT        []uint16
 	E          []float32
+
+	// Optional (see Columns).
+	Pixels, Inner                       int32
+	Roundness, Linearity, Length, Width float64
+	Class                               int32 // an int: the streamers hitflow completes cover no 8-bit leaf
+	TOF                                 float64
+	Pulse                               int64
+	EnergyEV, Wavelength                float64
 }
 
-func (e *clusterEntry) vars() []rtree.WriteVar {
+// Columns choose the optional branches of the clusters tree.
+type Columns struct {
+	// Shapes adds the morphology (pixel.Clusters.HasShapes): pixels,
+	// inner, roundness, linearity, length, width and class, the class's
+	// number in analysis.Classes (0 dot, 1 small_blob, 2 curly_track,
+	// 3 heavy_blob, 4 heavy_track, 5 straight_track).
+	Shapes bool
+	// TOF adds the time of flight (pixel.Clusters.HasTOF): tof_ns and
+	// pulse, -1 (and tof_ns 0) before the first pulse; with a positive
+	// FlightPath in metres, energy_ev and wavelength_a (0 without a time
+	// of flight).
+	TOF        bool
+	FlightPath float64
+}
+
+func (e *clusterEntry) vars(cols Columns) []rtree.WriteVar {
+	vs := e.baseVars()
+	if cols.Shapes {
+		vs = append(vs, rtree.WriteVar{Name: "pixels", Value: &e.Pixels}, rtree.WriteVar{Name: "inner", Value: &e.Inner},
+			rtree.WriteVar{Name: "roundness", Value: &e.Roundness}, rtree.WriteVar{Name: "linearity", Value: &e.Linearity},
+			rtree.WriteVar{Name: "length", Value: &e.Length}, rtree.WriteVar{Name: "width", Value: &e.Width},
+			rtree.WriteVar{Name: "class", Value: &e.Class})
+	}
+	if cols.TOF {
+		vs = append(vs, rtree.WriteVar{Name: "tof_ns", Value: &e.TOF}, rtree.WriteVar{Name: "pulse", Value: &e.Pulse})
+		if cols.FlightPath > 0 {
+			vs = append(vs, rtree.WriteVar{Name: "energy_ev", Value: &e.EnergyEV}, rtree.WriteVar{Name: "wavelength_a", Value: &e.Wavelength})
+		}
+	}
+	return vs
+}
+
+func (e *clusterEntry) baseVars() []rtree.WriteVar {
 	return []rtree.WriteVar{
 		{Name: "id", Value: &e.ID}, {Name: "size", Value: &e.Size},
 		{Name: "toa_ns", Value: &e.ToA}, {Name: "span_ns", Value: &e.Span},
@@ -140,20 +181,22 @@ func (e *clusterEntry) vars() []rtree.WriteVar {
 // ones is enough; see TestROOTBigThenSmall), while its vector writer grows
 // the offset table correctly.
 type ClusterTree struct {
-	f   *riofs.File
-	out *outfile.File
-	t   rtree.Writer
-	ev  clusterEntry
+	f    *riofs.File
+	out  *outfile.File
+	t    rtree.Writer
+	ev   clusterEntry
+	cols Columns
 }
 
-// CreateClusters creates the named ROOT file.
-func CreateClusters(name string) (*ClusterTree, error) {
+// CreateClusters creates the named ROOT file, with the optional branches
+// chosen.
+func CreateClusters(name string, cols Columns) (*ClusterTree, error) {
 	f, out, err := createROOT(name)
 	if err != nil {
 		return nil, err
 	}
-	c := &ClusterTree{f: f, out: out}
-	c.t, err = rtree.NewWriter(f, "clusters", c.ev.vars(), rtree.WithZstd(1), rtree.WithBasketSize(rootBasket), rtree.WithTitle("hitflow pixel clusters"))
+	c := &ClusterTree{f: f, out: out, cols: cols}
+	c.t, err = rtree.NewWriter(f, "clusters", c.ev.vars(cols), rtree.WithZstd(1), rtree.WithBasketSize(rootBasket), rtree.WithTitle("hitflow pixel clusters"))
 	if err == nil {
 		err = completeStreamers(f)
 	}
@@ -174,6 +217,9 @@ func (c *ClusterTree) Write(cl *pixel.Clusters) error {
 	if !cl.HasMembers() {
 		return fmt.Errorf("root: %w", pixel.ErrNoMembers)
 	}
+	if c.cols.Shapes && !cl.HasShapes() || c.cols.TOF && !cl.HasTOF() {
+		return fmt.Errorf("root: the clusters carry no morphology or time-of-flight columns (see pixel/analysis)")
+	}
 	e := &c.ev
 	m := &cl.Members
 	for i := range cl.Len() {
@@ -193,6 +239,16 @@ func (c *ClusterTree) Write(cl *pixel.Clusters) error {
 			e.E = append(e.E, m.E[from:to]...)
 		} else {
 			e.E = append(e.E, make([]float32, to-from)...)
+		}
+		if c.cols.Shapes {
+			e.Pixels, e.Inner, e.Class = cl.Pixels[i], cl.Inner[i], int32(cl.Class[i])
+			e.Roundness, e.Linearity, e.Length, e.Width = cl.Roundness[i], cl.Linearity[i], cl.Length[i], cl.Width[i]
+		}
+		if c.cols.TOF {
+			e.TOF, e.Pulse, e.EnergyEV, e.Wavelength = cl.TOF[i].Ns(), cl.Pulse[i], 0, 0
+			if p := c.cols.FlightPath; p > 0 && cl.Pulse[i] >= 0 && cl.TOF[i] > 0 {
+				e.EnergyEV, e.Wavelength = analysis.NeutronEnergy(cl.TOF[i], p), analysis.NeutronWavelength(cl.TOF[i], p)
+			}
 		}
 		if _, err := c.t.Write(); err != nil {
 			return fmt.Errorf("%s: %w", c.out.Name(), err)
