@@ -259,7 +259,7 @@ func runCluster(ctx context.Context, o clusterOptions, files []string, stdin io.
 		defer live.done()
 	}
 
-	outs, err := createClusterOutputs(&job, o, rotation, stdout)
+	outs, err := createClusterOutputs(&job, o, rotation, inputs, stdout)
 	if err != nil {
 		return err
 	}
@@ -375,7 +375,7 @@ func (c *clusterOutputs) abort() {
 
 // createClusterOutputs creates the writers of -o, --hits and --tdc in the
 // job; after an error nothing is left behind.
-func createClusterOutputs(job *pipeline.Job, o clusterOptions, rot online.Rotation, stdout io.Writer) (_ *clusterOutputs, err error) {
+func createClusterOutputs(job *pipeline.Job, o clusterOptions, rot online.Rotation, inputs []outfile.Role, stdout io.Writer) (_ *clusterOutputs, err error) {
 	outs := &clusterOutputs{}
 	defer func() {
 		if err != nil {
@@ -384,7 +384,13 @@ func createClusterOutputs(job *pipeline.Job, o clusterOptions, rot online.Rotati
 	}()
 	if rot != (online.Rotation{}) {
 		r, err := online.NewRotator(rot, func(n int) (online.Part, error) {
-			return createPart(online.PartName(o.out, n), partName(o.hits, n), o.columns(), stdout)
+			// Checked like the first part was before the run: a later
+			// one must not replace an input that bears its name.
+			out, hits := online.PartName(o.out, n), partName(o.hits, n)
+			if err := outfile.Check(inputs, []outfile.Role{role("-o", out), role("--hits", hits)}); err != nil {
+				return online.Part{}, err
+			}
+			return createPart(out, hits, o.columns(), stdout)
 		})
 		if err != nil {
 			return nil, err

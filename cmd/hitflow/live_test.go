@@ -238,6 +238,18 @@ func TestRotate(t *testing.T) {
 			}
 		})
 	}
+	// A later part named like an input: the run stops before it, the
+	// input untouched.
+	victim := filepath.Join(dir, "hits-0002.csv")
+	if code, _, stderr := hitflow(t, "cluster", "-q", "--hits", filepath.Join(dir, "hits.csv"), "-o", filepath.Join(dir, "cut.csv"), raw); code != 0 {
+		t.Fatal(stderr)
+	}
+	os.Rename(filepath.Join(dir, "hits.csv"), victim)
+	before, _ := os.ReadFile(victim)
+	code, _, stderr := hitflow(t, "cluster", "-q", "--rotate", "1MiB", "--hits", filepath.Join(dir, "hits.csv"), "-o", filepath.Join(dir, "again.csv"), victim)
+	if after, _ := os.ReadFile(victim); code == 0 || !bytes.Equal(before, after) || !strings.Contains(stderr, "hits-0002.csv") {
+		t.Errorf("rotating into an input's name: exit %d, input kept %v: %s", code, bytes.Equal(before, after), stderr)
+	}
 	if code, _, stderr := hitflow(t, "cluster", "--rotate", "10m", "-o", "-", raw); code != exitUsage {
 		t.Errorf("--rotate to stdout: exit %d: %s", code, stderr)
 	}
