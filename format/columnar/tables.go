@@ -259,8 +259,9 @@ type ClusterTable struct {
 	ns, span []float64 // scratch
 	offsets  []int32   // scratch of the class column
 	names    []byte
-	// Scratch of the time-of-flight columns and their validity bits.
+	// Scratch of the time-of-flight columns and their validity.
 	tofNs, energy, wavelength []float64
+	has, flies                []bool
 	valid, flying             []byte
 }
 
@@ -362,26 +363,31 @@ func (c *ClusterTable) Write(cl *pixel.Clusters) error {
 // appendTOF appends the time-of-flight columns of cl to the builders of
 // TOFFields (and FlightFields).
 func (c *ClusterTable) appendTOF(f []array.Builder, cl *pixel.Clusters) {
-	tof, pulse := f[0].(*array.Float64Builder), f[1].(*array.Int64Builder)
+	c.fillTOF(cl)
+	f[0].(*array.Float64Builder).AppendValues(c.tofNs, c.has)
+	f[1].(*array.Int64Builder).AppendValues(cl.Pulse, c.has)
+	if c.path > 0 {
+		f[2].(*array.Float64Builder).AppendValues(c.energy, c.flies)
+		f[3].(*array.Float64Builder).AppendValues(c.wavelength, c.flies)
+	}
+}
+
+// fillTOF computes the values of the time-of-flight columns of cl into
+// scratch, with their validity: has where the cluster has a pulse, flies
+// where it has an energy and wavelength too.
+func (c *ClusterTable) fillTOF(cl *pixel.Clusters) {
+	n := cl.Len()
+	c.tofNs, c.has = slices.Grow(c.tofNs[:0], n)[:n], slices.Grow(c.has[:0], n)[:n]
 	for i, p := range cl.Pulse {
-		if p < 0 {
-			tof.AppendNull()
-			pulse.AppendNull()
-		} else {
-			tof.Append(cl.TOF[i].Ns())
-			pulse.Append(p)
-		}
-		if c.path <= 0 {
-			continue
-		}
-		energy, wavelength := f[2].(*array.Float64Builder), f[3].(*array.Float64Builder)
-		if p < 0 || cl.TOF[i] <= 0 {
-			energy.AppendNull()
-			wavelength.AppendNull()
-			continue
-		}
-		energy.Append(analysis.NeutronEnergy(cl.TOF[i], c.path))
-		wavelength.Append(analysis.NeutronWavelength(cl.TOF[i], c.path))
+		c.tofNs[i], c.has[i] = cl.TOF[i].Ns(), p >= 0
+	}
+	if c.path <= 0 {
+		return
+	}
+	c.energy, c.wavelength = slices.Grow(c.energy[:0], n)[:n], slices.Grow(c.wavelength[:0], n)[:n]
+	c.flies = slices.Grow(c.flies[:0], n)[:n]
+	for i, p := range cl.Pulse {
+		c.energy[i], c.wavelength[i], c.flies[i] = analysis.Neutron(cl.TOF[i], p, c.path)
 	}
 }
 
@@ -426,47 +432,40 @@ func (c *ClusterTable) columns(cl *pixel.Clusters) []arrow.Array {
 	return cols
 }
 
-// tofColumns are the time-of-flight columns of cl over scratch buffers:
-// values, with validity bits where the cluster has a pulse (and, for the
-// energy and wavelength, a time of flight). Builders, a call per value,
-// cost a quarter of a run of small clusters.
+// tofColumns are the time-of-flight columns of cl over scratch buffers
+// (see fillTOF). Builders, a call per value, cost a quarter of a run of
+// small clusters.
 func (c *ClusterTable) tofColumns(cl *pixel.Clusters) []arrow.Array {
+	c.fillTOF(cl)
 	n := cl.Len()
-	bits := int(bitutil.BytesForBits(int64(n)))
-	c.tofNs, c.valid = slices.Grow(c.tofNs[:0], n)[:n], slices.Grow(c.valid[:0], bits)[:bits]
-	clear(c.valid)
-	nulls := 0
-	for i, p := range cl.Pulse {
-		c.tofNs[i] = cl.TOF[i].Ns()
-		if p >= 0 {
-			bitutil.SetBit(c.valid, i)
-		} else {
-			nulls++
-		}
-	}
+	valid, nulls := c.bitmap(&c.valid, c.has)
 	cols := []arrow.Array{
-		withNulls(arrow.PrimitiveTypes.Float64, n, arrow.Float64Traits.CastToBytes(c.tofNs), c.valid, nulls),
-		withNulls(arrow.PrimitiveTypes.Int64, n, arrow.Int64Traits.CastToBytes(cl.Pulse), c.valid, nulls),
+		withNulls(arrow.PrimitiveTypes.Float64, n, arrow.Float64Traits.CastToBytes(c.tofNs), valid, nulls),
+		withNulls(arrow.PrimitiveTypes.Int64, n, arrow.Int64Traits.CastToBytes(cl.Pulse), valid, nulls),
 	}
 	if c.path <= 0 {
 		return cols
 	}
-	c.energy, c.wavelength = slices.Grow(c.energy[:0], n)[:n], slices.Grow(c.wavelength[:0], n)[:n]
-	c.flying = slices.Grow(c.flying[:0], bits)[:bits]
-	clear(c.flying)
-	nulls = 0
-	for i, p := range cl.Pulse {
-		c.energy[i], c.wavelength[i] = 0, 0
-		if t := cl.TOF[i]; p >= 0 && t > 0 {
-			bitutil.SetBit(c.flying, i)
-			c.energy[i], c.wavelength[i] = analysis.NeutronEnergy(t, c.path), analysis.NeutronWavelength(t, c.path)
+	flying, nulls := c.bitmap(&c.flying, c.flies)
+	return append(cols,
+		withNulls(arrow.PrimitiveTypes.Float64, n, arrow.Float64Traits.CastToBytes(c.energy), flying, nulls),
+		withNulls(arrow.PrimitiveTypes.Float64, n, arrow.Float64Traits.CastToBytes(c.wavelength), flying, nulls))
+}
+
+// bitmap sets the validity bits of ok into *bits, and counts the nulls.
+func (c *ClusterTable) bitmap(bits *[]byte, ok []bool) ([]byte, int) {
+	size := int(bitutil.BytesForBits(int64(len(ok))))
+	*bits = slices.Grow((*bits)[:0], size)[:size]
+	clear(*bits)
+	nulls := 0
+	for i, v := range ok {
+		if v {
+			bitutil.SetBit(*bits, i)
 		} else {
 			nulls++
 		}
 	}
-	return append(cols,
-		withNulls(arrow.PrimitiveTypes.Float64, n, arrow.Float64Traits.CastToBytes(c.energy), c.flying, nulls),
-		withNulls(arrow.PrimitiveTypes.Float64, n, arrow.Float64Traits.CastToBytes(c.wavelength), c.flying, nulls))
+	return *bits, nulls
 }
 
 // withNulls is an array of n values with the validity bits and nulls

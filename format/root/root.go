@@ -245,10 +245,8 @@ func (c *ClusterTree) Write(cl *pixel.Clusters) error {
 			e.Roundness, e.Linearity, e.Length, e.Width = cl.Roundness[i], cl.Linearity[i], cl.Length[i], cl.Width[i]
 		}
 		if c.cols.TOF {
-			e.TOF, e.Pulse, e.EnergyEV, e.Wavelength = cl.TOF[i].Ns(), cl.Pulse[i], 0, 0
-			if p := c.cols.FlightPath; p > 0 && cl.Pulse[i] >= 0 && cl.TOF[i] > 0 {
-				e.EnergyEV, e.Wavelength = analysis.NeutronEnergy(cl.TOF[i], p), analysis.NeutronWavelength(cl.TOF[i], p)
-			}
+			e.TOF, e.Pulse = cl.TOF[i].Ns(), cl.Pulse[i]
+			e.EnergyEV, e.Wavelength, _ = analysis.Neutron(cl.TOF[i], cl.Pulse[i], c.cols.FlightPath)
 		}
 		if _, err := c.t.Write(); err != nil {
 			return fmt.Errorf("%s: %w", c.out.Name(), err)

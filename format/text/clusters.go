@@ -178,15 +178,13 @@ func putTOF(b []byte, tof pixel.Time, pulse int64, path float64) int {
 		n += textfmt.PutInt(b[n:], pulse)
 	}
 	if path > 0 {
-		b[n] = ','
-		n++
-		if pulse >= 0 && tof > 0 {
-			n += len(strconv.AppendFloat(b[n:n], analysis.NeutronEnergy(tof, path), 'g', 7, 64))
-		}
-		b[n] = ','
-		n++
-		if pulse >= 0 && tof > 0 {
-			n += len(strconv.AppendFloat(b[n:n], analysis.NeutronWavelength(tof, path), 'g', 7, 64))
+		energy, wavelength, ok := analysis.Neutron(tof, pulse, path)
+		for _, v := range [...]float64{energy, wavelength} {
+			b[n] = ','
+			n++
+			if ok {
+				n += len(strconv.AppendFloat(b[n:n], v, 'g', 7, 64))
+			}
 		}
 	}
 	return n

@@ -106,6 +106,17 @@ const (
 	planck       = 6.62607015e-34    // J s
 )
 
+// Neutron is the energy (eV) and wavelength (Å) of a neutron that took
+// tof since its pulse to fly path metres, and whether it has them: a
+// cluster before the first pulse (pulse < 0) or at its pulse (tof 0)
+// has none.
+func Neutron(tof pixel.Time, pulse int64, path float64) (energy, wavelength float64, ok bool) {
+	if pulse < 0 || tof <= 0 {
+		return 0, 0, false
+	}
+	return NeutronEnergy(tof, path), NeutronWavelength(tof, path), true
+}
+
 // NeutronEnergy is the kinetic energy in eV of a neutron that took tof to
 // fly path metres (non-relativistic).
 func NeutronEnergy(tof pixel.Time, path float64) float64 {
