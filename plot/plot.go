@@ -703,3 +703,44 @@ func FormatOf(name string) (string, error) {
 	}
 	return format, nil
 }
+
+// TimeWalk draws a time-walk fit: the measured delay of each ToT with its
+// error, and the fitted hyperbola.
+func TimeWalk(w io.Writer, f analysis.WalkFit, format string) error {
+	if len(f.Table) == 0 {
+		return fmt.Errorf("plot: no measured delays to draw")
+	}
+	pts := make(plotter.XYs, len(f.Table))
+	errs := make(plotter.YErrors, len(f.Table))
+	for i, q := range f.Table {
+		pts[i] = plotter.XY{X: float64(q.ToT), Y: q.Ns}
+		errs[i].Low, errs[i].High = q.Err, q.Err
+	}
+	p := newPlot()
+	hw := f.Hyperbola
+	p.Title.Text = fmt.Sprintf("time walk a/(ToT-b)+c: a = %.4g ± %.2g ns, b = %.4g ± %.2g", hw.A, hw.AErr, hw.B, hw.BErr)
+	p.X.Label.Text, p.Y.Label.Text = "ToT (25 ns ticks)", "delay (ns)"
+	s, err := plotter.NewScatter(pts)
+	if err != nil {
+		return fmt.Errorf("plot: %w", err)
+	}
+	s.GlyphStyle.Radius = vg.Points(1.5)
+	bars, err := plotter.NewYErrorBars(struct {
+		plotter.XYs
+		plotter.YErrors
+	}{pts, errs})
+	if err != nil {
+		return fmt.Errorf("plot: %w", err)
+	}
+	curve := plotter.NewFunction(func(x float64) float64 { return hw.A/(x-hw.B) + hw.C })
+	curve.XMin, curve.XMax = max(0, math.Floor(hw.B)+1), float64(f.Table[len(f.Table)-1].ToT)+1
+	curve.Samples = 1000
+	curve.Color = color.RGBA{R: 200, A: 255}
+	curve.Width = vg.Points(1)
+	p.Add(bars, s, curve)
+	p.Legend.Add("measured", s)
+	p.Legend.Add("fit", curve)
+	p.Legend.Top = true
+	p.X.Min, p.X.Max = 0, float64(f.Table[len(f.Table)-1].ToT)+1
+	return writeFigure(w, p, nil, Width, Width*3/4, format)
+}

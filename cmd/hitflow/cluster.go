@@ -39,6 +39,7 @@ type clusterOptions struct {
 	tof                         string
 	flightPath                  float64
 	period                      time.Duration
+	timewalk                    string
 }
 
 func newClusterCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -120,6 +121,7 @@ clusters-0002.parquet, ... --metrics serves Prometheus metrics.`, pixel.DefaultM
 	f.StringVar(&o.tof, "tof", "", "add each cluster's time of flight from the TDC pulses of .tpx3 input: tdc1r, tdc1f, tdc2r or tdc2f (input 1 or 2, rising or falling edge)")
 	f.Float64Var(&o.flightPath, "flight-path", 0, "with --tof: the flight path in metres; adds the neutron energy and wavelength")
 	f.DurationVar(&o.period, "period", 0, "with --tof: the pulse period (71.43ms at 14 Hz); gaps over 1.5 periods count the missing pulses")
+	f.StringVar(&o.timewalk, "timewalk", "", "correct every hit's time by the time walk of this file (from hitflow timewalk fit) before sorting and clustering")
 	o.live.add(f)
 	return cmd
 }
@@ -180,7 +182,15 @@ func runCluster(ctx context.Context, o clusterOptions, files []string, stdin io.
 		return err
 	}
 	job.Filter, job.FilterHits = analyses(tof, filter), filter != nil
-	inputs := []outfile.Role{role("--mask", o.mask), role("--classes", o.classes)}
+	if o.timewalk != "" {
+		if job.Correction, err = loadTimeWalk(o.timewalk); err != nil {
+			return err
+		}
+		if o.unsorted+job.Correction.Spread() >= job.Cluster.RestartGap() {
+			return usagef("--timewalk %s moves hits by up to %v ns: --unsorted plus that must be shorter than --restart", o.timewalk, job.Correction.Spread().Ns())
+		}
+	}
+	inputs := []outfile.Role{role("--mask", o.mask), role("--classes", o.classes), role("--timewalk", o.timewalk)}
 	if liveInput == "" || o.live.follow {
 		inputs = append(inputs, positional(files...)...)
 	}
@@ -490,6 +500,24 @@ func analyses(tof *analysis.TOF, filter *analysis.Filter) func(*pixel.Clusters) 
 		}
 		return filter.Apply(c)
 	}
+}
+
+// loadTimeWalk reads the time-walk correction of --timewalk.
+func loadTimeWalk(name string) (*analysis.WalkCorrection, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	w, err := analysis.ReadTimeWalk(f, name)
+	if err != nil {
+		return nil, err
+	}
+	c, err := w.Correction()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return c, nil
 }
 
 // classFilter is the filter of --keep (or of every class, for --shapes)

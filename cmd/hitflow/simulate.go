@@ -8,6 +8,7 @@ import (
 	"math"
 	"net"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -39,6 +40,7 @@ type simulatePixelOptions struct {
 	serve    string
 	speed    float64
 	repeat   int
+	walk     string
 	quiet    bool
 }
 
@@ -62,11 +64,16 @@ time; the run pauses while none is connected, and a client that goes
 away loses the chunk being sent. It stops after --hits hits or when
 interrupted. Port 0 takes a free port; the address is printed.
 
+Every hit is time-stamped late by the time walk a/(ToT-b)+c ns (ToT in
+25 ns ticks) of --timewalk A,B,C, 400,-4,0 by default, or not at all
+with --timewalk none (see hitflow timewalk fit).
+
 Datasets (the paper's mean and std of the cluster size):
 ` + strings.Join(names, "\n"),
 		Example: `  hitflow simulate pixel --dataset gamma --hits 4000000 --seed 1 -o gamma.tpx3
   hitflow simulate pixel --dataset pb90 --rate 40 --disorder 100us -o pb90.t3pa
-  hitflow simulate pixel --serve tcp://127.0.0.1:8451 --rate 40 --hits 400000000`,
+  hitflow simulate pixel --serve tcp://127.0.0.1:8451 --rate 40 --hits 400000000
+  hitflow simulate pixel --timewalk 1500,-2.5,0 -o walk.tpx3`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return runSimulatePixel(cmd.Context(), o, stderr) },
 	}
@@ -80,8 +87,29 @@ Datasets (the paper's mean and std of the cluster size):
 	f.StringVar(&o.serve, "serve", "", "serve the .tpx3 stream live at tcp://HOST:PORT instead")
 	f.Float64Var(&o.speed, "speed", o.speed, "with --serve: times real time (0: as fast as the client reads)")
 	f.IntVar(&o.repeat, "repeat", 1, "with --serve: serve the run this many times, each later than the last (simulated in memory first: a long run faster than the simulation)")
+	f.StringVar(&o.walk, "timewalk", "400,-4,0", "time walk a,b,c of a/(ToT-b)+c ns, or none")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress bar")
 	return cmd
+}
+
+// parseWalk reads --timewalk A,B,C or none.
+func parseWalk(s string) (*pixelsim.Walk, error) {
+	if strings.EqualFold(s, "none") {
+		return &pixelsim.Walk{}, nil
+	}
+	var w pixelsim.Walk
+	f := strings.Split(s, ",")
+	if len(f) != 3 {
+		return nil, usagef("--timewalk %q: want A,B,C (a/(ToT-b)+c ns) or none", s)
+	}
+	for i, dst := range []*float64{&w.A, &w.B, &w.C} {
+		v, err := strconv.ParseFloat(strings.TrimSpace(f[i]), 64)
+		if err != nil {
+			return nil, usagef("--timewalk %q: %q is not a number", s, f[i])
+		}
+		*dst = v
+	}
+	return &w, nil
 }
 
 func runSimulatePixel(ctx context.Context, o simulatePixelOptions, stderr io.Writer) error {
@@ -107,7 +135,14 @@ func runSimulatePixel(ctx context.Context, o simulatePixelOptions, stderr io.Wri
 	if err != nil {
 		return usageError{err}
 	}
-	opt := pixelsim.Options{Dataset: d, Hits: o.hits, Seed: o.seed, RateMHz: o.rate, Disorder: o.disorder}
+	walk, err := parseWalk(o.walk)
+	if err != nil {
+		return err
+	}
+	opt := pixelsim.Options{Dataset: d, Hits: o.hits, Seed: o.seed, RateMHz: o.rate, Disorder: o.disorder, Walk: walk}
+	if err := pixelsim.Validate(opt); err != nil {
+		return usageError{err}
+	}
 	if o.serve != "" {
 		return serveSimulation(ctx, o, opt, stderr)
 	}

@@ -67,6 +67,25 @@ type Job struct {
 	// says it needs the clusters' hits.
 	Filter     func(*pixel.Clusters) (*pixel.Clusters, error)
 	FilterHits bool
+	// Correction, when set, changes the hits' times after calibration and
+	// before sorting (a time-walk correction); the reorder window grows
+	// by its spread.
+	Correction Correction
+}
+
+// Correction changes hits' times.
+type Correction interface {
+	Correct(*pixel.Hits)
+	// Spread is the most it moves one hit's time against another's.
+	Spread() pixel.Time
+}
+
+// window is the reorder window of the job's hits as they reach sorting.
+func (j Job) window() pixel.Time {
+	if j.Correction == nil {
+		return j.Unsorted
+	}
+	return j.Unsorted + j.Correction.Spread()
 }
 
 // Counters follow a run while it goes; each stage updates its own.
@@ -106,7 +125,13 @@ func (j Job) Validate() error {
 	case j.Mode > pixel.Chunked:
 		return fmt.Errorf("pipeline: unknown clustering mode %d", j.Mode)
 	}
-	return j.Cluster.Validate()
+	if err := j.Cluster.Validate(); err != nil {
+		return err
+	}
+	if w := j.window(); w >= j.Cluster.RestartGap() {
+		return fmt.Errorf("pipeline: a reorder window of %v ns (with the correction's spread) must be shorter than the restart gap, %v ns", w.Ns(), j.Cluster.RestartGap().Ns())
+	}
+	return nil
 }
 
 // Summary counts what a run did.
@@ -181,8 +206,8 @@ func Run(ctx context.Context, job Job) (Summary, error) {
 	defer c.Close()
 	c.KeepMembers(job.Hits != nil || job.Filter != nil && job.FilterHits || job.Clusters.NeedsMembers())
 	var sorter *pixel.Sorter
-	if job.Unsorted > 0 {
-		if sorter, err = pixel.NewSorter(job.Unsorted, job.Cluster.RestartGap()); err != nil {
+	if w := job.window(); w > 0 {
+		if sorter, err = pixel.NewSorter(w, job.Cluster.RestartGap()); err != nil {
 			return sum, err
 		}
 	}
@@ -270,8 +295,8 @@ func Run(ctx context.Context, job Job) (Summary, error) {
 // clustering: for a look at the hits themselves, such as a hit map. The
 // batch is valid during the call. It stops at the first error of fn or
 // of the reading, or at cancellation, and returns it with the counts of
-// the reading; only Sources, Reader, Mask, Calibration, TDC and Progress
-// of the job are used.
+// the reading; only Sources, Reader, Mask, Calibration, Correction, TDC
+// and Progress of the job are used.
 func Scan(ctx context.Context, job Job, fn func(*pixel.Hits) error) (Summary, error) {
 	start := time.Now()
 	sum := newSummary(job)
@@ -467,6 +492,9 @@ func read(ctx context.Context, job Job, sum *Summary, free <-chan *hitBatch, ful
 			}
 			if job.Calibration != nil {
 				job.Calibration.Apply(batch)
+			}
+			if job.Correction != nil {
+				job.Correction.Correct(batch)
 			}
 			if raw, ok := r.(*tpx3.RawReader); ok && job.TDC != nil && len(raw.TDC()) > 0 {
 				if err := job.TDC(raw.TDC()); err != nil {

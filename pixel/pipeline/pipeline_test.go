@@ -525,3 +525,70 @@ func TestJobValidate(t *testing.T) {
 		}
 	}
 }
+
+// evenLate is a correction that moves the hits of even ToT earlier by d.
+type evenLate struct{ d pixel.Time }
+
+func (e evenLate) Correct(h *pixel.Hits) {
+	for i, tot := range h.ToT {
+		if tot%2 == 0 {
+			h.ToA[i] -= e.d
+		}
+	}
+}
+
+func (e evenLate) Spread() pixel.Time { return e.d }
+
+// TestCorrectionBeforeSorting: a corrected run gives the clusters of the
+// corrected hits in time order, with no hit late, though the correction
+// breaks the order.
+func TestCorrectionBeforeSorting(t *testing.T) {
+	corr := evenLate{150 * pixel.Nanosecond} // a multiple of the .tpx3 time grid
+	d, _ := pixelsim.DatasetByName("pion45")
+	var raw, fixed bytes.Buffer
+	rw, _ := tpx3.NewHitWriter(&raw, tpx3.TPX3)
+	var all pixel.Hits
+	err := pixelsim.Generate(pixelsim.Options{Dataset: d, Hits: 200000, Seed: 3, RateMHz: 20}, func(h *pixel.Hits) error {
+		all.AppendRange(h, 0, h.Len())
+		return rw.Write(h)
+	})
+	if err != nil || rw.Close() != nil {
+		t.Fatal(err)
+	}
+	corr.Correct(&all)
+	s, _ := pixel.NewSorter(corr.d, pixel.DefaultRestart)
+	fw, _ := tpx3.NewHitWriter(&fixed, tpx3.TPX3)
+	if err := fw.Write(s.Push(&all)); err != nil || fw.Write(s.Flush()) != nil || fw.Close() != nil {
+		t.Fatal(err)
+	}
+	want := run(t, context.Background(), 0, pixel.Local, fixed.Bytes())
+
+	var cbuf, hbuf bytes.Buffer
+	cw, _ := text.NewClusterCSV(&cbuf, text.Columns{})
+	hw := tpx3.NewCSVWriter(&hbuf, true)
+	layout, _ := tpx3.LayoutByName("single")
+	job := Job{
+		Reader:     tpx3.Options{Layout: layout},
+		Cluster:    pixel.Config{Dt: 200 * pixel.Nanosecond, Width: 256, Height: 256},
+		Clusters:   cw,
+		Hits:       hw,
+		Correction: corr,
+		Sources:    []Source{{Name: "a.tpx3", R: bytes.NewReader(raw.Bytes())}},
+	}
+	sum, err := Run(context.Background(), job)
+	cw.Close()
+	hw.Close()
+	if err != nil || want.err != nil {
+		t.Fatal(err, want.err)
+	}
+	if sum.Late != 0 || sum.Clusters != want.sum.Clusters || cbuf.String() != want.clusters || hbuf.String() != want.hits {
+		t.Errorf("corrected run: %d clusters, %d late; the corrected hits in order: %d clusters", sum.Clusters, sum.Late, want.sum.Clusters)
+	}
+	if want.clusters == run(t, context.Background(), 0, pixel.Local, raw.Bytes()).clusters {
+		t.Error("the correction changed no cluster: the test tells nothing")
+	}
+	job.Correction = evenLate{pixel.DefaultRestart}
+	if _, err := Run(context.Background(), job); err == nil || !strings.Contains(err.Error(), "restart gap") {
+		t.Errorf("a correction spread past the restart gap: %v", err)
+	}
+}

@@ -56,7 +56,18 @@ type Options struct {
 	// stream is Disorder-ordered (see pixel.Sorter); 0 gives sorted output.
 	Width, Height int // sensor size, 256 x 256 by default
 	Start         pixel.Time
+	// Walk is the time walk of the hits; nil is DefaultWalk, &Walk{}
+	// none.
+	Walk *Walk
 }
+
+// Walk is a simulated time walk: a hit of ToT t (25 ns ticks) is
+// time-stamped A/(t-B) + C ns late, the usual model of Timepix3 (see
+// analysis.TimeWalk, which corrects it).
+type Walk struct{ A, B, C float64 }
+
+// DefaultWalk is up to 80 ns late for the smallest signals.
+var DefaultWalk = Walk{A: 400, B: -4}
 
 func (o *Options) defaults() error {
 	if o.Dataset.cluster == nil {
@@ -78,12 +89,21 @@ func (o *Options) defaults() error {
 	case o.Width < 8 || o.Height < 8 || o.Width > 1<<16 || o.Height > 1<<16:
 		return fmt.Errorf("pixelsim: sensor %dx%d out of range 8..65536", o.Width, o.Height)
 	}
+	if o.Walk == nil {
+		o.Walk = &DefaultWalk
+	}
+	// A hit is never stamped before its cluster arrives: Generate
+	// releases the hits up to the latest arrival.
+	if w := o.Walk; !(w.A >= 0 && w.B < 1 && w.C >= 0) || math.IsInf(w.A, 1) || math.IsInf(w.C, 1) || math.IsInf(w.B, -1) {
+		return fmt.Errorf("pixelsim: time walk %v/(ToT-%v)+%v ns: want a and c finite and not negative, b finite and below 1 (the smallest ToT)", w.A, w.B, w.C)
+	}
 	return nil
 }
 
 // generator builds one cluster at a time into hits.
 type generator struct {
 	r     *rand.Rand
+	walk  Walk
 	w, h  int
 	seen  []uint32 // cluster stamp per pixel: one hit per pixel per cluster
 	stamp uint32
@@ -107,8 +127,8 @@ func (g *generator) pixelHit(x, y int, tot float64, delay pixel.Time) {
 	g.x = append(g.x, uint16(x))
 	g.y = append(g.y, uint16(y))
 	g.tot = append(g.tot, uint16(t))
-	// Time walk: small signals cross the threshold late, by up to ~100 ns.
-	walk := pixel.Time(100 * float64(pixel.Nanosecond) / (1 + float64(t)/4))
+	// Time walk: small signals cross the threshold late.
+	walk := pixel.Time(float64(pixel.Nanosecond) * (g.walk.A/(float64(t)-g.walk.B) + g.walk.C))
 	g.dt = append(g.dt, delay+walk+pixel.Time(g.r.Float64()*3*float64(pixel.Nanosecond)))
 }
 
@@ -211,6 +231,9 @@ func leadArea(mean, std float64) func(g *generator, cx, cy float64) {
 	}
 }
 
+// Validate checks the options as Generate does.
+func Validate(opt Options) error { return opt.defaults() }
+
 // Generate streams the simulated hits to emit in batches (the batch is
 // reused after emit returns). Times start at opt.Start.
 func Generate(opt Options, emit func(*pixel.Hits) error) error {
@@ -220,7 +243,7 @@ func Generate(opt Options, emit func(*pixel.Hits) error) error {
 	r := rand.New(rand.NewPCG(opt.Seed, 0x9e3779b97f4a7c15))
 	// A stream of its own, so that the disorder changes only the order.
 	readout := rand.New(rand.NewPCG(opt.Seed, 0x5bd1e995))
-	g := &generator{r: r, w: opt.Width, h: opt.Height, seen: make([]uint32, opt.Width*opt.Height)}
+	g := &generator{r: r, walk: *opt.Walk, w: opt.Width, h: opt.Height, seen: make([]uint32, opt.Width*opt.Height)}
 	// Clusters per ns so that hits come at RateMHz on average.
 	clusterRate := opt.RateMHz / 1000 / max(opt.Dataset.MeanSize, 1)
 	const block = 1 << 15 // clusters per release block

@@ -1,0 +1,550 @@
+package analysis
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/hitflow/hitflow/pixel"
+)
+
+// TimeWalk is how late a hit is time-stamped against its ToT: a small
+// signal crosses the discriminator's threshold later than a large one of
+// the same arrival. Either the hyperbola dt(ToT) = A/(ToT-B) + C, dt in
+// ns and ToT in 25 ns ticks, or, when Table is not empty, a delay per ToT
+// (linear between the ToT values listed, flat beyond them).
+type TimeWalk struct {
+	A, B, C    float64
+	AErr, BErr float64     // one standard deviation, from a fit; zero otherwise
+	Table      []WalkPoint // by ToT, ascending
+}
+
+// WalkPoint is the delay of the hits of one ToT.
+type WalkPoint struct {
+	ToT     int
+	Ns, Err float64 // the mean delay and its standard error
+	Hits    int64   // hits measured
+}
+
+// validate checks that the model gives a finite delay for every ToT.
+func (w *TimeWalk) validate() error {
+	if len(w.Table) > 0 {
+		for i, p := range w.Table {
+			if math.IsNaN(p.Ns) || math.IsInf(p.Ns, 0) {
+				return fmt.Errorf("the delay of ToT %d is %v", p.ToT, p.Ns)
+			}
+			if i > 0 && p.ToT <= w.Table[i-1].ToT {
+				return fmt.Errorf("ToT %d after %d: the table must go up in ToT", p.ToT, w.Table[i-1].ToT)
+			}
+		}
+		return nil
+	}
+	for _, v := range []float64{w.A, w.B, w.C} {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("a, b and c must be finite numbers, not %v, %v, %v", w.A, w.B, w.C)
+		}
+	}
+	return nil
+}
+
+// Delay is the time walk in ns of a hit of ToT tot ticks. Below the pole
+// of the hyperbola, the delay of the smallest ToT above it.
+func (w *TimeWalk) Delay(tot int) float64 {
+	if t := w.Table; len(t) > 0 {
+		i, found := slices.BinarySearchFunc(t, tot, func(p WalkPoint, tot int) int { return p.ToT - tot })
+		switch {
+		case found:
+			return t[i].Ns
+		case i == 0:
+			return t[0].Ns
+		case i == len(t):
+			return t[len(t)-1].Ns
+		}
+		lo, hi := t[i-1], t[i]
+		return lo.Ns + (hi.Ns-lo.Ns)*float64(tot-lo.ToT)/float64(hi.ToT-lo.ToT)
+	}
+	x := float64(tot)
+	if x <= w.B {
+		x = math.Floor(w.B) + 1
+	}
+	return w.A/(x-w.B) + w.C
+}
+
+// maxWalkNs bounds a time walk: a second is far beyond any detector's,
+// and keeps the corrected times in range.
+const maxWalkNs = 1e9
+
+// WalkCorrection subtracts the time walk from hits' times: each ToT's
+// delay, in whole units of pixel.Time, looked up.
+type WalkCorrection struct {
+	shift  []pixel.Time // by ToT, every uint16
+	spread pixel.Time
+}
+
+// Correction prepares the correction of w.
+func (w *TimeWalk) Correction() (*WalkCorrection, error) {
+	if err := w.validate(); err != nil {
+		return nil, fmt.Errorf("time walk: %w", err)
+	}
+	c := &WalkCorrection{shift: make([]pixel.Time, math.MaxUint16+1)}
+	lo, hi := pixel.Time(math.MaxInt64), pixel.Time(math.MinInt64)
+	for tot := range c.shift {
+		d := w.Delay(tot)
+		if math.Abs(d) > maxWalkNs {
+			return nil, fmt.Errorf("time walk: %v ns at ToT %d is beyond ±1 s", d, tot)
+		}
+		s := pixel.TimeFromNs(d)
+		c.shift[tot] = s
+		lo, hi = min(lo, s), max(hi, s)
+	}
+	c.spread = hi - lo
+	return c, nil
+}
+
+// Correct moves every hit of h earlier by its time walk.
+func (c *WalkCorrection) Correct(h *pixel.Hits) {
+	toa, tot := h.ToA, h.ToT[:len(h.ToA)]
+	for i, t := range tot {
+		toa[i] -= c.shift[t]
+	}
+}
+
+// Spread is the most the correction moves one hit against another: a
+// time-ordered stream is ordered within Spread after it.
+func (c *WalkCorrection) Spread() pixel.Time { return c.spread }
+
+// Walk sizes: clusters of MinWalkSize to MaxWalkSize hits measure the time
+// walk. Single hits have no reference; large clusters are tracks whose
+// hits arrive over a time of their own.
+const (
+	MinWalkSize = 2
+	MaxWalkSize = 20
+	maxWalkToT  = 1024 // Timepix3's ToT has 10 bits
+)
+
+// MaxWalkHits is the most hits a WalkSample keeps: beyond, it keeps a
+// uniform random sample of them (8 bytes each), which measures the walk
+// as well.
+var MaxWalkHits = 1 << 23
+
+// WalkSample gathers, for fitting a time walk, the delay of every hit
+// behind the highest-ToT hit of its cluster (the reference), with the
+// ToTs of both.
+type WalkSample struct {
+	tot, ref []uint16
+	delay    []int32 // pixel.Time
+	seen     int64   // hits offered to the reservoir
+	rng      *rand.Rand
+	// Clusters and Hits measured (references not counted), and the hits
+	// passed over: of clusters with a ToT above 1023, and delays beyond
+	// ±33 ms (an int32 of pixel.Time).
+	Clusters, Hits, Skipped int64
+}
+
+// NewWalkSample makes an empty sample.
+func NewWalkSample() *WalkSample {
+	return &WalkSample{rng: rand.New(rand.NewPCG(1, 2))}
+}
+
+// Add measures the clusters of MinWalkSize to MaxWalkSize hits of c,
+// which must carry its members. The reference is the first of the
+// highest-ToT hits.
+func (s *WalkSample) Add(c *pixel.Clusters) error {
+	if !c.HasMembers() {
+		return pixel.ErrNoMembers
+	}
+	m := &c.Members
+	for i := range c.Len() {
+		lo, hi := c.Start[i], c.Start[i+1]
+		if hi-lo < MinWalkSize || hi-lo > MaxWalkSize {
+			continue
+		}
+		ref := lo
+		for j := lo; j < hi; j++ {
+			if m.ToT[j] > m.ToT[ref] {
+				ref = j
+			}
+		}
+		if m.ToT[ref] >= maxWalkToT {
+			s.Skipped += int64(hi - lo - 1)
+			continue
+		}
+		s.Clusters++
+		for j := lo; j < hi; j++ {
+			d := m.ToA[j] - m.ToA[ref]
+			switch {
+			case j == ref:
+			case d < math.MinInt32 || d > math.MaxInt32:
+				s.Skipped++
+			default:
+				s.Hits++
+				s.keep(m.ToT[j], m.ToT[ref], int32(d))
+			}
+		}
+	}
+	return nil
+}
+
+// keep puts a hit in the reservoir: every hit offered so far has had the
+// same chance to be in it.
+func (s *WalkSample) keep(tot, ref uint16, d int32) {
+	s.seen++
+	if len(s.delay) < MaxWalkHits {
+		s.tot, s.ref, s.delay = append(s.tot, tot), append(s.ref, ref), append(s.delay, d)
+		return
+	}
+	if k := s.rng.Int64N(s.seen); k < int64(MaxWalkHits) {
+		s.tot[k], s.ref[k], s.delay[k] = tot, ref, d
+	}
+}
+
+// walkBin is the hits of one pair of ToTs, of a hit and its reference.
+type walkBin struct {
+	x, r   float64 // the ToTs
+	n      float64
+	s1, s2 float64 // the sums of the delays (ns) and of their squares
+}
+
+// bins sums the kept hits (all when keep is nil) by their pair of ToTs.
+func (s *WalkSample) bins(keep []bool) []walkBin {
+	at := make(map[uint32]int)
+	var bins []walkBin
+	for i, d := range s.delay {
+		if keep != nil && !keep[i] {
+			continue
+		}
+		k := uint32(s.tot[i])<<16 | uint32(s.ref[i])
+		j, ok := at[k]
+		if !ok {
+			j = len(bins)
+			at[k] = j
+			bins = append(bins, walkBin{x: float64(s.tot[i]), r: float64(s.ref[i])})
+		}
+		ns := pixel.Time(d).Ns()
+		b := &bins[j]
+		b.n++
+		b.s1 += ns
+		b.s2 += ns * ns
+	}
+	return bins
+}
+
+// WalkFit is the result of a fit.
+type WalkFit struct {
+	Hyperbola TimeWalk    // A, B and their errors; C is 0
+	Table     []WalkPoint // the measured delay by ToT (see WalkSample.Fit)
+	// Hits fitted, among them the outliers left out, and the clusters
+	// they came from.
+	Hits, Outliers, Clusters int64
+	RMS                      float64 // ns: the spread of the fitted hits' delays about the fit
+}
+
+// ErrFewWalkHits is the error of fitting a sample with too little in it.
+var ErrFewWalkHits = errors.New("too few clusters of 2 to 20 hits with different ToTs to fit a time walk")
+
+// outlierCut is how many robust standard deviations from the fit make a
+// delay an outlier: a hit of another particle piled up in the cluster, a
+// delta electron.
+const outlierCut = 6
+
+// Fit fits the hyperbola to the sample. The delays are differences of
+// two hits' walks, dt(ToT) - dt(ToT of the reference), so Fit minimises
+// the squares of the hits' delays less that difference: a common offset
+// cancels and C cannot be measured from the clusters alone; it is 0, the
+// walk vanishing for large signals. A is found in closed form for each
+// B, and B by a scan then a golden-section search below the smallest
+// ToT; the errors come from the curvature of the sum of squares. Hits
+// further than 6 robust standard deviations (from the median absolute
+// deviation) from the fit are left out and the fit repeated until none
+// is. The table is, for each ToT, the mean delay of its hits plus the
+// fitted walk of their references, which the delays lack.
+func (s *WalkSample) Fit() (WalkFit, error) {
+	res := WalkFit{Clusters: s.Clusters}
+	keep := make([]bool, len(s.delay))
+	for i := range keep {
+		keep[i] = true
+	}
+	var w TimeWalk
+	var bins []walkBin
+	for range 20 {
+		bins = s.bins(keep)
+		var err error
+		if w, err = fitHyperbola(bins); err != nil {
+			return res, err
+		}
+		if !s.trim(&w, keep) {
+			break
+		}
+	}
+	res.Hyperbola = w
+	var r float64
+	for _, b := range bins {
+		res.Hits += int64(b.n)
+		m := w.A * (1/(b.x-w.B) - 1/(b.r-w.B))
+		r += b.s2 - 2*m*b.s1 + b.n*m*m
+	}
+	res.Outliers = int64(len(s.delay)) - res.Hits
+	sigma2 := max(r, 0) / float64(res.Hits-2)
+	res.RMS = math.Sqrt(sigma2)
+	// The Fisher matrix of (A, B) on the hits' delays.
+	var faa, fab, fbb float64
+	for _, b := range bins {
+		g := 1/(b.x-w.B) - 1/(b.r-w.B)
+		h := w.A * (1/((b.x-w.B)*(b.x-w.B)) - 1/((b.r-w.B)*(b.r-w.B)))
+		faa += b.n * g * g
+		fab += b.n * g * h
+		fbb += b.n * h * h
+	}
+	if det := faa*fbb - fab*fab; det > 0 {
+		res.Hyperbola.AErr, res.Hyperbola.BErr = math.Sqrt(sigma2*fbb/det), math.Sqrt(sigma2*faa/det)
+	}
+	res.Table = walkTable(bins, &res.Hyperbola)
+	return res, nil
+}
+
+// trim marks the outliers of the fit w as not kept, and says whether
+// that changed anything.
+func (s *WalkSample) trim(w *TimeWalk, keep []bool) bool {
+	res := make([]float64, len(s.delay))
+	for i, d := range s.delay {
+		x, r := float64(s.tot[i]), float64(s.ref[i])
+		res[i] = pixel.Time(d).Ns() - w.A*(1/(x-w.B)-1/(r-w.B))
+	}
+	abs := slices.Clone(res)
+	slices.Sort(abs)
+	median := abs[len(abs)/2]
+	for i, v := range res {
+		abs[i] = math.Abs(v - median)
+	}
+	slices.Sort(abs)
+	// The grid of the ToA is 1.5625 ns: no tighter than that.
+	cut := outlierCut * max(1.4826*abs[len(abs)/2], 1.5625)
+	changed := false
+	for i, v := range res {
+		k := math.Abs(v-median) <= cut
+		changed = changed || k != keep[i]
+		keep[i] = k
+	}
+	return changed
+}
+
+// fitHyperbola fits A and B to the bins (see WalkSample.Fit).
+func fitHyperbola(bins []walkBin) (TimeWalk, error) {
+	xmin, spread, n := math.Inf(1), false, 0.0
+	for _, b := range bins {
+		xmin = min(xmin, b.x)
+		spread = spread || b.x != b.r
+		n += b.n
+	}
+	if !spread || n < 3 {
+		return TimeWalk{}, ErrFewWalkHits
+	}
+	// b = xmin - e^u: every B below the smallest ToT, spread over scales.
+	pole := func(u float64) float64 { return xmin - math.Exp(u) }
+	rss := func(u float64) float64 { _, r := walkA(bins, pole(u)); return r }
+	const lo, hi, steps = -7.0, 10.0, 400
+	best, bestR := lo, math.Inf(1)
+	for i := range steps + 1 {
+		u := lo + (hi-lo)*float64(i)/steps
+		if r := rss(u); r < bestR {
+			best, bestR = u, r
+		}
+	}
+	w := TimeWalk{B: pole(goldenMin(rss, best-(hi-lo)/steps, best+(hi-lo)/steps))}
+	w.A, _ = walkA(bins, w.B)
+	return w, nil
+}
+
+// walkA is the A that fits the bins best for pole b, and the sum of the
+// squares of the hits' residuals with it.
+func walkA(bins []walkBin, b float64) (a, rss float64) {
+	var sgd, sgg float64
+	for _, k := range bins {
+		g := 1/(k.x-b) - 1/(k.r-b)
+		sgd += g * k.s1
+		sgg += k.n * g * g
+	}
+	if sgg > 0 {
+		a = sgd / sgg
+	}
+	for _, k := range bins {
+		m := a * (1/(k.x-b) - 1/(k.r-b))
+		rss += k.s2 - 2*m*k.s1 + k.n*m*m
+	}
+	return a, max(rss, 0)
+}
+
+// goldenMin finds a minimum of f between lo and hi.
+func goldenMin(f func(float64) float64, lo, hi float64) float64 {
+	const g = 0.6180339887498949
+	a, b := lo, hi
+	c, d := b-g*(b-a), a+g*(b-a)
+	fc, fd := f(c), f(d)
+	for range 100 {
+		if fc < fd {
+			b, d, fd = d, c, fc
+			c = b - g*(b-a)
+			fc = f(c)
+		} else {
+			a, c, fc = c, d, fd
+			d = a + g*(b-a)
+			fd = f(d)
+		}
+	}
+	return (a + b) / 2
+}
+
+// walkTable is the mean delay of each ToT's hits in the bins, each delay
+// plus the walk of its reference by model.
+func walkTable(bins []walkBin, model *TimeWalk) []WalkPoint {
+	type sums struct{ n, s1, s2 float64 }
+	by := make(map[int]*sums)
+	for _, b := range bins {
+		x := int(b.x)
+		if by[x] == nil {
+			by[x] = &sums{}
+		}
+		shift := model.Delay(int(b.r))
+		t := by[x]
+		t.n += b.n
+		t.s1 += b.s1 + b.n*shift
+		t.s2 += b.s2 + 2*shift*b.s1 + b.n*shift*shift
+	}
+	var pts []WalkPoint
+	for x, t := range by {
+		mean := t.s1 / t.n
+		p := WalkPoint{ToT: x, Ns: mean, Hits: int64(t.n)}
+		if t.n > 1 {
+			p.Err = math.Sqrt(max(t.s2/t.n-mean*mean, 0) / (t.n - 1))
+		}
+		pts = append(pts, p)
+	}
+	slices.SortFunc(pts, func(a, b WalkPoint) int { return a.ToT - b.ToT })
+	return pts
+}
+
+// WriteTimeWalk writes w as ReadTimeWalk reads it, after the comment
+// lines of comment.
+func WriteTimeWalk(out io.Writer, comment string, w TimeWalk) error {
+	bw := bufio.NewWriter(out)
+	for line := range strings.SplitSeq(comment, "\n") {
+		fmt.Fprintf(bw, "# %s\n", line)
+	}
+	if len(w.Table) > 0 {
+		fmt.Fprintln(bw, "model table")
+		fmt.Fprintln(bw, "# tot ToT(25ns ticks) delay(ns) error(ns) hits")
+		for _, p := range w.Table {
+			fmt.Fprintf(bw, "tot %d %s %s %d\n", p.ToT, g17(p.Ns), g17(p.Err), p.Hits)
+		}
+	} else {
+		fmt.Fprintln(bw, "model hyperbola")
+		fmt.Fprintln(bw, "# dt(ns) = a / (ToT - b) + c, ToT in 25 ns ticks; value and error")
+		fmt.Fprintf(bw, "a %s %s\nb %s %s\nc %s\n", g17(w.A), g17(w.AErr), g17(w.B), g17(w.BErr), g17(w.C))
+	}
+	return bw.Flush()
+}
+
+// excerpt quotes the start of a line for an error: a binary file given
+// by mistake has long ones.
+func excerpt(s string) string {
+	if len(s) > 40 {
+		return strconv.Quote(s[:40]) + "..."
+	}
+	return strconv.Quote(s)
+}
+
+func g17(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+
+// ReadTimeWalk reads a time walk written by WriteTimeWalk (or by hand):
+// "model hyperbola" with lines "a VALUE [ERROR]", "b ..." and "c ..."
+// (c 0 unless given), or "model table" with lines "tot TOT DELAY_NS
+// [ERROR [HITS]]"; # starts a comment. name is for errors.
+func ReadTimeWalk(r io.Reader, name string) (TimeWalk, error) {
+	var w TimeWalk
+	model := ""
+	seen := map[string]bool{}
+	fail := func(line int, format string, args ...any) (TimeWalk, error) {
+		return TimeWalk{}, fmt.Errorf("%s: line %d: %s", name, line, fmt.Sprintf(format, args...))
+	}
+	sc := bufio.NewScanner(r)
+	line := 0
+	for sc.Scan() {
+		line++
+		text, _, _ := strings.Cut(sc.Text(), "#")
+		f := strings.Fields(text)
+		if len(f) == 0 {
+			continue
+		}
+		if model == "" {
+			if len(f) != 2 || f[0] != "model" || f[1] != "hyperbola" && f[1] != "table" {
+				return fail(line, "want \"model hyperbola\" or \"model table\" first, got %s", excerpt(sc.Text()))
+			}
+			model = f[1]
+			continue
+		}
+		nums := make([]float64, len(f)-1)
+		for i, s := range f[1:] {
+			v, err := strconv.ParseFloat(s, 64)
+			if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+				return fail(line, "%s is not a finite number", excerpt(s))
+			}
+			nums[i] = v
+		}
+		switch {
+		case model == "table" && f[0] == "tot" && len(nums) >= 2 && len(nums) <= 4:
+			p := WalkPoint{ToT: int(nums[0]), Ns: nums[1]}
+			if nums[0] != math.Trunc(nums[0]) || nums[0] < 0 || nums[0] > math.MaxUint16 {
+				return fail(line, "ToT %v is not a whole number of ticks from 0 to 65535", nums[0])
+			}
+			if len(w.Table) > 0 && p.ToT <= w.Table[len(w.Table)-1].ToT {
+				return fail(line, "ToT %d after %d: the table must go up in ToT", p.ToT, w.Table[len(w.Table)-1].ToT)
+			}
+			if len(nums) > 2 {
+				p.Err = nums[2]
+			}
+			if len(nums) > 3 {
+				p.Hits = int64(nums[3])
+			}
+			w.Table = append(w.Table, p)
+		case model == "hyperbola" && (f[0] == "a" || f[0] == "b" || f[0] == "c") && len(nums) >= 1 && len(nums) <= 2:
+			if seen[f[0]] {
+				return fail(line, "%s given twice", f[0])
+			}
+			seen[f[0]] = true
+			v, e := nums[0], 0.0
+			if len(nums) == 2 {
+				e = nums[1]
+			}
+			switch f[0] {
+			case "a":
+				w.A, w.AErr = v, e
+			case "b":
+				w.B, w.BErr = v, e
+			default:
+				w.C = v
+			}
+		case model == "table":
+			return fail(line, "want \"tot TOT DELAY_NS [ERROR [HITS]]\", got %s", excerpt(sc.Text()))
+		default:
+			return fail(line, "want \"a|b|c VALUE [ERROR]\", got %s", excerpt(sc.Text()))
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return TimeWalk{}, fmt.Errorf("%s: %w", name, err)
+	}
+	switch {
+	case model == "":
+		return TimeWalk{}, fmt.Errorf("%s: no \"model\" line: not a time-walk file", name)
+	case model == "table" && len(w.Table) == 0:
+		return TimeWalk{}, fmt.Errorf("%s: a table without \"tot\" lines", name)
+	case model == "hyperbola" && (!seen["a"] || !seen["b"]):
+		return TimeWalk{}, fmt.Errorf("%s: the hyperbola needs both a and b", name)
+	}
+	return w, nil
+}
