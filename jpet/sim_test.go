@@ -200,57 +200,6 @@ func TestPhantomFile(t *testing.T) {
 	}
 }
 
-func TestNRRD(t *testing.T) {
-	var buf bytes.Buffer
-	img := Image{Values: []float64{1, 2, 3, 4, 5, 0.1}, NZ: 3, NY: 2, Pixel: 0.004}
-	if err := WriteNRRD(&buf, img); err != nil {
-		t.Fatal(err)
-	}
-	hdr, data, ok := bytes.Cut(buf.Bytes(), []byte("\n\n"))
-	if !ok || !strings.Contains(string(hdr), "sizes: 3 2") || len(data) != 24 || math.Float32frombits(binary.LittleEndian.Uint32(data[16:])) != 5 {
-		t.Fatalf("%q", buf.String())
-	}
-	got, err := ReadNRRD(bytes.NewReader(buf.Bytes()), "a.nrrd")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got.NZ != 3 || got.NY != 2 || got.Pixel != 0.004 || got.Values[4] != 5 || got.Values[5] != float64(float32(0.1)) {
-		t.Fatalf("%+v", got)
-	}
-	for _, tc := range []struct{ in, want string }{
-		{"P5\n", "line 1"},
-		{"NRRD0004\ntype: double\ndimension: 2\nsizes: 1 1\nendian: little\nencoding: raw\n\n", "type"},
-		{"NRRD0004\ntype: float\ndimension: 2\nsizes: 2 x\nendian: little\nencoding: raw\n\n", "sizes"},
-		{"NRRD0004\ntype: float\ndimension: 2\nsizes: 2 1\nendian: little\nencoding: raw\n\n1234", "byte 79: 4 of 8"},
-		{"NRRD0004\ntype: float\n", "line 3"},
-	} {
-		if _, err := ReadNRRD(strings.NewReader(tc.in), "a.nrrd"); err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "a.nrrd") {
-			t.Errorf("%q: error %v, want %q", tc.in, err, tc.want)
-		}
-	}
-}
-
-// FuzzReadNRRD checks that the image reader never panics, names the file
-// in its errors, and returns as many values as the sizes say.
-func FuzzReadNRRD(f *testing.F) {
-	var buf bytes.Buffer
-	WriteNRRD(&buf, Image{Values: []float64{1, 2, 3, 4}, NZ: 2, NY: 2, Pixel: 0.004})
-	f.Add(buf.Bytes())
-	f.Add([]byte("NRRD0004\ntype: float\ndimension: 2\nsizes: 100000 100000\nendian: little\nencoding: raw\n\n"))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		img, err := ReadNRRD(bytes.NewReader(data), "fuzz.nrrd")
-		if err != nil {
-			if !strings.Contains(err.Error(), "fuzz.nrrd") {
-				t.Fatalf("error without the file name: %v", err)
-			}
-			return
-		}
-		if len(img.Values) != img.NZ*img.NY {
-			t.Fatalf("%d values for %dx%d", len(img.Values), img.NZ, img.NY)
-		}
-	})
-}
-
 // TestSimulateStops checks that a cancelled simulation returns the
 // context's error rather than a partial set of events.
 func TestSimulateStops(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/hitflow/hitflow/device/opencl"
+	"github.com/hitflow/hitflow/format/nrrd"
 	"github.com/hitflow/hitflow/jpet"
 )
 
@@ -75,7 +76,7 @@ func TestPetOnDevice(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		images[i], err = jpet.ReadNRRD(f, out+".nrrd")
+		images[i], err = nrrd.ReadImage(f, out+".nrrd")
 		f.Close()
 		if err != nil {
 			t.Fatal(err)

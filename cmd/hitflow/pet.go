@@ -17,6 +17,7 @@ import (
 
 	"github.com/hitflow/hitflow/device/opencl"
 	"github.com/hitflow/hitflow/format"
+	"github.com/hitflow/hitflow/format/nrrd"
 	"github.com/hitflow/hitflow/internal/outfile"
 	"github.com/hitflow/hitflow/jpet"
 	"github.com/hitflow/hitflow/jpet/jpetcl"
@@ -59,7 +60,7 @@ func readPhantom(name string) (jpet.Phantom, error) {
 
 func writeNRRDFile(name string, img []float64, s jpet.Scanner) error {
 	return outfile.Write(name, func(w io.Writer) error {
-		return jpet.WriteNRRD(w, jpet.Image{Values: img, NZ: s.NZ, NY: s.NY, Pixel: s.Pixel})
+		return nrrd.WriteImage(w, jpet.Image{Values: img, NZ: s.NZ, NY: s.NY, Pixel: s.Pixel})
 	})
 }
 

@@ -11,8 +11,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hitflow/hitflow/format"
+	"github.com/hitflow/hitflow/format/nrrd"
 	"github.com/hitflow/hitflow/internal/outfile"
-	"github.com/hitflow/hitflow/jpet"
 	"github.com/hitflow/hitflow/pixel"
 	"github.com/hitflow/hitflow/plot"
 )
@@ -200,7 +200,7 @@ func plotImage(ctx context.Context, o plotOptions, in string) ([]string, error) 
 	if err != nil {
 		return nil, err
 	}
-	img, err := jpet.ReadNRRD(f, in)
+	img, err := nrrd.ReadImage(f, in)
 	f.Close()
 	if err != nil {
 		return nil, err
