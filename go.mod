@@ -12,6 +12,7 @@ require (
 	github.com/spf13/pflag v1.0.9
 	go-hep.org/x/hep v0.40.0
 	go.uber.org/goleak v1.3.0
+	golang.org/x/image v0.40.0
 	golang.org/x/term v0.46.0
 	gonum.org/v1/plot v0.17.0
 )
@@ -47,7 +48,6 @@ require (
 	github.com/ulikunitz/xz v0.5.15 // indirect
 	github.com/zeebo/xxh3 v1.1.0 // indirect
 	golang.org/x/exp v0.0.0-20260112195511-716be5621a96 // indirect
-	golang.org/x/image v0.40.0 // indirect
 	golang.org/x/mod v0.41.0 // indirect
 	golang.org/x/net v0.59.0 // indirect
 	golang.org/x/sync v0.23.0 // indirect

@@ -32,6 +32,24 @@ func ReadClusters(name string) (*pixel.Clusters, error) {
 	}
 }
 
+// ScanClusters reads a clusters file as ReadClusters does, in batches:
+// fn gets each, valid during the call; an error of fn ends the reading
+// and is returned. CSV and Parquet are read as they go (a Parquet row
+// group, or 65536 CSV rows, at a time); ROOT whole, in one batch.
+func ScanClusters(name string, fn func(*pixel.Clusters) error) error {
+	switch ext := extension(name); ext {
+	case ".csv":
+		return text.ScanClusters(name, 1<<16, fn)
+	case ".parquet":
+		return columnar.ScanClusters(name, fn)
+	}
+	c, err := ReadClusters(name)
+	if err != nil {
+		return err
+	}
+	return fn(c)
+}
+
 // ReadHits reads a per-hit label file (.csv or .parquet) written by
 // [CreateHits].
 func ReadHits(name string) (l *pixel.Labelled, err error) {

@@ -288,3 +288,33 @@ func writeRead(t *testing.T, name string, cols Columns, batches []*pixel.Cluster
 	}
 	return got
 }
+
+// TestScanClusters: reading in batches gives the clusters of reading
+// whole, in more than one batch where the format streams.
+func TestScanClusters(t *testing.T) {
+	batches := fixture.Batches(t, "gamma", 400000, 0, false)
+	want := fixture.Concat(batches)
+	for _, ext := range []string{".csv", ".parquet", ".root"} {
+		name := filepath.Join(t.TempDir(), "c"+ext)
+		writeClusters(t, name, batches...)
+		got := &pixel.Clusters{}
+		got.Reset()
+		n := 0
+		err := ScanClusters(name, func(c *pixel.Clusters) error {
+			got.Append(c)
+			n++
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fixture.SameClusters(t, ext, got, want, ext == ".root")
+		if streams := ext != ".root"; streams != (n > 1) {
+			t.Errorf("%s: %d batches of %d clusters", ext, n, want.Len())
+		}
+		stop := errors.New("stop")
+		if err := ScanClusters(name, func(*pixel.Clusters) error { return stop }); err != stop {
+			t.Errorf("%s: the error of fn came back as %v", ext, err)
+		}
+	}
+}

@@ -337,41 +337,88 @@ func ClusterMap(w io.Writer, c *pixel.Clusters, width, height int, format string
 	if c.Len() == 0 {
 		return fmt.Errorf("no clusters to plot")
 	}
-	h := sensorBins(width, height)
-	for i := range c.Len() {
-		h.Fill(c.X[i], c.Y[i], 1)
+	im, err := analysis.NewImage(width, height, 1, analysis.TOFBins{})
+	if err != nil {
+		return fmt.Errorf("plot: %w", err)
+	}
+	if err := im.Fill(c); err != nil {
+		return fmt.Errorf("plot: %w", err)
+	}
+	return CountImage(w, im.Sum(), im, fmt.Sprintf("cluster centroids per pixel%%s (%d clusters)", c.Len()), format)
+}
+
+// CountImage draws the counts of an image of cluster centroids (sum, as
+// im.Sum gives them, on im's bins) with a colour bar, on a log scale
+// where they span two decades or more; empty bins are white. An image
+// over 2048 bins wide is drawn with 2, 4, ... bins summed across and up,
+// so that no count vanishes from a figure of a few thousand dots. title
+// has a %s for the words that say the scale is a log scale.
+func CountImage(w io.Writer, sum []uint64, im *analysis.Image, title, format string) error {
+	r := 1
+	for im.Width/r > 2048 {
+		r *= 2
+	}
+	nx, ny := (im.Width+r-1)/r, (im.Height+r-1)/r
+	counts := make([]uint64, nx*ny)
+	for k, n := range sum {
+		counts[k/im.Width/r*nx+k%im.Width/r] += n
+	}
+	g := countGrid{z: make([]float64, nx*ny), nx: nx, ny: ny, step: float64(r) / float64(im.Scale)}
+	most := uint64(0)
+	for k, n := range counts {
+		most = max(most, n)
+		g.z[k] = math.NaN() // empty: white
+		if n > 0 {
+			g.z[k] = float64(n)
+		}
+	}
+	if most == 0 {
+		return fmt.Errorf("no clusters in the image to plot")
+	}
+	log10 := most >= 100 // the fewest in a bin with any is one
+	scale := ""
+	if log10 {
+		scale = ", log scale"
+		for k, v := range g.z {
+			g.z[k] = math.Log10(v) // NaN stays NaN
+		}
 	}
 	p := newPlot()
+	p.Title.Text = fmt.Sprintf(title, scale)
 	p.X.Label.Text = "x (pixel)"
 	p.Y.Label.Text = "y (pixel)"
-	grid := make([]float64, width*height) // row r is y = r
-	most := 0.0
-	for i := range grid {
-		n := h.Binning.Bins[i].SumW()
-		most = max(most, n)
-		grid[i] = math.NaN() // empty: white
-		if n > 0 {
-			grid[i] = n
-		}
-	}
-	log10 := most >= 100 // the fewest in a pixel with any is one
-	p.Title.Text = fmt.Sprintf("cluster centroids per pixel (%d clusters)", c.Len())
+	fw, fh := mapSize(nx, ny)
+	hm := plotter.NewHeatMap(g, onWhite(fh))
+	hm.NaN = color.White
+	hm.Min, hm.Max = 0, float64(most) // counts: a single cluster is not the darkest colour
 	if log10 {
-		p.Title.Text = fmt.Sprintf("cluster centroids per pixel, log scale (%d clusters)", c.Len())
-		for i, n := range grid {
-			grid[i] = math.Log10(n) // NaN stays NaN
-		}
+		hm.Max = math.Log10(float64(most))
 	}
-	_, fh := mapSize(width, height)
-	hm := newHeat(h, grid, onWhite(fh))
-	if !log10 {
-		hm.HeatMap.Min = 0 // counts: a single cluster is not the darkest colour
-	}
-	hm.HeatMap.Rasterized = true
+	hm.Rasterized = true
 	p.Add(hm)
-	fw, fh := mapSize(width, height)
-	return writeFigure(w, p, colourBar(p, hm, log10, "clusters per pixel"), fw, fh, format)
+	what := "clusters per pixel"
+	switch {
+	case im.Scale%r == 0 && r < im.Scale:
+		what = fmt.Sprintf("clusters per 1/%d pixel", im.Scale/r)
+	case r != im.Scale:
+		what = fmt.Sprintf("clusters per %.4gx%.4g pixels", g.step, g.step)
+	}
+	return writeFigure(w, p, colourBar(p, hm, log10, what), fw, fh, format)
 }
+
+// countGrid is a grid of values in square bins of side step, the first
+// centred at step/2 - 0.5 (pixel x spans x-0.5 to x+0.5), row r at
+// z[r*nx:].
+type countGrid struct {
+	z      []float64
+	nx, ny int
+	step   float64
+}
+
+func (g countGrid) Dims() (int, int)   { return g.nx, g.ny }
+func (g countGrid) Z(c, r int) float64 { return g.z[r*g.nx+c] }
+func (g countGrid) X(c int) float64    { return (float64(c)+0.5)*g.step - 0.5 }
+func (g countGrid) Y(r int) float64    { return (float64(r)+0.5)*g.step - 0.5 }
 
 // mapSize is the size of a map of a sensor: square for a chip, flatter
 // for a row of chips, but never so flat that the rows cannot be seen; and
@@ -442,18 +489,18 @@ func HitMap(w io.Writer, counts *pixel.HitCounts, hot []pixel.PixelHits, title, 
 		p.Add(s)
 		p.Legend.Add("hot pixels", s)
 	}
-	return writeFigure(w, p, colourBar(p, hm, true, "hits per pixel"), fw, fh, format)
+	return writeFigure(w, p, colourBar(p, hm.HeatMap, true, "hits per pixel"), fw, fh, format)
 }
 
 // colourBar is the colour bar of a heat map, titled with what the
 // colours count, in the plot's own font, with about five values written
 // out, or on a map of log10 values the decades, as counts (hplot's own
 // labels are %.2g, 180 as 1.8e+02).
-func colourBar(p *hplot.Plot, hm *hplot.H2D, log10 bool, what string) *hplot.Legend {
+func colourBar(p *hplot.Plot, hm *plotter.HeatMap, log10 bool, what string) *hplot.Legend {
 	bar := hplot.NewLegend()
 	bar.TextStyle = p.Legend.TextStyle
-	thumbs := plotter.PaletteThumbnailers(hm.HeatMap.Palette)
-	lo, hi := hm.HeatMap.Min, hm.HeatMap.Max
+	thumbs := plotter.PaletteThumbnailers(hm.Palette)
+	lo, hi := hm.Min, hm.Max
 	n := len(thumbs)
 	step := (hi - lo) / float64(n) // the values of row i: lo+i*step to lo+(i+1)*step
 	labelled := make([]string, n)
@@ -609,7 +656,7 @@ func ClusterHits(w io.Writer, hits *pixel.Hits, byToA bool, title, format string
 	if byToA {
 		what = "ToA - first (ns)"
 	}
-	return writeFigure(w, p, colourBar(p, hm, false, what), Width, Width, format)
+	return writeFigure(w, p, colourBar(p, hm.HeatMap, false, what), Width, Width, format)
 }
 
 // nanGrid is the histogram's grid with empty pixels as NaN.
@@ -650,7 +697,7 @@ func Image(w io.Writer, img jpet.Image, title, format string) error {
 	}
 	hm.HeatMap.Rasterized = true
 	p.Add(hm)
-	return writeFigure(w, p, colourBar(p, hm, false, "activity (arbitrary units)"), Width, height, format)
+	return writeFigure(w, p, colourBar(p, hm.HeatMap, false, "activity (arbitrary units)"), Width, height, format)
 }
 
 // ClusterFigures name the overview figures of [WriteClusterFigures].

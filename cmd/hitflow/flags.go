@@ -109,33 +109,53 @@ func availableMemory() int64 {
 	return fallback
 }
 
-// inputFlags say how hit files are read.
-type inputFlags struct {
-	format, layout string
-	width, height  int
+// sensorFlags give the sensor the hits land on: a chip layout's, or a
+// text input's size, whichever is larger.
+type sensorFlags struct {
+	layout        string
+	width, height int
 }
 
-var defaultInput = inputFlags{format: "auto", layout: "row", width: 256, height: 256}
+func (s *sensorFlags) add(f *pflag.FlagSet, sensorUsage string) {
+	f.StringVar(&s.layout, "layout", s.layout, "chip placement of .tpx3 data: single, row or quad")
+	f.Var(sizeFlag{&s.width, &s.height}, "sensor", sensorUsage)
+}
+
+// size returns the layout and the size of the sensor.
+func (s *sensorFlags) size() (layout tpx3.Layout, width, height int, err error) {
+	if layout, err = tpx3.LayoutByName(s.layout); err != nil {
+		return layout, 0, 0, usageError{err}
+	}
+	return layout, max(s.width, layout.Width), max(s.height, layout.Height), nil
+}
+
+// inputFlags say how hit files are read.
+type inputFlags struct {
+	format string
+	sensorFlags
+}
+
+var defaultInput = inputFlags{format: "auto", sensorFlags: defaultSensor}
+
+var defaultSensor = sensorFlags{layout: "row", width: 256, height: 256}
 
 func (in *inputFlags) add(f *pflag.FlagSet) {
 	f.StringVar(&in.format, "format", in.format, "input format: auto, tpx3, t3pa, katherine or csv")
-	f.StringVar(&in.layout, "layout", in.layout, "chip placement of .tpx3 data: single, row or quad")
-	f.Var(sizeFlag{&in.width, &in.height}, "sensor", "sensor size of text inputs (linear pixel index width)")
+	in.sensorFlags.add(f, "sensor size of text inputs (linear pixel index width)")
 }
 
 // options returns the reader options and the size of the sensor the hits
-// land on: the text inputs' or the chip layout's, whichever is larger.
+// land on.
 func (in *inputFlags) options() (opt tpx3.Options, width, height int, err error) {
 	format, err := tpx3.ParseFormat(in.format)
 	if err != nil {
 		return opt, 0, 0, usageError{err}
 	}
-	layout, err := tpx3.LayoutByName(in.layout)
+	layout, width, height, err := in.size()
 	if err != nil {
-		return opt, 0, 0, usageError{err}
+		return opt, 0, 0, err
 	}
-	opt = tpx3.Options{Format: format, Layout: layout, Width: in.width, Height: in.height}
-	return opt, max(in.width, layout.Width), max(in.height, layout.Height), nil
+	return tpx3.Options{Format: format, Layout: layout, Width: in.width, Height: in.height}, width, height, nil
 }
 
 // openSources opens the files as one stream and returns their total

@@ -118,7 +118,7 @@ trace.`,
 		return nil
 	}
 	root.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
-	root.AddCommand(newClusterCmd(stdout, stderr), newClueCmd(stdout, stderr), newPetCmd(stderr), newSimulateCmd(stderr), newBenchCmd(stdout, stderr), newCompareCmd(stdout, stderr), newMaskCmd(stdout, stderr), newPlotCmd(stdout), newDevicesCmd(stdout), newTimeWalkCmd(stdout, stderr), newVersionCmd(stdout))
+	root.AddCommand(newClusterCmd(stdout, stderr), newClueCmd(stdout, stderr), newPetCmd(stderr), newSimulateCmd(stderr), newBenchCmd(stdout, stderr), newCompareCmd(stdout, stderr), newMaskCmd(stdout, stderr), newPlotCmd(stdout), newDevicesCmd(stdout), newTimeWalkCmd(stdout, stderr), newImageCmd(stderr), newVersionCmd(stdout))
 	return root
 }
 

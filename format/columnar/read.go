@@ -207,6 +207,37 @@ func ReadClusters(name string) (c *pixel.Clusters, err error) {
 	return ClustersFromTable(name, tbl)
 }
 
+// ScanClusters reads a Parquet file of [ClusterFields] a row group at a
+// time: fn gets the clusters of each, valid during the call; an error of
+// fn ends the reading and is returned.
+func ScanClusters(name string, fn func(*pixel.Clusters) error) (err error) {
+	defer damage.Recover(name, &err)
+	rdr, fr, err := openParquet(name)
+	if err != nil {
+		return err
+	}
+	defer rdr.Close()
+	cols := make([]int, rdr.MetaData().Schema.NumColumns())
+	for i := range cols {
+		cols[i] = i
+	}
+	for g := range rdr.NumRowGroups() {
+		tbl, err := fr.ReadRowGroups(context.Background(), cols, []int{g})
+		if err != nil {
+			return fmt.Errorf("%s: row group %d: %w", name, g, err)
+		}
+		c, err := ClustersFromTable(name, tbl)
+		tbl.Release()
+		if err != nil {
+			return err
+		}
+		if err := fn(c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // ReadHits reads a Parquet file of [HitFields].
 func ReadHits(name string) (l *pixel.Labelled, err error) {
 	defer damage.Recover(name, &err)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -251,13 +252,26 @@ func (c *CLog) Flush() error { return c.w.Flush() }
 
 func (c *CLog) Close() error { return c.w.Flush() }
 
-// ReadClusters reads a cluster CSV; errors name the line.
+// ReadClusters reads a cluster CSV whole; errors name the line.
 func ReadClusters(name string) (*pixel.Clusters, error) {
+	var all *pixel.Clusters
+	err := ScanClusters(name, math.MaxInt, func(c *pixel.Clusters) error {
+		all = c
+		return nil
+	})
+	return all, err
+}
+
+// ScanClusters reads a cluster CSV in batches of up to batch clusters:
+// fn gets each, valid during the call; an error of fn ends the reading
+// and is returned. The last batch may be empty. Errors name the line.
+func ScanClusters(name string, batch int, fn func(*pixel.Clusters) error) error {
 	f, err := os.Open(name)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer f.Close()
+	batch = max(batch, 1)
 	c := &pixel.Clusters{}
 	c.Reset()
 	sc := textscan.New(f, name, "clusters csv")
@@ -268,14 +282,20 @@ func ReadClusters(name string) (*pixel.Clusters, error) {
 		if sc.Line() == 1 {
 			var ok bool
 			if cols, ok = headerColumns(string(text)); !ok {
-				return nil, sc.Errorf("header %q, want %q and any of %q, %q (and %q)", text, ClusterCSVHeader, ShapeCSVColumns[1:], TOFCSVColumns[1:], FlightCSVColumns[1:])
+				return sc.Errorf("header %q, want %q and any of %q, %q (and %q)", text, ClusterCSVHeader, ShapeCSVColumns[1:], TOFCSVColumns[1:], FlightCSVColumns[1:])
 			}
 			fields = strings.Count(cols.header(), ",") + 1
 			continue
 		}
+		if c.Len() == batch {
+			if err := fn(c); err != nil {
+				return err
+			}
+			c.Reset()
+		}
 		fs = textscan.Fields(fs, text, ',')
 		if len(fs) != fields {
-			return nil, sc.Errorf("%d fields, want %d", len(fs), fields)
+			return sc.Errorf("%d fields, want %d", len(fs), fields)
 		}
 		// Numbers, but for the class name; empty: energy_kev without
 		// calibration, the time of flight before the first pulse.
@@ -286,7 +306,7 @@ func ReadClusters(name string) (*pixel.Clusters, error) {
 			}
 			var ok bool
 			if v[k], ok = textscan.ParseFloat(s); !ok {
-				return nil, sc.Errorf("field %d: %q is not a number", k+1, s)
+				return sc.Errorf("field %d: %q is not a number", k+1, s)
 			}
 		}
 		c.Calibrated = len(fs[5]) != 0
@@ -302,7 +322,7 @@ func ReadClusters(name string) (*pixel.Clusters, error) {
 		if cols.Shapes {
 			class, err := analysis.ParseClass(string(fs[19]))
 			if err != nil {
-				return nil, sc.Errorf("field 20: %v", err)
+				return sc.Errorf("field 20: %v", err)
 			}
 			c.Pixels, c.Inner, c.Class = append(c.Pixels, int32(v[13])), append(c.Inner, int32(v[14])), append(c.Class, uint8(class))
 			c.Roundness, c.Linearity = append(c.Roundness, v[15]), append(c.Linearity, v[16])
@@ -315,18 +335,18 @@ func ReadClusters(name string) (*pixel.Clusters, error) {
 				pulse = int64(v[k+1])
 			}
 			if (len(fs[k]) == 0) != (pulse < 0) {
-				return nil, sc.Errorf("tof_ns %q and pulse %q: both or neither", fs[k], fs[k+1])
+				return sc.Errorf("tof_ns %q and pulse %q: both or neither", fs[k], fs[k+1])
 			}
 			c.TOF, c.Pulse = append(c.TOF, pixel.TimeFromNs(v[k])), append(c.Pulse, pulse)
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return nil, err
+		return err
 	}
 	if sc.Line() == 0 {
-		return nil, fmt.Errorf("clusters csv: %s: empty file, want the header %q", name, ClusterCSVHeader)
+		return fmt.Errorf("clusters csv: %s: empty file, want the header %q", name, ClusterCSVHeader)
 	}
-	return c, nil
+	return fn(c)
 }
 
 // headerColumns are the optional columns of a cluster CSV header line.

@@ -5,8 +5,9 @@
 // tracks, straight tracks), for particle identification and for keeping
 // only the classes of interest while a run goes on; and the time of
 // flight of each cluster from the reference pulses of a pulsed source,
-// with the neutron energy and wavelength; and the time walk of the hits,
-// fitted from the clusters and corrected before clustering. The first
+// with the neutron energy and wavelength; the time walk of the hits,
+// fitted from the clusters and corrected before clustering; and images
+// of the clusters' centroids, super-resolved and by time of flight. The first
 // two fill optional columns of pixel.Clusters that the cluster files
 // carry. Algorithms and their small text files only: no timing.
 package analysis
