@@ -2,6 +2,7 @@ package pixel
 
 import (
 	"cmp"
+	"fmt"
 	"maps"
 	"slices"
 )
@@ -27,6 +28,47 @@ type Agreement struct {
 type Labelled struct {
 	Hits   Hits
 	Labels []int64
+}
+
+// Attach gives the clusters of c the hits that l labels with their ids,
+// as Members in time order. Every cluster must get as many hits as its
+// size: files of two runs are not mixed.
+func (l *Labelled) Attach(c *Clusters) error {
+	at := make(map[int64]int, c.Len())
+	for i, id := range c.ID {
+		at[id] = i
+	}
+	// Counting sort by cluster, stable: each cluster's hits keep the order
+	// of the file, sorted by time below if they came otherwise.
+	start := make([]int, c.Len()+1)
+	for _, id := range l.Labels {
+		if i, ok := at[id]; ok {
+			start[i+1]++
+		}
+	}
+	for i := range c.Len() {
+		if int(c.Size[i]) != start[i+1] {
+			return fmt.Errorf("cluster %d has %d hits, the labels give it %d", c.ID[i], c.Size[i], start[i+1])
+		}
+		start[i+1] += start[i]
+	}
+	order := make([]int, start[c.Len()])
+	next := slices.Clone(start[:c.Len()])
+	for k, id := range l.Labels {
+		if i, ok := at[id]; ok {
+			order[next[i]] = k
+			next[i]++
+		}
+	}
+	for i := range c.Len() {
+		slices.SortStableFunc(order[start[i]:start[i+1]], func(a, b int) int { return cmp.Compare(l.Hits.ToA[a], l.Hits.ToA[b]) })
+	}
+	c.Members.Reset()
+	for _, k := range order {
+		c.Members.AppendFrom(&l.Hits, k)
+	}
+	c.Start = start
+	return nil
 }
 
 // Compare returns the agreement of clustering a with reference b.

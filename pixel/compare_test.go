@@ -3,6 +3,8 @@ package pixel
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -102,5 +104,46 @@ func TestCompareRelabelledAndMissing(t *testing.T) {
 	want := Agreement{Hits: 9, OnlyA: 1, OnlyB: 1, ClustersA: 2, ClustersB: 3, DifferA: 0, DifferB: 1, IoU: 1, HitIoU: 1}
 	if got != want {
 		t.Fatalf("%+v, want %+v", got, want)
+	}
+}
+
+// TestAttach: hits labelled with their clusters' ids, shuffled, come
+// back as the members the clusterer kept.
+func TestAttach(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	var h Hits
+	for i := range 20000 {
+		h.Append(uint16(r.IntN(64)), uint16(r.IntN(64)), Time(i)*10*Nanosecond, uint16(1+r.IntN(100)))
+	}
+	c, _ := NewClusterer(DefaultConfig())
+	c.KeepMembers(true)
+	want := &Clusters{}
+	want.Reset()
+	c.AddTo(want, &h)
+	c.FlushTo(want)
+	var l Labelled
+	for i := range want.Len() {
+		for k := want.Start[i]; k < want.Start[i+1]; k++ {
+			l.Hits.AppendFrom(&want.Members, k)
+			l.Labels = append(l.Labels, want.ID[i])
+		}
+	}
+	perm := r.Perm(len(l.Labels))
+	var shuffled Labelled
+	for _, k := range perm {
+		shuffled.Hits.AppendFrom(&l.Hits, k)
+		shuffled.Labels = append(shuffled.Labels, l.Labels[k])
+	}
+	got := *want
+	got.Members, got.Start = Hits{}, nil
+	if err := shuffled.Attach(&got); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got.Start, want.Start) || !slices.Equal(got.Members.ToA, want.Members.ToA) || !slices.Equal(got.Members.X, want.Members.X) || !slices.Equal(got.Members.ToT, want.Members.ToT) {
+		t.Fatal("attached members differ from the clusterer's")
+	}
+	shuffled.Labels[0] = -5 // a hit of no cluster of the file
+	if err := shuffled.Attach(&got); err == nil || !strings.Contains(err.Error(), "the labels give it") {
+		t.Errorf("a hit short: %v", err)
 	}
 }

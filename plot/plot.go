@@ -1,6 +1,7 @@
 package plot
 
 import (
+	"cmp"
 	"fmt"
 	"image/color"
 	"io"
@@ -33,19 +34,24 @@ const Width = 16 * vg.Centimeter
 // writeFigure renders p, with a colour bar when bar is set, as png or
 // svg.
 func writeFigure(w io.Writer, p *hplot.Plot, bar *hplot.Legend, width, height vg.Length, format string) error {
-	if format == "" {
-		format = "png"
-	}
 	var d hplot.Drawer = p
 	if bar != nil {
 		d = hplot.Figure(p, hplot.WithLegend(*bar))
 	}
-	wt, err := hplot.WriterTo(d, width, height, format)
+	wt, err := hplot.WriterTo(d, width, height, formatOr(format))
 	if err != nil {
 		return fmt.Errorf("plot: %w", err)
 	}
 	_, err = wt.WriteTo(w)
 	return err
+}
+
+// formatOr is the figure format, png when not given.
+func formatOr(format string) string {
+	if format == "" {
+		return "png"
+	}
+	return format
 }
 
 // newPlot is hplot's plot with about six round ticks on each axis: the
@@ -616,6 +622,16 @@ func ClusterHits(w io.Writer, hits *pixel.Hits, byToA bool, title, format string
 	if hits.Len() == 0 {
 		return fmt.Errorf("the cluster has no hits")
 	}
+	p, hm := clusterPanel(hits, byToA, title, onWhite(Width))
+	what := "ToT (25 ns)"
+	if byToA {
+		what = "ToA - first (ns)"
+	}
+	return writeFigure(w, p, colourBar(p, hm.HeatMap, false, what), Width, Width, format)
+}
+
+// clusterPanel is the plot of ClusterHits, without its colour bar.
+func clusterPanel(hits *pixel.Hits, byToA bool, title string, pal palette.Palette) (*hplot.Plot, *hplot.H2D) {
 	xmin, xmax := slices.Min(hits.X), slices.Max(hits.X)
 	ymin, ymax := slices.Min(hits.Y), slices.Max(hits.Y)
 	nx, ny := int(xmax-xmin)+3, int(ymax-ymin)+3 // a pixel of margin
@@ -650,13 +666,66 @@ func ClusterHits(w io.Writer, hits *pixel.Hits, byToA bool, title, format string
 	p.X.Label.Text = "x (pixel)"
 	p.Y.Label.Text = "y (pixel)"
 	p.X.Tick.Marker, p.Y.Tick.Marker = pixelTicks{}, pixelTicks{}
-	hm := newHeat(h, grid, onWhite(Width))
+	hm := newHeat(h, grid, pal)
 	p.Add(hm)
-	what := "ToT (25 ns)"
-	if byToA {
-		what = "ToA - first (ns)"
+	return p, hm
+}
+
+// examplesPerClass is how many clusters of each class ClassExamples
+// draws.
+const examplesPerClass = 4
+
+// ClassExamples draws, for every class present, clusters of that class
+// at the quartiles of its pixel counts (the smallest left, the largest
+// right), their pixels coloured by ToT; c must carry its morphology and
+// its members.
+func ClassExamples(w io.Writer, c *pixel.Clusters, format string) error {
+	if !c.HasShapes() || !c.HasMembers() {
+		return fmt.Errorf("example clusters need the clusters' classes and hits (cluster --shapes, and a .root file or plot --hits)")
 	}
-	return writeFigure(w, p, colourBar(p, hm.HeatMap, false, what), Width, Width, format)
+	byClass := make([][]int, len(analysis.Classes))
+	for i, k := range c.Class {
+		if int(k) < len(byClass) {
+			byClass[k] = append(byClass[k], i)
+		}
+	}
+	var rows [][]int
+	for _, idx := range byClass {
+		if len(idx) == 0 {
+			continue
+		}
+		slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(c.Pixels[a], c.Pixels[b]) })
+		var row []int
+		for q := range examplesPerClass {
+			i := idx[q*(len(idx)-1)/(examplesPerClass-1)]
+			if len(row) == 0 || row[len(row)-1] != i {
+				row = append(row, i)
+			}
+		}
+		rows = append(rows, row)
+	}
+	if len(rows) == 0 {
+		return fmt.Errorf("no clusters to draw")
+	}
+	tp := hplot.NewTiledPlot(draw.Tiles{Rows: len(rows), Cols: examplesPerClass, PadX: vg.Millimeter * 4, PadY: vg.Millimeter * 4})
+	clear(tp.Plots) // a class with fewer examples leaves its tiles empty
+	for r, row := range rows {
+		for col, i := range row {
+			var hits pixel.Hits
+			hits.AppendRange(&c.Members, c.Start[i], c.Start[i+1])
+			title := fmt.Sprintf("%v, %d px (id %d)", analysis.Class(c.Class[i]), c.Pixels[i], c.ID[i])
+			p, _ := clusterPanel(&hits, false, title, onWhite(Width))
+			p.X.Label.Text, p.Y.Label.Text = "", ""
+			tp.Plots[r*examplesPerClass+col] = p
+		}
+	}
+	width := 2 * Width
+	wt, err := hplot.WriterTo(tp, width, width*vg.Length(len(rows))/examplesPerClass, formatOr(format))
+	if err != nil {
+		return fmt.Errorf("plot: %w", err)
+	}
+	_, err = wt.WriteTo(w)
+	return err
 }
 
 // nanGrid is the histogram's grid with empty pixels as NaN.
@@ -705,7 +774,8 @@ var ClusterFigures = []string{"size", "spectrum", "map", "time"}
 
 // WriteClusterFigures writes the overview figures of a clusters file:
 // PREFIX_size, PREFIX_spectrum, PREFIX_map and PREFIX_time; PREFIX_classes
-// when the clusters carry their morphology; PREFIX_tof when they carry
+// when the clusters carry their morphology, and PREFIX_examples when
+// they carry their hits too; PREFIX_tof when they carry
 // their time of flight, and with a flight path in metres PREFIX_energy
 // and PREFIX_wavelength (of neutrons). The format is the extension; it
 // returns the names.
@@ -717,6 +787,7 @@ func WriteClusterFigures(prefix string, c *pixel.Clusters, width, height int, fl
 		"map":        func(w io.Writer) error { return ClusterMap(w, c, width, height, format) },
 		"time":       func(w io.Writer) error { return ClusterTime(w, c, format) },
 		"classes":    func(w io.Writer) error { return ClusterClasses(w, c, format) },
+		"examples":   func(w io.Writer) error { return ClassExamples(w, c, format) },
 		"tof":        func(w io.Writer) error { return TimeOfFlight(w, c, TOFSpectrum, 0, format) },
 		"energy":     func(w io.Writer) error { return TimeOfFlight(w, c, EnergySpectrum, flightPath, format) },
 		"wavelength": func(w io.Writer) error { return TimeOfFlight(w, c, WavelengthSpectrum, flightPath, format) },
@@ -724,6 +795,9 @@ func WriteClusterFigures(prefix string, c *pixel.Clusters, width, height int, fl
 	figures := slices.Clip(ClusterFigures)
 	if c.HasShapes() && c.Len() > 0 {
 		figures = append(figures, "classes")
+		if c.HasMembers() {
+			figures = append(figures, "examples")
+		}
 	}
 	if c.HasTOF() && slices.Max(append([]int64{-1}, c.Pulse...)) >= 0 {
 		figures = append(figures, "tof")

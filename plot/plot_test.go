@@ -15,6 +15,7 @@ import (
 	"github.com/hitflow/hitflow/internal/fixture"
 	"github.com/hitflow/hitflow/jpet"
 	"github.com/hitflow/hitflow/pixel"
+	"github.com/hitflow/hitflow/pixel/analysis"
 )
 
 // checkPNG decodes the picture and checks its size.
@@ -202,5 +203,33 @@ func TestPalettesFit(t *testing.T) {
 		if got := legendColours(tc.height); got != tc.want {
 			t.Errorf("height %v: %d colours, want %d", tc.height, got, tc.want)
 		}
+	}
+}
+
+// TestClassExamples: a figure of example clusters for the classes there
+// are, four or fewer each; none without classes or hits.
+func TestClassExamples(t *testing.T) {
+	c := fixture.Concat(fixture.Clusters(t, false))
+	var s analysis.Shaper
+	if err := s.Describe(c, analysis.DefaultRules); err != nil {
+		t.Fatal(err)
+	}
+	classes := map[uint8]bool{}
+	for _, k := range c.Class {
+		classes[k] = true
+	}
+	if len(classes) < 3 {
+		t.Fatalf("only %d classes in the fixture", len(classes))
+	}
+	// 32 cm wide, 8 cm a row at 96 dpi.
+	checkPNG(t, "examples", func(w io.Writer) error { return ClassExamples(w, c, "png") }, 1209, int(math.Round(1209*float64(len(classes))/4)))
+	var buf bytes.Buffer
+	if err := ClassExamples(&buf, c, "svg"); err != nil || strings.Count(buf.String(), " px (id ") < len(classes) {
+		t.Fatalf("svg: %v", err)
+	}
+	noHits := *c
+	noHits.Start = nil
+	if err := ClassExamples(&buf, &noHits, "png"); err == nil {
+		t.Error("examples drawn without hits")
 	}
 }

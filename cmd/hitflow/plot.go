@@ -38,6 +38,8 @@ Pixel clusters (.csv, .parquet, .root): PREFIX_size (cluster sizes),
 PREFIX_spectrum (energy, or ToT sum when uncalibrated), PREFIX_map
 (centroids on the sensor) and PREFIX_time (clusters per time bin);
 PREFIX_classes of a file with the morphology (cluster --shapes), and
+PREFIX_examples, four clusters of each class from the smallest to the
+largest, when their hits are there too (a .root file, or --hits);
 PREFIX_tof of one with the time of flight (cluster --tof), with
 --flight-path also PREFIX_energy and PREFIX_wavelength. With
 --cluster ID, PREFIX_cluster_ID draws that cluster's pixels coloured by
@@ -50,6 +52,7 @@ The names written are printed.`,
 		Example: `  hitflow plot -o run clusters.parquet
   hitflow plot --cluster 42 --by toa -o run clusters.root
   hitflow plot --cluster 42 --hits labels.csv -o run clusters.csv
+  hitflow plot --hits labels.parquet -o run shapes.parquet
   hitflow plot --plot-layer 3 --format svg -o calo result.parquet
   hitflow plot -o rec rec.nrrd`,
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -66,7 +69,7 @@ The names written are printed.`,
 	f.StringVarP(&o.out, "output", "o", "", "prefix of the figure files")
 	f.StringVar(&o.format, "format", o.format, "png or svg")
 	f.Int64Var(&o.cluster, "cluster", o.cluster, "draw the pixels of this cluster id")
-	f.StringVar(&o.hits, "hits", "", "per-hit label file (.csv or .parquet) for --cluster")
+	f.StringVar(&o.hits, "hits", "", "per-hit label file (.csv or .parquet): the hits of --cluster, and of the example clusters of each class")
 	f.StringVar(&o.by, "by", o.by, "colour a cluster's pixels by tot or toa")
 	f.Var(sizeFlag{&o.width, &o.height}, "sensor", "sensor size of the centroid map")
 	f.IntSliceVar(&o.axes, "plot-axes", o.axes, "the two coordinates of a CLUE plot")
@@ -130,6 +133,15 @@ func plotClusters(ctx context.Context, o plotOptions, in string) ([]string, erro
 		return nil, stopped(ctx, "no figure written")
 	}
 	if o.cluster < 0 {
+		if o.hits != "" {
+			l, err := format.ReadHits(o.hits)
+			if err != nil {
+				return nil, err
+			}
+			if err := l.Attach(c); err != nil {
+				return nil, fmt.Errorf("--hits %s is not of %s: %w", o.hits, in, err)
+			}
+		}
 		w, h := o.width, o.height
 		for i := range c.Len() {
 			w, h = max(w, int(c.XMax[i])+1), max(h, int(c.YMax[i])+1)

@@ -68,3 +68,39 @@ func TestPlotCommand(t *testing.T) {
 		}
 	}
 }
+
+// TestPlotClassExamples: the example clusters per class come with the
+// hits of a .root file or of --hits, and a --hits file of another run is
+// refused.
+func TestPlotClassExamples(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "p.tpx3")
+	if code, _, stderr := hitflow(t, "simulate", "pixel", "-q", "--dataset", "pion45", "--hits", "100000", "-o", in); code != 0 {
+		t.Fatal(stderr)
+	}
+	shapes, labels, root := filepath.Join(dir, "s.parquet"), filepath.Join(dir, "h.parquet"), filepath.Join(dir, "s.root")
+	for _, args := range [][]string{{"--hits", labels, "-o", shapes}, {"-o", root}} {
+		if code, _, stderr := hitflow(t, append([]string{"cluster", "-q", "--shapes", in}, args...)...); code != 0 {
+			t.Fatal(stderr)
+		}
+	}
+	for _, args := range [][]string{{"--hits", labels, shapes}, {root}} {
+		code, stdout, stderr := hitflow(t, append([]string{"plot", "-o", filepath.Join(dir, "f")}, args...)...)
+		if code != 0 || !strings.Contains(stdout, "f_examples.png") {
+			t.Errorf("%v: exit %d: %s %s", args, code, stdout, stderr)
+		}
+	}
+	if code, stdout, _ := hitflow(t, "plot", "-o", filepath.Join(dir, "g"), shapes); code != 0 || strings.Contains(stdout, "examples") {
+		t.Errorf("examples without hits: exit %d: %s", code, stdout)
+	}
+	other, in2 := filepath.Join(dir, "other.parquet"), filepath.Join(dir, "p2.tpx3")
+	if code, _, stderr := hitflow(t, "simulate", "pixel", "-q", "--dataset", "pion45", "--seed", "2", "--hits", "100000", "-o", in2); code != 0 {
+		t.Fatal(stderr)
+	}
+	if code, _, stderr := hitflow(t, "cluster", "-q", "--hits", other, "-o", os.DevNull, in2); code != 0 {
+		t.Fatal(stderr)
+	}
+	if code, _, stderr := hitflow(t, "plot", "--hits", other, "-o", filepath.Join(dir, "h"), shapes); code != exitRuntime || !strings.Contains(stderr, "--hits "+other+" is not of "+shapes) {
+		t.Errorf("hits of another clustering: exit %d: %s", code, stderr)
+	}
+}
