@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/hitflow/hitflow/pixel"
+	"github.com/hitflow/hitflow/pixel/pixelsim"
 )
 
 // batch makes a batch of clusters with the given pixels as members.
@@ -262,5 +263,33 @@ func TestFilter(t *testing.T) {
 	var none Filter
 	if kept, err := none.Apply(c); err != nil || kept.Len() != 0 || kept.HasMembers() != true {
 		t.Errorf("none kept: %d clusters, %v", kept.Len(), err)
+	}
+}
+
+// BenchmarkDescribe: the morphology of simulated clusters (MB/s reads as
+// thousands of clusters per ms: Mcluster/s).
+func BenchmarkDescribe(b *testing.B) {
+	for _, d := range []string{"gamma", "pion45"} {
+		b.Run(d, func(b *testing.B) {
+			ds, _ := pixelsim.DatasetByName(d)
+			var h pixel.Hits
+			pixelsim.Generate(pixelsim.Options{Dataset: ds, Hits: 1 << 20, Seed: 1}, func(x *pixel.Hits) error {
+				h.AppendRange(x, 0, x.Len())
+				return nil
+			})
+			c, _ := pixel.NewClusterer(pixel.DefaultConfig())
+			c.KeepMembers(true)
+			cl := &pixel.Clusters{}
+			cl.Reset()
+			c.AddTo(cl, &h)
+			c.FlushTo(cl)
+			var s Shaper
+			b.SetBytes(int64(cl.Len()))
+			for b.Loop() {
+				if err := s.Describe(cl, DefaultRules); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
