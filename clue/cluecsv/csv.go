@@ -18,8 +18,10 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 
@@ -116,6 +118,7 @@ func read(r io.Reader, name string, block, workers int) (*Table, error) {
 	}
 	parts := make([]clue.Points, workers)
 	errs := make([]error, len(parts))
+	size, grown := sizeOf(r), false
 	for {
 		blk, err := sc.Block(block)
 		if err == io.EOF {
@@ -124,6 +127,7 @@ func read(r io.Reader, name string, block, workers int) (*Table, error) {
 		if err != nil {
 			return nil, err
 		}
+
 		var wg sync.WaitGroup
 		ps := blk.Parts(len(parts))
 		for k, p := range ps {
@@ -141,7 +145,31 @@ func read(r io.Reader, name string, block, workers int) (*Table, error) {
 			t.Points.Layer = append(t.Points.Layer, q.Layer...)
 			t.Points.Weight = append(t.Points.Weight, q.Weight...)
 		}
+		// The columns grow once to the rows the file's size promises,
+		// from the first block's bytes per row, rather than by doubling
+		// (copying them over and over took a fifth of a 10^6-point read).
+		if n := t.Points.Len(); !grown && size > 0 && n > 0 {
+			grown = true
+			more := int(float64(n)*float64(size)/float64(max(sc.Offset(), 1))*1.02) - n
+			for d := range t.Points.Coords {
+				t.Points.Coords[d] = slices.Grow(t.Points.Coords[d], more)
+			}
+			if t.Layer {
+				t.Points.Layer = slices.Grow(t.Points.Layer, more)
+			}
+			t.Points.Weight = slices.Grow(t.Points.Weight, more)
+		}
 	}
+}
+
+// sizeOf is the size of a file being read, or 0 for another reader.
+func sizeOf(r io.Reader) int64 {
+	if f, ok := r.(interface{ Stat() (os.FileInfo, error) }); ok {
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+			return fi.Size()
+		}
+	}
+	return 0
 }
 
 // parsePart parses the lines of a part into dst, emptied first.

@@ -4,7 +4,9 @@ package ctxio
 
 import (
 	"context"
+	"errors"
 	"io"
+	"os"
 )
 
 // Reader reads from R until Ctx is done, then returns Ctx's error.
@@ -18,4 +20,13 @@ func (c Reader) Read(p []byte) (int, error) {
 		return 0, err
 	}
 	return c.R.Read(p)
+}
+
+// Stat is R's, for readers that size their buffers by the file's size;
+// an error when R has none.
+func (c Reader) Stat() (os.FileInfo, error) {
+	if f, ok := c.R.(interface{ Stat() (os.FileInfo, error) }); ok {
+		return f.Stat()
+	}
+	return nil, errors.ErrUnsupported
 }

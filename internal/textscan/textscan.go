@@ -242,8 +242,18 @@ func (s *Scanner) Errorf(format string, args ...any) error {
 
 // Skip reports whether a line holds nothing: blank, or a '#' comment.
 func Skip(line []byte) bool {
-	t := bytes.TrimLeft(line, " \t")
+	t := trimBlank(line)
 	return len(t) == 0 || t[0] == '#'
+}
+
+// trimBlank drops the spaces and tabs a line or field starts with: a
+// loop, where bytes.TrimLeft builds its set of bytes on every call (a
+// tenth of reading a CLUE CSV).
+func trimBlank(b []byte) []byte {
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t') {
+		b = b[1:]
+	}
+	return b
 }
 
 // Fields cuts a line into fields at sep, trimming white space around each
@@ -259,11 +269,11 @@ func Fields(dst [][]byte, line []byte, sep byte) [][]byte {
 		return dst
 	}
 	for {
-		rest := bytes.TrimLeft(line, " \t")
+		rest := trimBlank(line)
 		if len(rest) > 0 && rest[0] == '"' {
 			// A quote that is not a whole field is kept as text.
 			if end := closingQuote(rest); end > 0 {
-				after := bytes.TrimLeft(rest[end+1:], " \t")
+				after := trimBlank(rest[end+1:])
 				if len(after) == 0 || after[0] == sep {
 					dst = append(dst, unescape(rest[:end+1]))
 					if len(after) == 0 {
@@ -324,8 +334,10 @@ func unquote(f []byte) []byte {
 // ("25.0") that some exporters write.
 func ParseInt(b []byte) (int64, bool) {
 	if i := bytes.IndexByte(b, '.'); i >= 0 {
-		if len(bytes.Trim(b[i+1:], "0")) != 0 {
-			return 0, false
+		for _, c := range b[i+1:] {
+			if c != '0' {
+				return 0, false
+			}
 		}
 		b = b[:i]
 	}
@@ -350,14 +362,61 @@ func ParseInt(b []byte) (int64, bool) {
 }
 
 // ParseFloat parses a float as strconv.ParseFloat does, without copying
-// the bytes; integers, the common case, take a fast path.
+// the bytes. Plain decimals, the common case, take a fast path.
 func ParseFloat(b []byte) (float64, bool) {
 	if len(b) == 0 {
 		return 0, false
 	}
-	if v, ok := ParseInt(b); ok && len(b) < 16 && (v != 0 || b[0] != '-') { // -0 keeps its sign
-		return float64(v), true
+	if v, ok := parseDecimal(b); ok {
+		return v, true
 	}
 	v, err := strconv.ParseFloat(unsafe.String(&b[0], len(b)), 64)
 	return v, err == nil
+}
+
+// pow10 are the powers of ten a float64 holds exactly.
+var pow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+	1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
+
+// parseDecimal parses [-+]digits[.digits] whose digits, without the
+// point, make an integer m below 2^53 with at most 22 after the point:
+// then m and 10^k are exact float64s and m / 10^k, one correctly
+// rounded division, is the nearest float64 to the decimal, as strconv
+// gives it (Clinger's fast path, which strconv takes too). Anything else
+// (exponents, more digits, -0) is left to strconv: ok false.
+func parseDecimal(b []byte) (float64, bool) {
+	neg := b[0] == '-'
+	if neg || b[0] == '+' {
+		b = b[1:]
+	}
+	var m uint64
+	digits, frac, point := 0, 0, false
+	for _, c := range b {
+		switch {
+		case c >= '0' && c <= '9':
+			if digits == 19 {
+				return 0, false
+			}
+			m = m*10 + uint64(c-'0')
+			if m != 0 {
+				digits++ // leading zeros do not count
+			}
+			if point {
+				frac++
+			}
+		case c == '.' && !point:
+			point = true
+		default:
+			return 0, false
+		}
+	}
+	// At least one digit, on either side of the point.
+	if len(b) == 0 || len(b) == 1 && point || m >= 1<<53 || frac > 22 || neg && m == 0 {
+		return 0, false
+	}
+	v := float64(m) / pow10[frac]
+	if neg {
+		v = -v
+	}
+	return v, true
 }

@@ -139,7 +139,7 @@ func TestScanner(t *testing.T) {
 
 // FuzzParse checks the number parsers against strconv.
 func FuzzParse(f *testing.F) {
-	for _, s := range []string{"0", "-0", "25.0", "1.", ".5", "+3", "1e3", "123456789012345678", "-0.0", "0x10", "inf", ""} {
+	for _, s := range []string{"0", "-0", "25.0", "1.", ".5", "+3", "1e3", "123456789012345678", "-0.0", "0x10", "inf", "", "-81.53690450071551", "9007199254740993", "0.1", "00000000000000000000.1", ".", "+", "1.2.3"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -217,5 +217,37 @@ func TestBlocks(t *testing.T) {
 	}
 	if err := parts[1].Errorf("bad"); err.Error() != "csv: f.csv: line 4: bad" {
 		t.Fatal(err)
+	}
+}
+
+// TestParseDecimalAsStrconv: random plain decimals of 1 to 20 digits,
+// the point anywhere, parse to strconv's float to the bit.
+func TestParseDecimalAsStrconv(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	fast := 0
+	for range 1000000 {
+		n := 1 + r.IntN(20)
+		b := make([]byte, 0, n+2)
+		if r.IntN(2) == 0 {
+			b = append(b, '-')
+		}
+		at := r.IntN(n + 1)
+		for i := range n {
+			if i == at {
+				b = append(b, '.')
+			}
+			b = append(b, byte('0'+r.IntN(10)))
+		}
+		want, err := strconv.ParseFloat(string(b), 64)
+		got, ok := ParseFloat(b)
+		if ok != (err == nil) || math.Float64bits(got) != math.Float64bits(want) {
+			t.Fatalf("%s: %v %v, strconv %v %v", b, got, ok, want, err)
+		}
+		if _, ok := parseDecimal(b); ok {
+			fast++
+		}
+	}
+	if fast < 500000 {
+		t.Errorf("only %d of 10^6 took the fast path", fast)
 	}
 }
