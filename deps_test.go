@@ -44,6 +44,7 @@ func TestDependencyRules(t *testing.T) {
 		{"format/columnar", []string{mod + "format/text", mod + "format/root", mod + "plot", mod + "pixel/pipeline", mod + "cmd", "github.com/spf13", "go-hep.org"}},
 		{"format/root", []string{mod + "format/text", mod + "format/columnar", mod + "plot", mod + "pixel/pipeline", mod + "cmd", "github.com/spf13", "github.com/apache"}},
 		{"format/nrrd", []string{mod + "format/text", mod + "format/columnar", mod + "format/root", mod + "format/tiff", mod + "plot", mod + "pixel/pipeline", mod + "cmd", "github.com/spf13", "github.com/apache", "go-hep.org"}},
+		{"format/ev44", []string{mod + "format/text", mod + "format/columnar", mod + "format/root", mod + "format/nrrd", mod + "format/tiff", mod + "plot", mod + "pixel/pipeline", mod + "online", mod + "cmd", "github.com/spf13", "github.com/apache", "go-hep.org"}},
 		{"format/tiff", []string{mod + "format/text", mod + "format/columnar", mod + "format/root", mod + "format/nrrd", mod + "plot", mod + "pixel", mod + "jpet", mod + "cmd", "github.com/spf13", "github.com/apache", "go-hep.org"}},
 		{"format", []string{mod + "plot", mod + "pixel/pipeline", mod + "cmd", "github.com/spf13"}},
 		// Figures draw; they do not read or write formats.

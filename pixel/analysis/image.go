@@ -11,16 +11,45 @@ import (
 	"github.com/hitflow/hitflow/pixel"
 )
 
-// Image counts clusters by their centroid on a grid finer than the
-// pixels (super-resolution: Scale bins across each pixel), in one image
-// or in a stack of images by time of flight. Pixel p spans p-0.5 to
-// p+0.5 (its centre is the centroid of a one-pixel cluster), so bin i
-// spans i/Scale-0.5 to (i+1)/Scale-0.5. Filling is streaming: memory is
-// the image's, whatever the clusters.
-type Image struct {
+// Grid is a grid of bins finer than the pixels (super-resolution: Scale
+// bins across each pixel) over a sensor. Pixel p spans p-0.5 to p+0.5
+// (its centre is the centroid of a one-pixel cluster), so bin i spans
+// i/Scale-0.5 to (i+1)/Scale-0.5.
+type Grid struct {
 	Width, Height int // bins across (x) and up (y): the sensor's pixels times Scale
 	Scale         int
-	TOF           TOFBins // N == 0: one image of every cluster
+
+	xEdges, yEdges []float64 // bin i from edge i to edge i+1, as float64 divides
+}
+
+// NewGrid makes the grid of a width x height sensor at scale bins per
+// pixel.
+func NewGrid(width, height, scale int) (Grid, error) {
+	if width < 1 || height < 1 || width > 1<<16 || height > 1<<16 {
+		return Grid{}, fmt.Errorf("sensor %dx%d out of range 1..65536", width, height)
+	}
+	if scale < 1 || scale > 256 {
+		return Grid{}, fmt.Errorf("scale %d: want 1 to 256 bins per pixel", scale)
+	}
+	g := Grid{Width: width * scale, Height: height * scale, Scale: scale}
+	g.xEdges, g.yEdges = edges(g.Width, scale), edges(g.Height, scale)
+	return g, nil
+}
+
+// Bin is the bin of a centroid, y*Width + x, and whether it is on the
+// grid (a NaN centroid is not).
+func (g *Grid) Bin(x, y float64) (int, bool) {
+	bx, okx := g.bin(x, g.xEdges)
+	by, oky := g.bin(y, g.yEdges)
+	return by*g.Width + bx, okx && oky
+}
+
+// Image counts clusters by their centroid on a Grid, in one image or in
+// a stack of images by time of flight. Filling is streaming: memory is
+// the image's, whatever the clusters.
+type Image struct {
+	Grid
+	TOF TOFBins // N == 0: one image of every cluster
 	// Counts holds bin (x, y) of time-of-flight bin k at
 	// (k*Height+y)*Width + x.
 	Counts []uint32
@@ -28,8 +57,6 @@ type Image struct {
 	// sensor, without a time of flight (before the first pulse), with
 	// one outside the bins.
 	Counted, Outside, NoPulse, OutOfTOF int64
-
-	xEdges, yEdges []float64 // bin i from edge i to edge i+1, as float64 divides
 }
 
 // TOFBins are N equal bins of time of flight from Min to Max.
@@ -64,24 +91,20 @@ const MaxImageBins = 1 << 30
 // NewImage makes an empty image of a width x height sensor at scale bins
 // per pixel, with the time-of-flight bins tof (none when tof.N is 0).
 func NewImage(width, height, scale int, tof TOFBins) (*Image, error) {
-	if width < 1 || height < 1 || width > 1<<16 || height > 1<<16 {
-		return nil, fmt.Errorf("sensor %dx%d out of range 1..65536", width, height)
-	}
-	if scale < 1 || scale > 256 {
-		return nil, fmt.Errorf("scale %d: want 1 to 256 bins per pixel", scale)
+	g, err := NewGrid(width, height, scale)
+	if err != nil {
+		return nil, err
 	}
 	if tof.N < 0 || tof.N > 0 && tof.Max <= tof.Min {
 		return nil, fmt.Errorf("time-of-flight bins %+v: want N >= 0 and Max above Min", tof)
 	}
 	images := max(tof.N, 1)
-	bins := int64(width*scale) * int64(height*scale) * int64(images)
+	bins := int64(g.Width) * int64(g.Height) * int64(images)
 	if bins > MaxImageBins {
 		return nil, fmt.Errorf("%d x %d bins in %d images is %d bins (%.1f GB), more than %d: use a smaller scale or fewer time-of-flight bins",
-			width*scale, height*scale, images, bins, float64(bins)*4/1e9, MaxImageBins)
+			g.Width, g.Height, images, bins, float64(bins)*4/1e9, MaxImageBins)
 	}
-	im := &Image{Width: width * scale, Height: height * scale, Scale: scale, TOF: tof, Counts: make([]uint32, bins)}
-	im.xEdges, im.yEdges = edges(im.Width, scale), edges(im.Height, scale)
-	return im, nil
+	return &Image{Grid: g, TOF: tof, Counts: make([]uint32, bins)}, nil
 }
 
 // edges are the n+1 edges of n bins of 1/scale pixel from -0.5.
@@ -106,13 +129,11 @@ func (im *Image) Fill(c *pixel.Clusters) error {
 	span := uint64(im.TOF.Max - im.TOF.Min)
 	plane := im.Width * im.Height
 	for i := range c.Len() {
-		x, okx := im.bin(c.X[i], im.xEdges)
-		y, oky := im.bin(c.Y[i], im.yEdges)
-		if !okx || !oky {
+		k, ok := im.Bin(c.X[i], c.Y[i])
+		if !ok {
 			im.Outside++
 			continue
 		}
-		k := y*im.Width + x
 		if im.TOF.N > 0 {
 			if c.Pulse[i] < 0 {
 				im.NoPulse++
@@ -141,9 +162,9 @@ func (im *Image) Fill(c *pixel.Clusters) error {
 // bin is the bin holding coordinate v among the bins between edges: the
 // i with edge i <= v < edge i+1 (a centroid on an edge goes to the bin
 // it starts).
-func (im *Image) bin(v float64, edges []float64) (int, bool) {
+func (g *Grid) bin(v float64, edges []float64) (int, bool) {
 	n := len(edges) - 1
-	f := (v + 0.5) * float64(im.Scale)
+	f := (v + 0.5) * float64(g.Scale)
 	if !(f > -1 && f < float64(n)+1) { // NaN too
 		return 0, false
 	}
