@@ -57,6 +57,7 @@ func TestDependencyRules(t *testing.T) {
 		// Live inputs and monitoring feed the pipelines; no figures,
 		// no devices, no CLI.
 		{"online", []string{mod + "plot", mod + "device", mod + "cmd", "github.com/spf13"}},
+		{"online/kafka", []string{mod + "plot", mod + "device", mod + "cmd", mod + "pixel/pipeline", "github.com/spf13"}},
 	}
 	for _, r := range rules {
 		deps, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}", "./"+r.pkg).Output()

@@ -17,6 +17,7 @@ import (
 	"github.com/hitflow/hitflow/format"
 	"github.com/hitflow/hitflow/internal/outfile"
 	"github.com/hitflow/hitflow/online"
+	"github.com/hitflow/hitflow/online/kafka"
 	"github.com/hitflow/hitflow/pixel"
 	"github.com/hitflow/hitflow/pixel/analysis"
 	"github.com/hitflow/hitflow/pixel/pipeline"
@@ -40,6 +41,7 @@ type clusterOptions struct {
 	flightPath                  float64
 	period                      time.Duration
 	timewalk                    string
+	kafka                       kafkaFlags
 }
 
 func newClusterCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -90,13 +92,17 @@ completed. On a terminal a status line shows the rates, the buffer and
 the lag behind the source.
 --rotate closes the outputs (-o and --hits) and begins numbered new
 ones, each a complete file: clusters.parquet becomes clusters-0001.parquet,
-clusters-0002.parquet, ... --metrics serves Prometheus metrics.`, pixel.DefaultMemberLimit),
+clusters-0002.parquet, ... --metrics serves Prometheus metrics.
+-o kafka://BROKER[,BROKER...]/TOPIC publishes the clusters on Kafka as
+ESS ev44 messages, one event a cluster (--source, --super-resolution,
+--compression, --start; docs/live.md).`, pixel.DefaultMemberLimit),
 		Example: `  hitflow cluster -o clusters.csv run.tpx3
   hitflow cluster --definition global --dt 600ns --calib calib/ -o clusters.clog run.t3pa
   hitflow cluster --hits labels.csv --unsorted 1ms -o clusters.csv part1.tpx3 part2.tpx3
   hitflow cluster --mode chunked --workers 2 -o clusters.csv run.tpx3
   hitflow cluster --spool /data/spool --rotate 10m -o live.parquet tcp://127.0.0.1:8451
-  hitflow cluster -o -.arrow tcp://127.0.0.1:8451 | python3 consume.py`,
+  hitflow cluster -o -.arrow tcp://127.0.0.1:8451 | python3 consume.py
+  hitflow cluster --source det1 --tof tdc1r -o kafka://broker:9092/det1_events tcp://127.0.0.1:8451`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runCluster(cmd.Context(), o, args, cmd.InOrStdin(), stdout, stderr)
 		},
@@ -122,6 +128,7 @@ clusters-0002.parquet, ... --metrics serves Prometheus metrics.`, pixel.DefaultM
 	f.Float64Var(&o.flightPath, "flight-path", 0, "with --tof: the flight path in metres; adds the neutron energy and wavelength")
 	f.DurationVar(&o.period, "period", 0, "with --tof: the pulse period (71.43ms at 14 Hz); gaps over 1.5 periods count the missing pulses")
 	f.StringVar(&o.timewalk, "timewalk", "", "correct every hit's time by the time walk of this file (from hitflow timewalk fit) before sorting and clustering")
+	o.kafka.add(f)
 	o.live.add(f)
 	return cmd
 }
@@ -190,6 +197,10 @@ func runCluster(ctx context.Context, o clusterOptions, files []string, stdin io.
 			return usagef("--timewalk %s moves hits by up to %v ns: --unsorted plus that must be shorter than --restart", o.timewalk, job.Correction.Spread().Ns())
 		}
 	}
+	publish := kafka.IsTarget(o.out)
+	if err := o.kafka.check(publish, o); err != nil {
+		return err
+	}
 	inputs := []outfile.Role{role("--mask", o.mask), role("--classes", o.classes), role("--timewalk", o.timewalk)}
 	if liveInput == "" || o.live.follow {
 		inputs = append(inputs, positional(files...)...)
@@ -200,6 +211,9 @@ func runCluster(ctx context.Context, o clusterOptions, files []string, stdin io.
 		}
 	}
 	outputs := []outfile.Role{role("-o", o.out), role("--hits", o.hits), role("--tdc", o.tdc)}
+	if publish {
+		outputs[0].Name = "" // a topic, not a file
+	}
 	if rotation != (online.Rotation{}) {
 		outputs[0].Name, outputs[1].Name = online.PartName(o.out, 1), partName(o.hits, 1)
 	}
@@ -269,7 +283,13 @@ func runCluster(ctx context.Context, o clusterOptions, files []string, stdin io.
 		defer live.done()
 	}
 
-	outs, err := createClusterOutputs(&job, o, rotation, inputs, stdout)
+	var pub *kafka.Publisher
+	if publish {
+		if pub, err = o.kafka.publisher(ctx, o.out, width, height); err != nil {
+			return err
+		}
+	}
+	outs, err := createClusterOutputs(&job, o, rotation, inputs, pub, stdout)
 	if err != nil {
 		return err
 	}
@@ -304,6 +324,9 @@ func runCluster(ctx context.Context, o clusterOptions, files []string, stdin io.
 	}
 	if len(o.keep) > 0 {
 		fmt.Fprintln(stderr, keptLine(filter, sum.Clusters))
+	}
+	if pub != nil {
+		fmt.Fprintln(stderr, publishedLine(pub, o.out))
 	}
 	if tof != nil {
 		fmt.Fprintf(stderr, "hitflow: time of flight from %v: %d clusters before the first pulse (without one)", edge, tof.Before())
@@ -385,7 +408,7 @@ func (c *clusterOutputs) abort() {
 
 // createClusterOutputs creates the writers of -o, --hits and --tdc in the
 // job; after an error nothing is left behind.
-func createClusterOutputs(job *pipeline.Job, o clusterOptions, rot online.Rotation, inputs []outfile.Role, stdout io.Writer) (_ *clusterOutputs, err error) {
+func createClusterOutputs(job *pipeline.Job, o clusterOptions, rot online.Rotation, inputs []outfile.Role, pub *kafka.Publisher, stdout io.Writer) (_ *clusterOutputs, err error) {
 	outs := &clusterOutputs{}
 	defer func() {
 		if err != nil {
@@ -410,6 +433,17 @@ func createClusterOutputs(job *pipeline.Job, o clusterOptions, rot online.Rotati
 			job.Hits = r
 		}
 		outs.add(r.Close, r.Abort)
+	} else if pub != nil {
+		job.Clusters = pub
+		outs.add(pub.Close, pub.Abort)
+		if o.hits != "" {
+			h, err := format.CreateHits(o.hits, stdout)
+			if err != nil {
+				return nil, formatError(err)
+			}
+			job.Hits = h
+			outs.add(h.Close, func() { outfile.Abort(h) })
+		}
 	} else {
 		p, err := createPart(o.out, o.hits, o.columns(), stdout)
 		if err != nil {

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/hitflow/hitflow/format/ev44"
+	"github.com/hitflow/hitflow/online/kafka"
+	"github.com/hitflow/hitflow/pixel/analysis"
+)
+
+// kafkaFlags say how clusters are published with -o kafka://.
+type kafkaFlags struct {
+	source      string
+	scale       int
+	compression string
+	start       string
+}
+
+func (k *kafkaFlags) add(f *pflag.FlagSet) {
+	f.StringVar(&k.source, "source", "timepix3", "with -o kafka://: the source_name of the ev44 messages (the detector)")
+	f.IntVar(&k.scale, "super-resolution", 1, "with -o kafka://: pixel_id bins across each pixel (the centroid's bin, y*width*N + x)")
+	f.StringVar(&k.compression, "compression", "zstd", "with -o kafka://: zstd, lz4 or none")
+	f.StringVar(&k.start, "start", "", "with -o kafka://: the wall-clock time of ToA 0, RFC 3339 (default: when the run starts)")
+}
+
+// check refuses the flags without a Kafka output, and the outputs a
+// topic cannot take.
+func (k *kafkaFlags) check(publish bool, o clusterOptions) error {
+	if !publish {
+		if k.source != "timepix3" || k.scale != 1 || k.compression != "zstd" || k.start != "" {
+			return usagef("--source, --super-resolution, --compression and --start are for -o kafka://BROKER/TOPIC")
+		}
+		return nil
+	}
+	if _, err := kafka.ParseTarget(o.out); err != nil {
+		return usageError{err}
+	}
+	switch {
+	case o.live.rotate != "":
+		return usagef("--rotate writes numbered files; a Kafka topic takes the whole run")
+	case o.shapes:
+		return usagef("--shapes adds columns to files; ev44 messages carry each cluster's pixel and time only (--keep chooses the clusters published)")
+	case k.source == "":
+		return usagef("--source must name the detector")
+	}
+	if _, ok := kafka.Compressions[k.compression]; !ok {
+		return usagef("--compression %q: want zstd, lz4 or none", k.compression)
+	}
+	if k.start != "" {
+		if _, err := time.Parse(time.RFC3339Nano, k.start); err != nil {
+			return usagef("--start %q: want an RFC 3339 time like 2026-11-27T08:00:00Z", k.start)
+		}
+	}
+	return nil
+}
+
+// publisher connects to the brokers of target.
+func (k *kafkaFlags) publisher(ctx context.Context, target string, width, height int) (*kafka.Publisher, error) {
+	t, err := kafka.ParseTarget(target)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	grid, err := analysis.NewGrid(width, height, k.scale)
+	if err != nil {
+		return nil, usagef("--super-resolution: %w", err)
+	}
+	start := time.Now()
+	if k.start != "" {
+		start, _ = time.Parse(time.RFC3339Nano, k.start) // checked
+	}
+	return kafka.NewPublisher(ctx, kafka.Options{Target: t, Compression: k.compression,
+		Events: ev44.Options{Source: k.source, Grid: grid, Start: start}})
+}
+
+// publishedLine says what went to the topic and what did not.
+func publishedLine(p *kafka.Publisher, target string) string {
+	outside, noPulse, tooLate := p.Skipped()
+	return fmt.Sprintf("hitflow: published %d ev44 messages (%d bytes) to %s; clusters not published: %d off the sensor, %d before the first pulse, %d with a time of flight over 2.1 s",
+		p.Messages, p.Bytes, target, outside, noPulse, tooLate)
+}

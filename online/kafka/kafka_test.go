@@ -1,0 +1,237 @@
+package kafka
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/hitflow/hitflow/format/ev44"
+	"github.com/hitflow/hitflow/internal/fixture"
+	"github.com/hitflow/hitflow/pixel/analysis"
+)
+
+var start = time.Date(2026, 11, 27, 8, 0, 0, 0, time.UTC)
+
+func broker(t *testing.T, topics ...string) *kfake.Cluster {
+	t.Helper()
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(2, topics...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
+// consume reads every record of the topic.
+func consume(t *testing.T, addrs []string, topic string, n int) []*kgo.Record {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addrs...), kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var recs []*kgo.Record
+	for len(recs) < n {
+		f := cl.PollFetches(ctx)
+		if err := f.Err0(); err != nil {
+			t.Fatalf("after %d of %d records: %v", len(recs), n, err)
+		}
+		recs = append(recs, f.Records()...)
+	}
+	return recs
+}
+
+func options(addrs []string, topic string) Options {
+	grid, _ := analysis.NewGrid(256, 256, 2)
+	return Options{Target: Target{Brokers: addrs, Topic: topic}, Compression: "lz4",
+		Events: ev44.Options{Source: "tpx3-1", Grid: grid, Start: start, MaxEvents: 500}}
+}
+
+// TestPublish: the messages on the topic are those of the encoder, in
+// order, each once, keyed by the source.
+func TestPublish(t *testing.T) {
+	c := broker(t, "events")
+	batches := fixture.Clusters(t, false)
+	opt := options(c.ListenAddrs(), "events")
+	p, err := NewPublisher(context.Background(), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range batches {
+		if err := p.Write(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// The same clusters through an encoder alone.
+	e, _ := ev44.NewEncoder(opt.Events)
+	var want [][]byte
+	keep := func(b []byte) error { want = append(want, slices.Clone(b)); return nil }
+	for _, b := range batches {
+		e.Encode(b, keep)
+	}
+	e.Flush(keep)
+	if p.Messages != int64(len(want)) || len(want) < 3 {
+		t.Fatalf("published %d messages, want %d", p.Messages, len(want))
+	}
+	recs := consume(t, c.ListenAddrs(), "events", len(want))
+	for i, r := range recs {
+		if !bytes.Equal(r.Value, want[i]) || string(r.Key) != "tpx3-1" || r.Partition != recs[0].Partition {
+			t.Fatalf("record %d (partition %d, key %q) differs from message %d", i, r.Partition, r.Key, i)
+		}
+	}
+	// kcat (librdkafka), a client of its own, reads the same bytes.
+	kcat, err := exec.LookPath("kcat")
+	if err != nil {
+		t.Log("no kcat: the independent client is not checked")
+		return
+	}
+	out, err := exec.Command(kcat, "-C", "-b", c.ListenAddrs()[0], "-t", "events", "-p", "-1", "-o", "beginning", "-e", "-c", "1", "-f", "%s").Output()
+	if err != nil {
+		t.Fatalf("kcat: %v", err)
+	}
+	m, err := ev44.Decode(out)
+	if err != nil || m.ID != 0 || m.Source != "tpx3-1" || len(m.TimeOfFlight) != 500 || !bytes.Equal(out, want[0]) {
+		t.Fatalf("kcat's first message: %v, id %d, %d events", err, m.ID, len(m.TimeOfFlight))
+	}
+}
+
+// TestPublishFullMessages: messages of the default size, many in
+// flight, fit the brokers' default limit (1 MB a batch).
+func TestPublishFullMessages(t *testing.T) {
+	c := broker(t, "events")
+	opt := options(c.ListenAddrs(), "events")
+	opt.Events.MaxEvents, opt.Compression = 0, "none"
+	p, err := NewPublisher(context.Background(), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, b := range fixture.Batches(t, "gamma", 1<<20, 0, false) {
+		n += b.Len()
+		if err := p.Write(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if want := (n + ev44.DefaultMaxEvents - 1) / ev44.DefaultMaxEvents; p.Messages != int64(want) || want < 4 {
+		t.Fatalf("%d messages of %d clusters, want %d", p.Messages, n, want)
+	}
+}
+
+func TestPublisherErrors(t *testing.T) {
+	c := broker(t, "events")
+	ctx := context.Background()
+	if _, err := NewPublisher(ctx, options(c.ListenAddrs(), "nosuch")); err == nil || !strings.Contains(err.Error(), "no topic nosuch") {
+		t.Errorf("unknown topic: %v", err)
+	}
+	l, _ := net.Listen("tcp", "127.0.0.1:0")
+	addr := l.Addr().String()
+	l.Close() // nobody listens there
+	opt := options([]string{addr}, "events")
+	opt.Timeout = 2 * time.Second
+	if _, err := NewPublisher(ctx, opt); err == nil || !strings.Contains(err.Error(), "no broker answers at "+addr) {
+		t.Errorf("no broker: %v", err)
+	}
+	opt = options(c.ListenAddrs(), "events")
+	opt.Compression = "gzip9"
+	if _, err := NewPublisher(ctx, opt); err == nil || !strings.Contains(err.Error(), "want zstd, lz4 or none") {
+		t.Errorf("compression: %v", err)
+	}
+}
+
+func TestParseTarget(t *testing.T) {
+	got, err := ParseTarget("kafka://a:9092,b.example:9093/det.events")
+	if err != nil || !slices.Equal(got.Brokers, []string{"a:9092", "b.example:9093"}) || got.Topic != "det.events" {
+		t.Errorf("%+v %v", got, err)
+	}
+	for _, bad := range []string{"kafka://a:9092", "kafka://a:9092/", "kafka://a/t", "kafka://:9092/t", "kafka://a:9092/t/u", "tcp://a:1/t", "kafka://u@a:1/t"} {
+		if _, err := ParseTarget(bad); err == nil {
+			t.Errorf("%s accepted", bad)
+		}
+	}
+}
+
+// TestBrokerLost: a broker that goes away during a run fails it within
+// the delivery timeout, with an error that says so; nothing hangs.
+func TestBrokerLost(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "events"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt := options(c.ListenAddrs(), "events")
+	opt.Timeout = 2 * time.Second
+	p, err := NewPublisher(context.Background(), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	batches := fixture.Clusters(t, false)
+	if err := p.Write(batches[0]); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	began := time.Now()
+	for _, b := range batches[1:] {
+		if err := p.Write(b); err != nil {
+			break
+		}
+	}
+	err = p.Close()
+	if err == nil || !strings.HasPrefix(err.Error(), "kafka: ") || time.Since(began) > 15*time.Second {
+		t.Fatalf("after %v: %v", time.Since(began), err)
+	}
+	t.Log(err)
+}
+
+// BenchmarkPublish: clusters published to the in-process broker over
+// loopback, acknowledged (MB/s reads as Mclusters/s).
+func BenchmarkPublish(b *testing.B) {
+	for _, codec := range []string{"none", "lz4", "zstd"} {
+		b.Run(codec, func(b *testing.B) {
+			c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "events"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer c.Close()
+			batches := fixture.Batches(b, "gamma", 1<<20, 0, false)
+			n := 0
+			for _, x := range batches {
+				n += x.Len()
+			}
+			opt := options(c.ListenAddrs(), "events")
+			opt.Compression = codec
+			opt.Events.MaxEvents = 0
+			p, err := NewPublisher(context.Background(), opt)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.SetBytes(int64(n))
+			for b.Loop() {
+				for _, x := range batches {
+					if err := p.Write(x); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if err := p.Flush(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(p.Bytes)/float64(b.N)/float64(n), "bytes/cluster")
+			p.Close()
+		})
+	}
+}
