@@ -48,7 +48,7 @@ func newClusterCmd(stdout, stderr io.Writer) *cobra.Command {
 	o := clusterOptions{input: defaultInput, definition: "local", mode: "auto", dt: 200 * pixel.Nanosecond,
 		unsorted: 500 * pixel.Microsecond, restart: pixel.DefaultRestart, out: "-", live: defaultLive}
 	cmd := &cobra.Command{
-		Use:   "cluster [flags] [FILE... | tcp://HOST:PORT | -]",
+		Use:   "cluster [flags] [FILE... | tcp://HOST:PORT | kafka://BROKER/TOPIC | -]",
 		Short: "Cluster pixel hits into particle events",
 		Long: fmt.Sprintf(`Cluster Timepix3 hits (.tpx3, .t3pa, Katherine text or CSV) into clusters:
 hits connected through 8-neighbouring pixels within a time distance dt.
@@ -80,7 +80,10 @@ A one-line summary goes to stderr.
 
 Live data: tcp://HOST:PORT connects to a readout serving the raw .tpx3
 stream (SERVAL's raw TCP destination; hitflow simulate pixel --serve),
-- reads standard input, and --follow FILE a file still being written.
+- reads standard input, --follow FILE a file still being written, and
+kafka://BROKER[,BROKER...]/TOPIC the raw .tpx3 chunks published on a
+Kafka topic's partition (--partition, --from-end; until stopped, or
+--idle without a message).
 The input is received into --buffer of memory, then into files in
 --spool, so that it never waits for the clustering (without --spool the
 source waits; the summary says how long). Clusters reach text outputs
@@ -104,6 +107,7 @@ ESS ev44 messages, one event a cluster (--source, --super-resolution,
   hitflow cluster -o -.arrow tcp://127.0.0.1:8451 | python3 consume.py
   hitflow cluster --source det1 --tof tdc1r -o kafka://broker:9092/det1_events tcp://127.0.0.1:8451`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			o.live.idleSet = cmd.Flags().Changed("idle")
 			return runCluster(cmd.Context(), o, args, cmd.InOrStdin(), stdout, stderr)
 		},
 	}
@@ -243,17 +247,21 @@ func runCluster(ctx context.Context, o clusterOptions, files []string, stdin io.
 	var total int64
 	switch {
 	case liveInput != "":
-		stream, err := o.live.open(ctx, liveInput, stdin)
+		stream, reader, err := o.live.open(ctx, liveInput, stdin)
 		if err != nil {
 			if _, ok := errors.AsType[usageError](err); ok {
 				return err
 			}
 			return fmt.Errorf("%s: %w", liveInput, err)
 		}
+		if reader != nil {
+			defer reader.Close() // after the stream's receiver is done
+		}
 		defer stream.Close()
 		if live, err = startLive(&job, stream, o.live); err != nil {
 			return err
 		}
+		live.kafka = reader
 		var stop func()
 		runCtx, stop = untilSecondSignal(ctx)
 		defer stop()

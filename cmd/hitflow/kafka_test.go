@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -93,5 +96,69 @@ func TestPublishToKafka(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "x.csv")); err == nil {
 		t.Error("a refused run wrote its output")
+	}
+}
+
+// TestClusterFromKafka: the raw chunks of a run published on a topic
+// cluster to the file's clusters, byte for byte; a message that is not
+// raw data is skipped and counted.
+func TestClusterFromKafka(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "raw"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	addr := c.ListenAddrs()[0]
+	dir := t.TempDir()
+	in, want, got := filepath.Join(dir, "p.tpx3"), filepath.Join(dir, "want.csv"), filepath.Join(dir, "got.csv")
+	if code, _, stderr := hitflow(t, "simulate", "pixel", "-q", "--dataset", "pion45", "--hits", "300000", "--disorder", "20us", "-o", in); code != 0 {
+		t.Fatal(stderr)
+	}
+	if code, _, stderr := hitflow(t, "cluster", "-q", "-o", want, in); code != 0 {
+		t.Fatal(stderr)
+	}
+	raw, err := os.ReadFile(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DefaultProduceTopic("raw"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	n := 0
+	for p := 0; p < len(raw); n++ {
+		start := p
+		for k := 0; k < 5 && p < len(raw); k++ { // five chunks a message
+			p += 8 + int(binary.LittleEndian.Uint16(raw[p+6:]))
+		}
+		if n == 3 {
+			cl.ProduceSync(context.Background(), &kgo.Record{Value: []byte("TPX3 but no chunk")})
+		}
+		if err := cl.ProduceSync(context.Background(), &kgo.Record{Value: raw[start:p]}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, _, stderr := hitflow(t, "cluster", "-q", "--idle", "1s", "-o", got, "kafka://"+addr+"/raw")
+	if code != 0 || !strings.Contains(stderr, "kafka topic raw partition 0: "+strconv.Itoa(n)+" messages read, next offset "+strconv.Itoa(n+1)+", 1 messages not raw .tpx3 chunks skipped (the first at offset 3: ") {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	a, _ := os.ReadFile(want)
+	b, _ := os.ReadFile(got)
+	if !bytes.Equal(a, b) || len(a) < 1000 {
+		t.Fatalf("clusters from the topic differ from the file's (%d and %d bytes)", len(b), len(a))
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--partition", "1", in}, "--partition and --from-end are for a kafka:// input"},
+		{[]string{"kafka://" + addr + "/raw", in}, "only input"},
+		{[]string{"--partition", "4", "kafka://" + addr + "/raw"}, "no partition 4"},
+	} {
+		code, _, stderr := hitflow(t, append([]string{"cluster", "-q", "-o", os.DevNull}, tc.args...)...)
+		if code == 0 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d: %s", tc.args, code, stderr)
+		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/hitflow/hitflow/online"
+	"github.com/hitflow/hitflow/online/kafka"
 	"github.com/hitflow/hitflow/pixel/pipeline"
 )
 
@@ -20,6 +21,9 @@ import (
 type liveOptions struct {
 	follow    bool
 	idle      time.Duration
+	idleSet   bool // --idle given: it ends a kafka:// input too
+	partition int
+	fromEnd   bool
 	buffer    string
 	spool     string
 	reconnect bool
@@ -32,7 +36,9 @@ var defaultLive = liveOptions{idle: 5 * time.Second, buffer: "1GiB", latency: 10
 
 func (l *liveOptions) add(f *pflag.FlagSet) {
 	f.BoolVar(&l.follow, "follow", false, "keep reading the file while it grows (a run being written), until it has not grown for --idle")
-	f.DurationVar(&l.idle, "idle", l.idle, "with --follow: end when the file has not grown for this long")
+	f.DurationVar(&l.idle, "idle", l.idle, "with --follow: end when the file has not grown for this long; given, a kafka:// input also ends after this long without a message")
+	f.IntVar(&l.partition, "partition", -1, "kafka:// input: the partition (detector) to read; -1 for a topic's only one")
+	f.BoolVar(&l.fromEnd, "from-end", false, "kafka:// input: read the messages published from now on, not from the oldest kept")
 	f.StringVar(&l.buffer, "buffer", l.buffer, "live input held in memory when the clustering falls behind (512MiB, 2GiB, ...)")
 	f.StringVar(&l.spool, "spool", "", "directory for live input beyond --buffer (without it, the source waits)")
 	f.BoolVar(&l.reconnect, "reconnect", false, "tcp:// input: connect again, with back-off, when the connection is lost")
@@ -46,7 +52,7 @@ func (l *liveOptions) add(f *pflag.FlagSet) {
 func (l *liveOptions) input(files []string) (string, error) {
 	live := ""
 	for _, f := range files {
-		if strings.HasPrefix(f, "tcp://") || f == "-" {
+		if strings.HasPrefix(f, "tcp://") || f == "-" || kafka.IsTarget(f) {
 			live = f
 		}
 	}
@@ -59,6 +65,8 @@ func (l *liveOptions) input(files []string) (string, error) {
 		return "", usagef("a live input (%s) is the run's only input", live)
 	case l.reconnect && !strings.HasPrefix(live, "tcp://"):
 		return "", usagef("--reconnect is for a tcp:// input")
+	case (l.partition != -1 || l.fromEnd) && !kafka.IsTarget(live):
+		return "", usagef("--partition and --from-end are for a kafka:// input")
 	case l.follow:
 		return files[0], nil
 	}
@@ -69,33 +77,51 @@ func (l *liveOptions) input(files []string) (string, error) {
 }
 
 // open starts receiving the live input; stdin is the command's standard
-// input.
-func (l *liveOptions) open(ctx context.Context, input string, stdin io.Reader) (*online.Stream, error) {
+// input. The Kafka reader of a kafka:// input is returned too, to be
+// closed after the stream.
+func (l *liveOptions) open(ctx context.Context, input string, stdin io.Reader) (*online.Stream, *kafka.Reader, error) {
 	memory, err := online.ParseSize(l.buffer)
 	if err != nil || memory <= 0 {
-		return nil, usagef("--buffer %q: want a size such as 1GiB", l.buffer)
+		return nil, nil, usagef("--buffer %q: want a size such as 1GiB", l.buffer)
 	}
 	opt := online.Options{Memory: memory, Spool: l.spool, Reconnect: l.reconnect}
 	if l.spool != "" {
 		if fi, err := os.Stat(l.spool); err != nil || !fi.IsDir() {
-			return nil, usagef("--spool %s: not a directory", l.spool)
+			return nil, nil, usagef("--spool %s: not a directory", l.spool)
 		}
 	}
 	switch {
 	case l.follow:
 		if l.idle <= 0 {
-			return nil, usagef("--idle must be positive")
+			return nil, nil, usagef("--idle must be positive")
 		}
-		return online.Follow(ctx, input, l.idle, opt)
+		s, err := online.Follow(ctx, input, l.idle, opt)
+		return s, nil, err
 	case input == "-":
-		return online.Receive(ctx, "standard input", stdin, opt), nil
+		return online.Receive(ctx, "standard input", stdin, opt), nil, nil
+	case kafka.IsTarget(input):
+		t, err := kafka.ParseTarget(input)
+		if err != nil {
+			return nil, nil, usageError{err}
+		}
+		ro := kafka.ReadOptions{Target: t, Partition: int32(l.partition), FromEnd: l.fromEnd}
+		if l.idleSet {
+			ro.Idle = l.idle
+		}
+		r, err := kafka.NewReader(ctx, ro)
+		if err != nil {
+			return nil, nil, err
+		}
+		return online.Receive(ctx, r.Name(), r, opt), r, nil
 	}
-	return online.Dial(ctx, strings.TrimPrefix(input, "tcp://"), opt)
+	s, err := online.Dial(ctx, strings.TrimPrefix(input, "tcp://"), opt)
+	return s, nil, err
 }
 
 // liveRun is a live stream being clustered, with its monitor.
 type liveRun struct {
 	stream *online.Stream
+	kafka  *kafka.Reader // of a kafka:// input
 	mon    *online.Monitor
 	stop   []func()
 }
@@ -159,6 +185,12 @@ func (r *liveRun) summary() string {
 	}
 	if st.SpoolErr != nil {
 		line += fmt.Sprintf("; spooling stopped: %v", st.SpoolErr)
+	}
+	if k := r.kafka; k != nil {
+		line += fmt.Sprintf("; %s: %d messages read, next offset %d", k.Name(), k.Messages, k.Next)
+		if k.Skipped > 0 {
+			line += fmt.Sprintf(", %d messages not raw .tpx3 chunks skipped (the first at %s)", k.Skipped, k.FirstSkipped)
+		}
 	}
 	return line
 }

@@ -3,7 +3,11 @@ package kafka
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
+	"errors"
+	"io"
 	"net"
+	"os"
 	"os/exec"
 	"slices"
 	"strings"
@@ -16,6 +20,8 @@ import (
 	"github.com/hitflow/hitflow/format/ev44"
 	"github.com/hitflow/hitflow/internal/fixture"
 	"github.com/hitflow/hitflow/pixel/analysis"
+	"github.com/hitflow/hitflow/pixel/pixelsim"
+	"github.com/hitflow/hitflow/pixel/tpx3"
 )
 
 var start = time.Date(2026, 11, 27, 8, 0, 0, 0, time.UTC)
@@ -233,5 +239,101 @@ func BenchmarkPublish(b *testing.B) {
 			b.ReportMetric(float64(p.Bytes)/float64(b.N)/float64(n), "bytes/cluster")
 			p.Close()
 		})
+	}
+}
+
+// chunks cuts .tpx3 bytes into messages of a few whole chunks each.
+func chunks(raw []byte, per int) [][]byte {
+	var msgs [][]byte
+	for p := 0; p < len(raw); {
+		start := p
+		for k := 0; k < per && p < len(raw); k++ {
+			p += 8 + int(binary.LittleEndian.Uint16(raw[p+6:]))
+		}
+		msgs = append(msgs, raw[start:p])
+	}
+	return msgs
+}
+
+// TestReader: the raw messages of a partition come out as the stream
+// they were cut from; a message that is not raw data is skipped and
+// counted; the reading ends after Idle.
+func TestReader(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "raw"), kfake.SeedTopics(3, "quads"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var raw bytes.Buffer
+	w, _ := tpx3.NewHitWriter(&raw, tpx3.TPX3)
+	d, _ := pixelsim.DatasetByName("pion45")
+	if err := pixelsim.Generate(pixelsim.Options{Dataset: d, Hits: 100000, Seed: 2}, w.Write); err != nil || w.Close() != nil {
+		t.Fatal(err)
+	}
+	msgs := chunks(raw.Bytes(), 3)
+	cl, _ := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...), kgo.DefaultProduceTopic("raw"))
+	defer cl.Close()
+	for i, m := range msgs {
+		if i == 1 {
+			cl.ProduceSync(context.Background(), &kgo.Record{Value: []byte("not a chunk at all")})
+		}
+		if err := cl.ProduceSync(context.Background(), &kgo.Record{Value: m}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, err := NewReader(context.Background(), ReadOptions{Target: Target{Brokers: c.ListenAddrs(), Topic: "raw"}, Partition: -1, Idle: 500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	got, err := io.ReadAll(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, raw.Bytes()) || r.Messages != int64(len(msgs)) || r.Skipped != 1 || !strings.Contains(r.FirstSkipped, "no chunk header") || r.Next != int64(len(msgs)+1) {
+		t.Fatalf("read %d bytes of %d, %d messages of %d, %d skipped (%s), next offset %d", len(got), raw.Len(), r.Messages, len(msgs), r.Skipped, r.FirstSkipped, r.Next)
+	}
+	// The next offset is the first message not passed on whole: after
+	// messages 0, 1 (the garbage, skipped) and 2, and a byte of 3, 3.
+	r3, err := NewReader(context.Background(), ReadOptions{Target: Target{Brokers: c.ListenAddrs(), Topic: "raw"}, Partition: 0, Idle: 500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r3.Close()
+	first := make([]byte, len(msgs[0])+len(msgs[1])+1)
+	if _, err := io.ReadFull(r3, first); err != nil || r3.Next != 3 {
+		t.Fatalf("after two messages and a byte: next offset %d, %v", r3.Next, err)
+	}
+	for _, tc := range []struct {
+		opt  ReadOptions
+		want string
+	}{
+		{ReadOptions{Target: Target{Brokers: c.ListenAddrs(), Topic: "nosuch"}, Partition: -1}, "no topic nosuch"},
+		{ReadOptions{Target: Target{Brokers: c.ListenAddrs(), Topic: "quads"}, Partition: -1}, "3 partitions"},
+		{ReadOptions{Target: Target{Brokers: c.ListenAddrs(), Topic: "quads"}, Partition: 3}, "no partition 3"},
+	} {
+		if _, err := NewReader(context.Background(), tc.opt); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: %v", tc.opt, err)
+		}
+	}
+	// Stopped: the context's error, at once.
+	ctx, cancel := context.WithCancel(context.Background())
+	r2, err := NewReader(ctx, ReadOptions{Target: Target{Brokers: c.ListenAddrs(), Topic: "quads"}, Partition: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r2.Close()
+	time.AfterFunc(100*time.Millisecond, cancel)
+	if _, err := io.ReadAll(r2); !errors.Is(err, context.Canceled) {
+		t.Errorf("stopped: %v", err)
+	}
+	r4, err := NewReader(context.Background(), ReadOptions{Target: Target{Brokers: c.ListenAddrs(), Topic: "quads"}, Partition: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r4.Close()
+	time.AfterFunc(100*time.Millisecond, func() { r4.SetReadDeadline(time.Now()) })
+	if _, err := io.ReadAll(r4); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Errorf("deadline: %v", err)
 	}
 }
