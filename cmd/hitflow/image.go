@@ -58,12 +58,7 @@ to stderr.`,
   hitflow cluster --tof tdc1r -o run.parquet run.tpx3
   hitflow image -o stack.nrrd --scale 4 --tof-bins 0:20ms:1000 run.parquet
   hitflow image -o frame.tiff --layout quad --tof-bins 1ms:15ms:14 run-0001.parquet run-0002.parquet`,
-		Args: func(_ *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return usagef("image needs the clusters files to count")
-			}
-			return nil
-		},
+		Args: needArgs("image needs the clusters files to count"),
 		RunE: func(cmd *cobra.Command, args []string) error { return runImage(cmd.Context(), o, args, stderr) },
 	}
 	f := cmd.Flags()

@@ -19,16 +19,23 @@ import (
 	"github.com/hitflow/hitflow/pixel"
 )
 
+// kafkaBroker starts an in-process Kafka broker with a topic of one
+// partition, for the test's time, and returns its address.
+func kafkaBroker(t *testing.T, topic string) string {
+	t.Helper()
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, topic))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c.ListenAddrs()[0]
+}
+
 // TestPublishToKafka: cluster -o kafka:// publishes every cluster as an
 // ev44 event with the pixel and time of the clusters file of the same
 // run, in consecutive messages.
 func TestPublishToKafka(t *testing.T) {
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "events"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	addr := c.ListenAddrs()[0]
+	addr := kafkaBroker(t, "events")
 	dir := t.TempDir()
 	in, file := filepath.Join(dir, "p.tpx3"), filepath.Join(dir, "c.parquet")
 	if code, _, stderr := hitflow(t, "simulate", "pixel", "-q", "--dataset", "pion45", "--hits", "200000", "-o", in); code != 0 {
@@ -103,12 +110,7 @@ func TestPublishToKafka(t *testing.T) {
 // cluster to the file's clusters, byte for byte; a message that is not
 // raw data is skipped and counted.
 func TestClusterFromKafka(t *testing.T) {
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "raw"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	addr := c.ListenAddrs()[0]
+	addr := kafkaBroker(t, "raw")
 	dir := t.TempDir()
 	in, want, got := filepath.Join(dir, "p.tpx3"), filepath.Join(dir, "want.csv"), filepath.Join(dir, "got.csv")
 	if code, _, stderr := hitflow(t, "simulate", "pixel", "-q", "--dataset", "pion45", "--hits", "300000", "--disorder", "20us", "-o", in); code != 0 {

@@ -152,6 +152,16 @@ func plural(n int, thing string) string {
 }
 
 // noArgs rejects positional arguments as a usage error.
+// needArgs refuses a command without arguments, saying why.
+func needArgs(why string) cobra.PositionalArgs {
+	return func(_ *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return usagef("%s", why)
+		}
+		return nil
+	}
+}
+
 func noArgs(cmd *cobra.Command, args []string) error {
 	if len(args) > 0 {
 		return usagef("%s takes no arguments, got %q", cmd.CommandPath(), args)

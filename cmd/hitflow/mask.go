@@ -43,12 +43,7 @@ hot pixels circled. A summary goes to stderr.`,
   hitflow cluster --mask mask.txt -o clusters.csv run.tpx3
   hitflow mask --factor 5 --min-hits 1000 --layout quad -o mask.txt part1.tpx3 part2.tpx3
   hitflow mask --plot hitmap.png -o mask.txt run.tpx3`,
-		Args: func(_ *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return usagef("mask needs the hit files to count")
-			}
-			return nil
-		},
+		Args: needArgs("mask needs the hit files to count"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runMask(cmd.Context(), o, args, stdout, stderr)
 		},

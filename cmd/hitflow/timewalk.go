@@ -57,12 +57,7 @@ delays and the fit (.png or .svg). A summary goes to stderr.`, analysis.MinWalkS
 		Example: `  hitflow timewalk fit -o tw.txt run.tpx3
   hitflow timewalk fit --plot tw.png --mask mask.txt -o tw.txt run.tpx3
   hitflow cluster --timewalk tw.txt -o clusters.parquet run.tpx3`,
-		Args: func(_ *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return usagef("timewalk fit needs the hit files to measure")
-			}
-			return nil
-		},
+		Args: needArgs("timewalk fit needs the hit files to measure"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runTimeWalkFit(cmd.Context(), o, args, stdout, stderr)
 		},

@@ -53,6 +53,12 @@ func run(t *testing.T, ctx context.Context, unsorted pixel.Time, def pixel.Defin
 
 func runMode(t *testing.T, ctx context.Context, unsorted pixel.Time, def pixel.Definition, mode pixel.Mode, workers int, data ...[]byte) result {
 	t.Helper()
+	return runWith(t, ctx, nil, unsorted, def, mode, workers, data...)
+}
+
+// runWith is runMode with the job changed by edit first.
+func runWith(t *testing.T, ctx context.Context, edit func(*Job), unsorted pixel.Time, def pixel.Definition, mode pixel.Mode, workers int, data ...[]byte) result {
+	t.Helper()
 	var cbuf, hbuf bytes.Buffer
 	cw, _ := text.NewClusterCSV(&cbuf, text.Columns{})
 	hw := tpx3.NewCSVWriter(&hbuf, true)
@@ -68,6 +74,9 @@ func runMode(t *testing.T, ctx context.Context, unsorted pixel.Time, def pixel.D
 	}
 	for i, d := range data {
 		job.Sources = append(job.Sources, Source{Name: []string{"a.tpx3", "b.tpx3"}[i], R: bytes.NewReader(d)})
+	}
+	if edit != nil {
+		edit(&job)
 	}
 	sum, err := Run(ctx, job)
 	cw.Close()
@@ -562,33 +571,18 @@ func TestCorrectionBeforeSorting(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := run(t, context.Background(), 0, pixel.Local, fixed.Bytes())
-
-	var cbuf, hbuf bytes.Buffer
-	cw, _ := text.NewClusterCSV(&cbuf, text.Columns{})
-	hw := tpx3.NewCSVWriter(&hbuf, true)
-	layout, _ := tpx3.LayoutByName("single")
-	job := Job{
-		Reader:     tpx3.Options{Layout: layout},
-		Cluster:    pixel.Config{Dt: 200 * pixel.Nanosecond, Width: 256, Height: 256},
-		Clusters:   cw,
-		Hits:       hw,
-		Correction: corr,
-		Sources:    []Source{{Name: "a.tpx3", R: bytes.NewReader(raw.Bytes())}},
+	got := runWith(t, context.Background(), func(j *Job) { j.Correction = corr }, 0, pixel.Local, pixel.Sequential, 1, raw.Bytes())
+	if got.err != nil || want.err != nil {
+		t.Fatal(got.err, want.err)
 	}
-	sum, err := Run(context.Background(), job)
-	cw.Close()
-	hw.Close()
-	if err != nil || want.err != nil {
-		t.Fatal(err, want.err)
-	}
-	if sum.Late != 0 || sum.Clusters != want.sum.Clusters || cbuf.String() != want.clusters || hbuf.String() != want.hits {
-		t.Errorf("corrected run: %d clusters, %d late; the corrected hits in order: %d clusters", sum.Clusters, sum.Late, want.sum.Clusters)
+	if got.sum.Late != 0 || got.sum.Clusters != want.sum.Clusters || got.clusters != want.clusters || got.hits != want.hits {
+		t.Errorf("corrected run: %d clusters, %d late; the corrected hits in order: %d clusters", got.sum.Clusters, got.sum.Late, want.sum.Clusters)
 	}
 	if want.clusters == run(t, context.Background(), 0, pixel.Local, raw.Bytes()).clusters {
 		t.Error("the correction changed no cluster: the test tells nothing")
 	}
-	job.Correction = evenLate{pixel.DefaultRestart}
-	if _, err := Run(context.Background(), job); err == nil || !strings.Contains(err.Error(), "restart gap") {
+	tooMuch := func(j *Job) { j.Correction = evenLate{pixel.DefaultRestart} }
+	if err := runWith(t, context.Background(), tooMuch, 0, pixel.Local, pixel.Sequential, 1, raw.Bytes()).err; err == nil || !strings.Contains(err.Error(), "restart gap") {
 		t.Errorf("a correction spread past the restart gap: %v", err)
 	}
 }
