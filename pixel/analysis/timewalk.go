@@ -131,7 +131,10 @@ const (
 // MaxWalkHits is the most hits a WalkSample keeps: beyond, it keeps a
 // uniform random sample of them (8 bytes each), which measures the walk
 // as well.
-var MaxWalkHits = 1 << 23
+const MaxWalkHits = 1 << 23
+
+// walkReservoir is MaxWalkHits, a variable for tests.
+var walkReservoir = MaxWalkHits
 
 // WalkSample gathers, for fitting a time walk, the delay of every hit
 // behind the highest-ToT hit of its cluster (the reference), with the
@@ -195,11 +198,11 @@ func (s *WalkSample) Add(c *pixel.Clusters) error {
 // same chance to be in it.
 func (s *WalkSample) keep(tot, ref uint16, d int32) {
 	s.seen++
-	if len(s.delay) < MaxWalkHits {
+	if len(s.delay) < walkReservoir {
 		s.tot, s.ref, s.delay = append(s.tot, tot), append(s.ref, ref), append(s.delay, d)
 		return
 	}
-	if k := s.rng.Int64N(s.seen); k < int64(MaxWalkHits) {
+	if k := s.rng.Int64N(s.seen); k < int64(walkReservoir) {
 		s.tot[k], s.ref[k], s.delay[k] = tot, ref, d
 	}
 }

@@ -264,8 +264,8 @@ func TestTimeWalkFile(t *testing.T) {
 }
 
 func TestWalkSampleKeepsAUniformSample(t *testing.T) {
-	defer func(n int) { MaxWalkHits = n }(MaxWalkHits)
-	MaxWalkHits = 40000
+	defer func(n int) { walkReservoir = n }(walkReservoir)
+	walkReservoir = 40000
 	want := pixelsim.Walk{A: 1500, B: -2.5}
 	h := simulate(t, want, 400000)
 	cl := clusterAll(t, &h, pixel.Microsecond)
@@ -273,14 +273,14 @@ func TestWalkSampleKeepsAUniformSample(t *testing.T) {
 	if err := s.Add(&cl); err != nil {
 		t.Fatal(err)
 	}
-	if len(s.delay) != MaxWalkHits || s.Hits < 5*int64(MaxWalkHits) {
-		t.Fatalf("kept %d of %d hits, want %d", len(s.delay), s.Hits, MaxWalkHits)
+	if len(s.delay) != walkReservoir || s.Hits < 5*int64(walkReservoir) {
+		t.Fatalf("kept %d of %d hits, want %d", len(s.delay), s.Hits, walkReservoir)
 	}
 	f, err := s.Fit()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if w := f.Hyperbola; math.Abs(w.A-want.A) > 4*w.AErr || math.Abs(w.B-want.B) > 4*w.BErr || f.Hits+f.Outliers != int64(MaxWalkHits) {
+	if w := f.Hyperbola; math.Abs(w.A-want.A) > 4*w.AErr || math.Abs(w.B-want.B) > 4*w.BErr || f.Hits+f.Outliers != int64(walkReservoir) {
 		t.Errorf("a %v +- %v, b %v +- %v from %d+%d hits", w.A, w.AErr, w.B, w.BErr, f.Hits, f.Outliers)
 	}
 }
