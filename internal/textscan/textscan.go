@@ -378,12 +378,14 @@ func ParseFloat(b []byte) (float64, bool) {
 var pow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
 	1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
 
-// parseDecimal parses [-+]digits[.digits] whose digits, without the
-// point, make an integer m below 2^53 with at most 22 after the point:
-// then m and 10^k are exact float64s and m / 10^k, one correctly
-// rounded division, is the nearest float64 to the decimal, as strconv
-// gives it (Clinger's fast path, which strconv takes too). Anything else
-// (exponents, more digits, -0) is left to strconv: ok false.
+// parseDecimal parses [-+]digits[.digits] of at most 19 digits, at most
+// 22 after the point. Without the point they make an integer m; below
+// 2^53, m and 10^k are exact float64s and m / 10^k, one correctly
+// rounded division, is the nearest float64 to the decimal (Clinger's
+// fast path, which strconv takes too); above, lemire finds it, or says it
+// cannot. Either way the bits strconv gives. Anything else (exponents,
+// more digits, -0, what lemire cannot settle) is left to strconv: ok
+// false.
 func parseDecimal(b []byte) (float64, bool) {
 	neg := b[0] == '-'
 	if neg || b[0] == '+' {
@@ -411,10 +413,21 @@ func parseDecimal(b []byte) (float64, bool) {
 		}
 	}
 	// At least one digit, on either side of the point.
-	if len(b) == 0 || len(b) == 1 && point || m >= 1<<53 || frac > 22 || neg && m == 0 {
+	if len(b) == 0 || len(b) == 1 && point || frac > 22 || neg && m == 0 {
 		return 0, false
 	}
-	v := float64(m) / pow10[frac]
+	var v float64
+	switch {
+	case m < 1<<53:
+		v = float64(m) / pow10[frac]
+	case frac == 0:
+		v = float64(m) // the conversion rounds to nearest, ties to even
+	default:
+		var ok bool
+		if v, ok = lemire(m, frac); !ok {
+			return 0, false
+		}
+	}
 	if neg {
 		v = -v
 	}

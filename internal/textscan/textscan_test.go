@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"math"
+	"math/big"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -249,5 +250,79 @@ func TestParseDecimalAsStrconv(t *testing.T) {
 	}
 	if fast < 500000 {
 		t.Errorf("only %d of 10^6 took the fast path", fast)
+	}
+}
+
+// TestNegPow10: each entry is 10^-k truncated to 128 bits with the top
+// bit set: H * 2^exp <= 10^-k < (H+1) * 2^exp.
+func TestNegPow10(t *testing.T) {
+	for k := 1; k < len(negPow10); k++ {
+		p := negPow10[k]
+		h := new(big.Int).Lsh(new(big.Int).SetUint64(p.hi), 64)
+		h.Or(h, new(big.Int).SetUint64(p.lo))
+		if h.BitLen() != 128 {
+			t.Fatalf("10^-%d: %d bits", k, h.BitLen())
+		}
+		scale := new(big.Rat).SetInt(new(big.Int).Lsh(big.NewInt(1), uint(-p.exp))) // 2^-exp
+		want := new(big.Rat).SetFrac(big.NewInt(1), new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(k)), nil))
+		lo := new(big.Rat).Quo(new(big.Rat).SetInt(h), scale)
+		hi := new(big.Rat).Quo(new(big.Rat).SetInt(new(big.Int).Add(h, big.NewInt(1))), scale)
+		if lo.Cmp(want) > 0 || hi.Cmp(want) <= 0 {
+			t.Fatalf("10^-%d is not within [H, H+1) * 2^%d", k, p.exp)
+		}
+	}
+}
+
+// TestLemireAsStrconv: decimals of 16 to 19 digits, and the hard ones,
+// midpoints between two floats written out exactly, parse to strconv's
+// bits (or are left to it).
+func TestLemireAsStrconv(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	check := func(s string) bool {
+		t.Helper()
+		want, err := strconv.ParseFloat(s, 64)
+		got, ok := ParseFloat([]byte(s))
+		if ok != (err == nil) || math.Float64bits(got) != math.Float64bits(want) {
+			t.Fatalf("%s: %v %v, strconv %v %v", s, got, ok, want, err)
+		}
+		_, fast := parseDecimal([]byte(s))
+		return fast
+	}
+	fast := 0
+	for range 1000000 {
+		n := 16 + r.IntN(4)
+		b := []byte{byte('1' + r.IntN(9))}
+		for range n - 1 {
+			b = append(b, byte('0'+r.IntN(10)))
+		}
+		at := 1 + r.IntN(n-1)
+		s := string(b[:at]) + "." + string(b[at:])
+		if check(s) {
+			fast++
+		}
+	}
+	if fast < 990000 {
+		t.Errorf("only %d of 10^6 long decimals took the fast path", fast)
+	}
+	// Midpoints (2N+1) * 2^(E-1) with N of 53 bits: exact decimals of up
+	// to 19 digits where E >= -3.
+	ties := 0
+	for range 200000 {
+		n := uint64(1)<<52 + r.Uint64N(1<<52)
+		e := -r.IntN(4)
+		mid := new(big.Float).SetPrec(200).SetUint64(2*n + 1)
+		mid.SetMantExp(mid, e-1)
+		s := mid.Text('f', -e+1)
+		if len(s) > 20 {
+			continue
+		}
+		check(s)
+		ties++
+	}
+	if ties < 100000 {
+		t.Errorf("only %d midpoints tried", ties)
+	}
+	for _, s := range []string{"4503599627370496.5", "4503599627370497.5", "9007199254740993", "9007199254740993.0", "18446744073709551615", "0.0000000000000000001", "1.7976931348623157"} {
+		check(s)
 	}
 }
