@@ -216,21 +216,20 @@ type walkBin struct {
 
 // bins sums the kept hits (all when keep is nil) by their pair of ToTs.
 func (s *WalkSample) bins(keep []bool) []walkBin {
-	at := make(map[uint32]int)
+	// A dense index of the pairs: both ToTs are below maxWalkToT.
+	at := make([]int32, maxWalkToT*maxWalkToT)
 	var bins []walkBin
 	for i, d := range s.delay {
 		if keep != nil && !keep[i] {
 			continue
 		}
-		k := uint32(s.tot[i])<<16 | uint32(s.ref[i])
-		j, ok := at[k]
-		if !ok {
-			j = len(bins)
-			at[k] = j
+		k := int(s.tot[i])*maxWalkToT + int(s.ref[i])
+		if at[k] == 0 {
 			bins = append(bins, walkBin{x: float64(s.tot[i]), r: float64(s.ref[i])})
+			at[k] = int32(len(bins))
 		}
 		ns := pixel.Time(d).Ns()
-		b := &bins[j]
+		b := &bins[at[k]-1]
 		b.n++
 		b.s1 += ns
 		b.s2 += ns * ns
@@ -319,15 +318,22 @@ func (s *WalkSample) trim(w *TimeWalk, keep []bool) bool {
 		x, r := float64(s.tot[i]), float64(s.ref[i])
 		res[i] = pixel.Time(d).Ns() - w.A*(1/(x-w.B)-1/(r-w.B))
 	}
-	abs := slices.Clone(res)
-	slices.Sort(abs)
-	median := abs[len(abs)/2]
-	for i, v := range res {
-		abs[i] = math.Abs(v - median)
+	// The median and the median absolute deviation of an evenly spread
+	// sample of at most 2^20 residuals: as good an estimate, without
+	// sorting millions twice a round.
+	step := max(1, len(res)>>20)
+	var sample []float64
+	for i := 0; i < len(res); i += step {
+		sample = append(sample, res[i])
 	}
-	slices.Sort(abs)
+	slices.Sort(sample)
+	median := sample[len(sample)/2]
+	for i, v := range sample {
+		sample[i] = math.Abs(v - median)
+	}
+	slices.Sort(sample)
 	// The grid of the ToA is 1.5625 ns: no tighter than that.
-	cut := outlierCut * max(1.4826*abs[len(abs)/2], 1.5625)
+	cut := outlierCut * max(1.4826*sample[len(sample)/2], 1.5625)
 	changed := false
 	for i, v := range res {
 		k := math.Abs(v-median) <= cut
