@@ -82,8 +82,8 @@ Live data: tcp://HOST:PORT connects to a readout serving the raw .tpx3
 stream (SERVAL's raw TCP destination; hitflow simulate pixel --serve),
 - reads standard input, --follow FILE a file still being written, and
 kafka://BROKER[,BROKER...]/TOPIC the raw .tpx3 chunks published on a
-Kafka topic's partition (--partition, --from-end; until stopped, or
---idle without a message).
+Kafka topic's partition (--partition, --from-end, --offset; until
+stopped, or --idle without a message).
 The input is received into --buffer of memory, then into files in
 --spool, so that it never waits for the clustering (without --spool the
 source waits; the summary says how long). Clusters reach text outputs

@@ -154,7 +154,8 @@ func TestClusterFromKafka(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--partition", "1", in}, "--partition and --from-end are for a kafka:// input"},
+		{[]string{"--partition", "1", in}, "--partition, --from-end and --offset are for a kafka:// input"},
+		{[]string{"--offset", "-3", "kafka://" + addr + "/raw"}, "--offset must be"},
 		{[]string{"kafka://" + addr + "/raw", in}, "only input"},
 		{[]string{"--partition", "4", "kafka://" + addr + "/raw"}, "no partition 4"},
 	} {

@@ -24,6 +24,7 @@ type liveOptions struct {
 	idleSet   bool // --idle given: it ends a kafka:// input too
 	partition int
 	fromEnd   bool
+	offset    int64
 	buffer    string
 	spool     string
 	reconnect bool
@@ -39,6 +40,7 @@ func (l *liveOptions) add(f *pflag.FlagSet) {
 	f.DurationVar(&l.idle, "idle", l.idle, "with --follow: end when the file has not grown for this long; given, a kafka:// input also ends after this long without a message")
 	f.IntVar(&l.partition, "partition", -1, "kafka:// input: the partition (detector) to read; -1 for a topic's only one")
 	f.BoolVar(&l.fromEnd, "from-end", false, "kafka:// input: read the messages published from now on, not from the oldest kept")
+	f.Int64Var(&l.offset, "offset", 0, "kafka:// input: start at this offset (the next offset a stopped run reported)")
 	f.StringVar(&l.buffer, "buffer", l.buffer, "live input held in memory when the clustering falls behind (512MiB, 2GiB, ...)")
 	f.StringVar(&l.spool, "spool", "", "directory for live input beyond --buffer (without it, the source waits)")
 	f.BoolVar(&l.reconnect, "reconnect", false, "tcp:// input: connect again, with back-off, when the connection is lost")
@@ -65,8 +67,10 @@ func (l *liveOptions) input(files []string) (string, error) {
 		return "", usagef("a live input (%s) is the run's only input", live)
 	case l.reconnect && !strings.HasPrefix(live, "tcp://"):
 		return "", usagef("--reconnect is for a tcp:// input")
-	case (l.partition != -1 || l.fromEnd) && !kafka.IsTarget(live):
-		return "", usagef("--partition and --from-end are for a kafka:// input")
+	case (l.partition != -1 || l.fromEnd || l.offset != 0) && !kafka.IsTarget(live):
+		return "", usagef("--partition, --from-end and --offset are for a kafka:// input")
+	case l.offset < 0 || l.offset > 0 && l.fromEnd:
+		return "", usagef("--offset must be a non-negative offset, without --from-end")
 	case l.follow:
 		return files[0], nil
 	}
@@ -104,7 +108,7 @@ func (l *liveOptions) open(ctx context.Context, input string, stdin io.Reader) (
 		if err != nil {
 			return nil, nil, usageError{err}
 		}
-		ro := kafka.ReadOptions{Target: t, Partition: int32(l.partition), FromEnd: l.fromEnd}
+		ro := kafka.ReadOptions{Target: t, Partition: int32(l.partition), FromEnd: l.fromEnd, Offset: l.offset}
 		if l.idleSet {
 			ro.Idle = l.idle
 		}

@@ -21,8 +21,11 @@ type ReadOptions struct {
 	// topic's only partition and refuses a topic of several.
 	Partition int32
 	// FromEnd starts at the end of the partition (the data published
-	// from now on) rather than at the oldest message kept.
+	// from now on) rather than at the oldest message kept; Offset, when
+	// positive, at that offset (the next offset a stopped run reported;
+	// 0 is the start).
 	FromEnd bool
+	Offset  int64
 	// Idle ends the reading once no message has come for this long; 0
 	// reads until the context is done.
 	Idle time.Duration
@@ -76,8 +79,13 @@ func NewReader(ctx context.Context, opt ReadOptions) (*Reader, error) {
 	}
 	p := max(opt.Partition, 0)
 	from := kgo.NewOffset().AtStart()
-	if opt.FromEnd {
+	switch {
+	case opt.FromEnd && opt.Offset > 0:
+		return nil, errors.New("kafka: start at the end or at an offset, not both")
+	case opt.FromEnd:
 		from = kgo.NewOffset().AtEnd()
+	case opt.Offset > 0:
+		from = kgo.NewOffset().At(opt.Offset)
 	}
 	cl, err := kgo.NewClient(kgo.SeedBrokers(opt.Brokers...),
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{opt.Topic: {p: from}}))

@@ -304,6 +304,19 @@ func TestReader(t *testing.T) {
 	if _, err := io.ReadFull(r3, first); err != nil || r3.Next != 3 {
 		t.Fatalf("after two messages and a byte: next offset %d, %v", r3.Next, err)
 	}
+	// Resuming there gives the rest of the stream, from message 2 on.
+	r5, err := NewReader(context.Background(), ReadOptions{Target: Target{Brokers: c.ListenAddrs(), Topic: "raw"}, Offset: 3, Idle: 500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r5.Close()
+	rest, err := io.ReadAll(r5)
+	if err != nil || !bytes.Equal(rest, raw.Bytes()[len(msgs[0])+len(msgs[1]):]) {
+		t.Fatalf("resumed at offset 3: %d bytes, %v", len(rest), err)
+	}
+	if _, err := NewReader(context.Background(), ReadOptions{Target: Target{Brokers: c.ListenAddrs(), Topic: "raw"}, Offset: 3, FromEnd: true}); err == nil {
+		t.Error("both the end and an offset")
+	}
 	for _, tc := range []struct {
 		opt  ReadOptions
 		want string
