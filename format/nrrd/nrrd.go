@@ -235,7 +235,7 @@ func ReadImage(r io.Reader, name string) (jpet.Image, error) {
 		return jpet.Image{}, err
 	}
 	if len(h.Sizes) != 2 || h.Type != "float" {
-		return jpet.Image{}, fmt.Errorf("nrrd: %s: %d dimensions of %s, want a 2D float image", name, len(h.Sizes), h.Type)
+		return jpet.Image{}, fmt.Errorf("nrrd: %s: %d dimensions of %s, want a 2D float image (of J-PET; hitflow image draws its counts itself, with -o NAME.png)", name, len(h.Sizes), h.Type)
 	}
 	img := jpet.Image{Values: v, NZ: h.Sizes[0], NY: h.Sizes[1]}
 	if len(h.Spacings) == 2 && h.Spacings[0] > 0 {
