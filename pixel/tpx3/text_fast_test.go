@@ -1,7 +1,10 @@
 package tpx3
 
 import (
+	"math/big"
+	"math/rand/v2"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -51,5 +54,51 @@ func TestDecimalTime(t *testing.T) {
 		if got, ok := tc.d.time(); !ok || int64(got) != tc.want {
 			t.Errorf("%v.time() = %d, want %d", tc.d, got, tc.want)
 		}
+	}
+}
+
+// TestScanDecimalsAsRationals: random fields of digits, points, signs,
+// blanks and stray bytes; every line the fast path accepts gives each
+// field's exact value (compared as rationals), and it refuses a field
+// of 18 digits or more.
+func TestScanDecimalsAsRationals(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	const alphabet = "0123456789012345678901234567890123456789..-+ e"
+	var out [8]decimal
+	accepted := 0
+	for range 200000 {
+		var fields []string
+		for range 1 + r.IntN(5) {
+			f := make([]byte, r.IntN(21))
+			for i := range f {
+				f[i] = alphabet[r.IntN(len(alphabet))]
+			}
+			fields = append(fields, string(f))
+		}
+		line := strings.Join(fields, ",")
+		n, ok := scanDecimals([]byte(line), ',', out[:])
+		if !ok {
+			continue
+		}
+		accepted++
+		if n != len(fields) {
+			t.Fatalf("%q: %d numbers of %d fields", line, n, len(fields))
+		}
+		for k, f := range fields {
+			want, good := new(big.Rat).SetString(strings.TrimSpace(f))
+			digits := 0
+			for _, c := range f {
+				if c >= '0' && c <= '9' {
+					digits++
+				}
+			}
+			got := new(big.Rat).SetFrac(big.NewInt(out[k].mant), new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(out[k].scale)), nil))
+			if !good || got.Cmp(want) != 0 || digits > 17 {
+				t.Fatalf("%q field %d: %v, want %q", line, k, got, f)
+			}
+		}
+	}
+	if accepted < 1000 {
+		t.Fatalf("only %d lines accepted", accepted)
 	}
 }
