@@ -22,36 +22,13 @@ import (
 // writeClusters writes the batches to the named file.
 func writeClusters(t testing.TB, name string, batches ...*pixel.Clusters) {
 	t.Helper()
-	w, err := CreateClusters(name, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, b := range batches {
-		if err := w.Write(b); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	writeWith(t, name, Columns{}, batches)
 }
 
 // roundTrip writes the batches to the named file and reads them back.
 func roundTrip(t *testing.T, name string, batches ...*pixel.Clusters) *pixel.Clusters {
 	t.Helper()
-	writeClusters(t, name, batches...)
-	if strings.HasSuffix(name, ".arrow") {
-		got, err := columnar.ClustersFromTable(name, fixture.ReadArrow(t, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return got
-	}
-	got, err := ReadClusters(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return got
+	return writeRead(t, name, Columns{}, batches)
 }
 
 // TestClusterRoundTrip writes simulated clusters in every readable format,
@@ -260,10 +237,8 @@ func TestTOFRoundTrip(t *testing.T) {
 	}
 }
 
-// writeRead writes the batches to name with the optional columns and
-// reads them back (an Arrow file through columnar, which hitflow does not
-// read back otherwise).
-func writeRead(t *testing.T, name string, cols Columns, batches []*pixel.Clusters) *pixel.Clusters {
+// writeWith writes the batches to name with the optional columns.
+func writeWith(t testing.TB, name string, cols Columns, batches []*pixel.Clusters) {
 	t.Helper()
 	w, err := CreateClustersWith(name, nil, cols)
 	if err != nil {
@@ -277,7 +252,16 @@ func writeRead(t *testing.T, name string, cols Columns, batches []*pixel.Cluster
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// writeRead writes the batches to name with the optional columns and
+// reads them back (an Arrow file through columnar, which hitflow does not
+// read back otherwise).
+func writeRead(t *testing.T, name string, cols Columns, batches []*pixel.Clusters) *pixel.Clusters {
+	t.Helper()
+	writeWith(t, name, cols, batches)
 	var got *pixel.Clusters
+	var err error
 	if strings.HasSuffix(name, ".arrow") {
 		got, err = columnar.ClustersFromTable(name, fixture.ReadArrow(t, name))
 	} else {
