@@ -12,6 +12,12 @@ import (
 	"github.com/hitflow/hitflow/pixel/analysis"
 )
 
+// The defaults of the Kafka flags.
+const (
+	defaultSource      = "timepix3"
+	defaultCompression = "zstd"
+)
+
 // kafkaFlags say how clusters are published with -o kafka://.
 type kafkaFlags struct {
 	source      string
@@ -21,9 +27,9 @@ type kafkaFlags struct {
 }
 
 func (k *kafkaFlags) add(f *pflag.FlagSet) {
-	f.StringVar(&k.source, "source", "timepix3", "with -o kafka://: the source_name of the ev44 messages (the detector)")
+	f.StringVar(&k.source, "source", defaultSource, "with -o kafka://: the source_name of the ev44 messages (the detector)")
 	f.IntVar(&k.scale, "super-resolution", 1, "with -o kafka://: pixel_id bins across each pixel (the centroid's bin, y*width*N + x)")
-	f.StringVar(&k.compression, "compression", "zstd", "with -o kafka://: zstd, lz4 or none")
+	f.StringVar(&k.compression, "compression", defaultCompression, "with -o kafka://: zstd, lz4 or none")
 	f.StringVar(&k.start, "start", "", "with -o kafka://: the wall-clock time of ToA 0, RFC 3339 (default: when the run starts)")
 }
 
@@ -31,7 +37,7 @@ func (k *kafkaFlags) add(f *pflag.FlagSet) {
 // topic cannot take.
 func (k *kafkaFlags) check(publish bool, o clusterOptions) error {
 	if !publish {
-		if k.source != "timepix3" || k.scale != 1 || k.compression != "zstd" || k.start != "" {
+		if k.source != defaultSource || k.scale != 1 || k.compression != defaultCompression || k.start != "" {
 			return usagef("--source, --super-resolution, --compression and --start are for -o kafka://BROKER/TOPIC")
 		}
 		return nil
