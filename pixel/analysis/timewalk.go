@@ -214,10 +214,11 @@ type walkBin struct {
 	s1, s2 float64 // the sums of the delays (ns) and of their squares
 }
 
-// bins sums the kept hits (all when keep is nil) by their pair of ToTs.
-func (s *WalkSample) bins(keep []bool) []walkBin {
-	// A dense index of the pairs: both ToTs are below maxWalkToT.
-	at := make([]int32, maxWalkToT*maxWalkToT)
+// bins sums the kept hits (all when keep is nil) by their pair of ToTs;
+// at is a dense index of the pairs (both ToTs are below maxWalkToT),
+// maxWalkToT^2 long, cleared here.
+func (s *WalkSample) bins(keep []bool, at []int32) []walkBin {
+	clear(at)
 	var bins []walkBin
 	for i, d := range s.delay {
 		if keep != nil && !keep[i] {
@@ -274,13 +275,14 @@ func (s *WalkSample) Fit() (WalkFit, error) {
 	}
 	var w TimeWalk
 	var bins []walkBin
+	at, residuals := make([]int32, maxWalkToT*maxWalkToT), make([]float64, len(s.delay))
 	for range 20 {
-		bins = s.bins(keep)
+		bins = s.bins(keep, at)
 		var err error
 		if w, err = fitHyperbola(bins); err != nil {
 			return res, err
 		}
-		if !s.trim(&w, keep) {
+		if !s.trim(&w, keep, residuals) {
 			break
 		}
 	}
@@ -311,9 +313,8 @@ func (s *WalkSample) Fit() (WalkFit, error) {
 }
 
 // trim marks the outliers of the fit w as not kept, and says whether
-// that changed anything.
-func (s *WalkSample) trim(w *TimeWalk, keep []bool) bool {
-	res := make([]float64, len(s.delay))
+// that changed anything; res takes the residuals.
+func (s *WalkSample) trim(w *TimeWalk, keep []bool, res []float64) bool {
 	for i, d := range s.delay {
 		x, r := float64(s.tot[i]), float64(s.ref[i])
 		res[i] = pixel.Time(d).Ns() - w.A*(1/(x-w.B)-1/(r-w.B))
