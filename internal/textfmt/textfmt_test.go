@@ -3,6 +3,7 @@ package textfmt
 import (
 	"math"
 	"math/big"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"testing"
@@ -32,6 +33,26 @@ func FuzzAppend(f *testing.F) {
 			t.Fatalf("AppendFloat(%v) = %q, want %q", x, got, want)
 		}
 	})
+}
+
+// TestAppendFloat checks the shortest form against strconv on floats of
+// every bit pattern and on decimals around the ends of the plain form.
+func TestAppendFloat(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	check := func(x float64) {
+		if got, want := string(AppendFloat(nil, x)), strconv.FormatFloat(x, 'g', -1, 64); got != want {
+			t.Fatalf("AppendFloat(%v) = %q, want %q", x, got, want)
+		}
+	}
+	for range 200000 {
+		check(math.Float64frombits(r.Uint64()))
+		scale := math.Pow(10, float64(r.IntN(16)-8))
+		check(r.NormFloat64() * scale)
+		check(math.Round(r.Float64()*1e4) / 1e4 * scale)
+	}
+	for _, x := range []float64{1e-5, 1e-4, 0.00012, 9.99e-5, 999999.5, 1e6 + 0.5, 123456.7, 1.5, -0.001, 5e-324, math.MaxFloat64, -1e300} {
+		check(x)
+	}
 }
 
 func TestDigits(t *testing.T) {
@@ -94,5 +115,19 @@ func TestAppendFraction(t *testing.T) {
 				t.Fatalf("7 + %d/2^%d: %q, want %q", num, k, got, want)
 			}
 		}
+	}
+}
+
+// BenchmarkAppendFloat formats coordinates of 16 to 17 significant
+// digits, as CLUE's inputs and distances have.
+func BenchmarkAppendFloat(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 2))
+	xs := make([]float64, 4096)
+	for i := range xs {
+		xs[i] = r.Float64()*400 - 200
+	}
+	buf := make([]byte, 0, 64)
+	for i := 0; b.Loop(); i++ {
+		buf = AppendFloat(buf[:0], xs[i&4095])
 	}
 }
