@@ -42,6 +42,7 @@ type clusterOptions struct {
 	period                      time.Duration
 	timewalk                    string
 	kafka                       kafkaFlags
+	group                       groupFlags
 }
 
 func newClusterCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -133,6 +134,7 @@ ESS ev44 messages, one event a cluster (--source, --super-resolution,
 	f.DurationVar(&o.period, "period", 0, "with --tof: the pulse period (71.43ms at 14 Hz); gaps over 1.5 periods count the missing pulses")
 	f.StringVar(&o.timewalk, "timewalk", "", "correct every hit's time by the time walk of this file (from hitflow timewalk fit) before sorting and clustering")
 	o.kafka.add(f)
+	o.group.add(f)
 	o.live.add(f)
 	return cmd
 }
@@ -157,6 +159,9 @@ func runCluster(ctx context.Context, o clusterOptions, files []string, stdin io.
 	// reader takes apart.
 	if countStdout(o.out, o.hits, o.tdc) > 1 {
 		return usagef("-o, --hits and --tdc write to stdout (-) one at a time; give the others file names")
+	}
+	if err := o.checkGroup(files); err != nil {
+		return err
 	}
 	liveInput, err := o.live.input(files)
 	if err != nil {
@@ -239,6 +244,14 @@ func runCluster(ctx context.Context, o clusterOptions, files []string, stdin io.
 		if job.Mask.Pixels() == 0 {
 			warnf(stderr, "--mask %s masks no pixel", o.mask)
 		}
+	}
+
+	if o.group.name != "" {
+		var tofEdge *tpx3.TDCEdge
+		if tof != nil {
+			tofEdge = &edge
+		}
+		return runGroup(ctx, o, files[0], job, tofEdge, stderr)
 	}
 
 	// A live run goes on after the first signal, which stops its input.

@@ -43,13 +43,17 @@ type Options struct {
 	// MaxEvents bounds the events of a message (8 bytes each); 0 is
 	// DefaultMaxEvents.
 	MaxEvents int
+	// FirstID is the message_id of the first message: a stream that goes
+	// on from another encoder's NextID numbers on.
+	FirstID int64
 }
 
 // DefaultMaxEvents keeps a message near 512 KiB, under Kafka's default
 // limit of 1 MB a message.
 const DefaultMaxEvents = 1 << 16
 
-// Encoder turns batches of clusters into ev44 messages, numbered from 0.
+// Encoder turns batches of clusters into ev44 messages, numbered from
+// Options.FirstID.
 type Encoder struct {
 	opt Options
 	b   *flatbuffers.Builder
@@ -76,8 +80,11 @@ func NewEncoder(opt Options) (*Encoder, error) {
 	if opt.MaxEvents <= 0 {
 		opt.MaxEvents = DefaultMaxEvents
 	}
-	return &Encoder{opt: opt, b: flatbuffers.NewBuilder(1 << 16)}, nil
+	return &Encoder{opt: opt, b: flatbuffers.NewBuilder(1 << 16), id: opt.FirstID}, nil
 }
+
+// NextID is the message_id of the next message.
+func (e *Encoder) NextID() int64 { return e.id }
 
 // Encode adds the clusters of c to messages and hands each full one to
 // emit; the bytes are valid during the call. Flush emits the last.

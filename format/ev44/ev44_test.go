@@ -155,8 +155,17 @@ func TestEncoderLimits(t *testing.T) {
 	if err := e.Encode(c, func([]byte) error { n++; return nil }); err != nil || e.Flush(func([]byte) error { n++; return nil }) != nil {
 		t.Fatal(err)
 	}
-	if e.Outside != 2 || n != 1 {
-		t.Errorf("outside %d, messages %d", e.Outside, n)
+	if e.Outside != 2 || n != 1 || e.NextID() != 1 {
+		t.Errorf("outside %d, messages %d, next id %d", e.Outside, n, e.NextID())
+	}
+	// An encoder going on from another numbers on.
+	on, _ := NewEncoder(Options{Source: "s", Grid: grid, Start: start, FirstID: e.NextID()})
+	if err := on.Encode(c, func([]byte) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	var m Message
+	if err := on.Flush(func(b []byte) (err error) { m, err = Decode(b); return err }); err != nil || m.ID != 1 || on.NextID() != 2 {
+		t.Errorf("the message after another encoder's: id %d, next %d, %v", m.ID, on.NextID(), err)
 	}
 	c.X[1], c.X[2] = 2, 2
 	if e.Encode(c, func([]byte) error { return nil }); e.TooLate != 1 {

@@ -81,6 +81,28 @@ func (t *TOF) countMissing(k int) {
 	}
 }
 
+// TOFState is what a TOF holds: the references not yet passed and its
+// counts, for a stream that goes on elsewhere (see Restore).
+type TOFState struct {
+	Refs                     []pixel.Time
+	Passed, Missing, Without int64 // references passed, pulses missing, clusters before the first
+}
+
+// State returns a copy of what t holds.
+func (t *TOF) State() TOFState {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return TOFState{slices.Clone(t.refs), t.dropped, t.missing, t.before}
+}
+
+// Restore makes t go on from s, the State of another with the same
+// Period.
+func (t *TOF) Restore(s TOFState) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.refs, t.dropped, t.missing, t.before = slices.Clone(s.Refs), s.Passed, s.Missing, s.Without
+}
+
 // Before is the number of clusters without a time of flight: before the
 // first reference (or, rarely, written out of time order after the
 // references before them were passed: a cluster spanning over

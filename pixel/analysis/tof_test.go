@@ -25,9 +25,13 @@ func TestTOF(t *testing.T) {
 	tof.AddReferences([]pixel.Time{10 * ms, 30 * ms, 20 * ms})
 	c := clustersAt(5*ms, 10*ms, 15*ms, 29*ms)
 	tof.Assign(c)
-	tof.AddReferences([]pixel.Time{50 * ms, 80 * ms})
+	// The rest goes on in another TOF, from the state of the first.
+	var resumed TOF
+	resumed.Period = tof.Period
+	resumed.Restore(tof.State())
+	resumed.AddReferences([]pixel.Time{50 * ms, 80 * ms})
 	d := clustersAt(31*ms, 55*ms, 80*ms, 95*ms)
-	tof.Assign(d)
+	resumed.Assign(d)
 	want := []struct {
 		tof   pixel.Time
 		pulse int64
@@ -39,8 +43,8 @@ func TestTOF(t *testing.T) {
 			t.Errorf("cluster %d: tof %v, pulse %d; want %v, %d", i, got[i].Ns(), pulses[i], w.tof.Ns(), w.pulse)
 		}
 	}
-	if !c.HasTOF() || !d.HasTOF() || tof.Before() != 1 || tof.Missing() != 3 {
-		t.Errorf("before %d, missing %d; want 1 and 3", tof.Before(), tof.Missing())
+	if !c.HasTOF() || !d.HasTOF() || resumed.Before() != 1 || resumed.Missing() != 3 {
+		t.Errorf("before %d, missing %d; want 1 and 3", resumed.Before(), resumed.Missing())
 	}
 }
 

@@ -97,6 +97,30 @@ func NewRawReader(r io.Reader, name string, layout Layout) *RawReader {
 // run split over several files.
 func (d *RawReader) Continue(prev *RawReader) { d.clock = prev.clock }
 
+// ClockState is where a reader's extension of the wrapping times stands:
+// what a reader needs to go on with a stream another one decoded before
+// (a Kafka partition moving to another process).
+type ClockState struct {
+	Ref   int64 // the latest extended time, in 25 ns ticks
+	Begun bool  // a time has been seen
+}
+
+// Clock returns the state of the time extension.
+func (d *RawReader) Clock() ClockState { return ClockState{d.clock.ref, d.clock.begun} }
+
+// SetClock makes the reader extend times from s.
+func (d *RawReader) SetClock(s ClockState) { d.clock = clock{ref: s.Ref, begun: s.Begun} }
+
+// Reset makes the reader decode r next, as the continuation of the same
+// stream (the next message of a partition), keeping its buffer, its time
+// extension and its counts; the end and any error of the last are
+// forgotten, and errors name the new stream and its bytes. The last must
+// have ended at a chunk boundary.
+func (d *RawReader) Reset(r io.Reader, name string) {
+	d.r, d.name = r, name
+	d.base, d.lo, d.hi, d.eof, d.err, d.chunkLeft = 0, 0, 0, false, nil, 0
+}
+
 // TDC returns the TDC packets decoded by the last Read, valid until the next.
 func (d *RawReader) TDC() []TDC { return d.tdc }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -366,5 +367,59 @@ func TestPixelAddress(t *testing.T) {
 				t.Fatalf("%s chip %d: (%d,%d) came back as (%d,%d)", tc.layout, tc.chip, h.X[i], h.Y[i], got.X[i], got.Y[i])
 			}
 		}
+	}
+}
+
+// TestResetGoesOn: a stream cut into messages at chunk boundaries,
+// decoded message by message (Reset) and handed to a second reader half
+// way (SetClock from the first's Clock), gives the hits of one reader,
+// across a wrap of the coarse counter.
+func TestResetGoesOn(t *testing.T) {
+	want := &pixel.Hits{}
+	for i := range 80000 {
+		want.Append(uint16(i%256), uint16(i/256%256), (1<<30-40000*3)*1600+pixel.Time(i)*100*16*3, uint16(i%1024))
+	}
+	var buf bytes.Buffer
+	w, err := NewHitWriter(&buf, TPX3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(want); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	layout := mustLayout(t, "single")
+	one, err := readAll(NewRawReader(bytes.NewReader(buf.Bytes()), "one", layout))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var msgs [][]byte
+	for b := buf.Bytes(); len(b) > 0; {
+		n := 8 + int(binary.LittleEndian.Uint16(b[6:]))
+		msgs = append(msgs, b[:n])
+		b = b[n:]
+	}
+	if len(msgs) < 4 {
+		t.Fatalf("%d chunks: too few to cut", len(msgs))
+	}
+	var got pixel.Hits
+	d := NewRawReader(nil, "", layout)
+	for i, m := range msgs {
+		if i == len(msgs)/2 {
+			next := NewRawReader(nil, "", layout)
+			next.SetClock(d.Clock())
+			d = next
+		}
+		d.Reset(bytes.NewReader(m), fmt.Sprint("message ", i))
+		h, err := readAll(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got.AppendRange(&h, 0, h.Len())
+	}
+	if !slices.Equal(got.ToA, one.ToA) || !slices.Equal(got.X, one.X) || !slices.Equal(got.ToT, one.ToT) || one.ToA[one.Len()-1] < 1<<30*1600 {
+		t.Fatalf("%d hits message by message, %d in one go, or no wrap", got.Len(), one.Len())
 	}
 }

@@ -1,0 +1,152 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/hitflow/hitflow/format/ev44"
+	"github.com/hitflow/hitflow/internal/fixture"
+)
+
+// member starts `hitflow cluster --group` as a process of its own.
+func member(t *testing.T, args ...string) (*exec.Cmd, *bytes.Buffer) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], append([]string{"cluster", "--group", "g"}, args...)...)
+	cmd.Env = append(os.Environ(), "HITFLOW_TEST_MAIN=1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd, &stderr
+}
+
+// eventsBySource reads a topic of ev44 messages read_committed and lists
+// each source's events (time, pixel) sorted, checking that its message ids
+// run from 0 without a gap or a repeat.
+func eventsBySource(t *testing.T, addr, topic string) map[string][]string {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumeTopics(topic), kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	events, ids := map[string][]string{}, map[string][]int64{}
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		fs := cl.PollFetches(ctx)
+		cancel()
+		if fs.Empty() {
+			break
+		}
+		for _, r := range fs.Records() {
+			m, err := ev44.Decode(r.Value)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids[m.Source] = append(ids[m.Source], m.ID)
+			m.Events(func(ns int64, p int32) { events[m.Source] = append(events[m.Source], fmt.Sprint(ns, p)) })
+		}
+	}
+	for src, v := range ids {
+		slices.Sort(v)
+		for i, id := range v {
+			if id != int64(i) {
+				t.Fatalf("source %s: message id %d at place %d: lost or repeated messages", src, id, i)
+			}
+		}
+		slices.Sort(events[src])
+	}
+	return events
+}
+
+// TestGroupSurvivesKill: two members of a group cluster four detectors'
+// raw data as it is published; one is killed (SIGKILL) half way. The
+// other takes its partitions over, and the events read committed are
+// those of each detector's file clustered and published by a plain run,
+// each exactly once.
+func TestGroupSurvivesKill(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs for about 20 s")
+	}
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(4, "raw"), kfake.SeedTopics(2, "events"),
+		kfake.SeedTopics(1, "offline"), kfake.GroupMinSessionTimeout(500*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	addr := c.ListenAddrs()[0]
+	dir := t.TempDir()
+	const start = "2026-11-27T08:00:00Z"
+	var msgs [][][]byte
+	for p := range 4 {
+		in := filepath.Join(dir, fmt.Sprint(p, ".tpx3"))
+		if code, _, stderr := hitflow(t, "simulate", "pixel", "-q", "--dataset", "pion45", "--hits", "200000", "--seed", fmt.Sprint(20+p), "--disorder", "20us", "-o", in); code != 0 {
+			t.Fatal(stderr)
+		}
+		// The reference: the file clustered and published by a plain run.
+		if code, _, stderr := hitflow(t, "cluster", "-q", "--layout", "single", "--source", fmt.Sprint("det_", p), "--start", start, "-o", "kafka://"+addr+"/offline", in); code != 0 {
+			t.Fatal(stderr)
+		}
+		raw, err := os.ReadFile(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		msgs = append(msgs, fixture.Rechunk(raw, 200))
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.DefaultProduceTopic("raw"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	args := []string{"-q", "--layout", "single", "--source", "det", "--start", start, "--session-timeout", "2s", "--idle", "6s", "-o", "kafka://" + addr + "/events", "kafka://" + addr + "/raw"}
+	a, aErr := member(t, args...)
+	b, bErr := member(t, args...)
+	const rounds = 10
+	for r := range rounds {
+		if r == rounds/2 {
+			a.Process.Signal(syscall.SIGKILL)
+		}
+		for p, m := range msgs {
+			for _, msg := range m[r*len(m)/rounds : (r+1)*len(m)/rounds] {
+				if err := cl.ProduceSync(context.Background(), &kgo.Record{Partition: int32(p), Value: msg}).FirstErr(); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		time.Sleep(400 * time.Millisecond)
+	}
+	if err := a.Wait(); err == nil || !strings.Contains(err.Error(), "killed") {
+		t.Fatalf("the killed member: %v: %s", err, aErr)
+	}
+	if err := b.Wait(); err != nil {
+		t.Fatalf("the surviving member: %v: %s", err, bErr)
+	}
+	if !strings.Contains(bErr.String(), "partitions [0 1 2 3]") || !strings.Contains(bErr.String(), "taken over from their state") {
+		t.Errorf("the surviving member did not take every partition over: %s", bErr)
+	}
+	got, want := eventsBySource(t, addr, "events"), eventsBySource(t, addr, "offline")
+	if len(want) != 4 {
+		t.Fatalf("%d sources in the reference", len(want))
+	}
+	for src, w := range want {
+		if !slices.Equal(got[src], w) {
+			t.Errorf("source %s: %d events published by the group, %d by a plain run", src, len(got[src]), len(w))
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("sources %d, want %d", len(got), len(want))
+	}
+}

@@ -1,0 +1,612 @@
+package kafka
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// A consumer group shares the partitions of a raw topic (a detector
+// each) among its members, and moves a partition to another member when
+// one joins, leaves or dies. Each member clusters its partitions and
+// publishes their events in Kafka transactions: a transaction holds the
+// events published since the last one, each partition's state (the hits
+// of the clusters still open, the sorter's and the decoder's, in a
+// compacted topic of the group's own) and the input offsets, committed
+// together or not at all. A member that takes a partition over reads the
+// state the last transaction committed and goes on from its offset, so
+// the events published (read with isolation read_committed, as
+// facilities' consumers do) are those of one process clustering each
+// partition from start to end: none lost, none twice. Transactions, not a
+// key consumers deduplicate on, because the consumers are the facility's
+// existing file writers and live reduction, which read ev44 as it is.
+
+// GroupOptions configure a member of a consumer group.
+type GroupOptions struct {
+	In          Target // raw .tpx3 chunks, a detector per partition
+	Out         Target // the ev44 events
+	Group       string
+	Compression string // a key of Compressions; "" is zstd
+	Processing  Processing
+	// Commit is the time between transactions: how long events wait to
+	// be readable; 0 is DefaultCommit.
+	Commit time.Duration
+	// Idle ends the member once no message has come for this long: its
+	// partitions' open clusters are finished, as at the end of a file,
+	// and committed. 0: until the context is done, when what was
+	// clustered is committed without finishing the open clusters, for
+	// the next member to go on.
+	Idle time.Duration
+	// Session is how long a member may go silent before its partitions
+	// move to the others, and the longest a transaction may stay open;
+	// 0 is DefaultSession.
+	Session time.Duration
+	// Logf, when set, hears of partitions taken and handed over.
+	Logf func(format string, args ...any)
+}
+
+// The defaults of GroupOptions.
+const (
+	DefaultCommit  = time.Second
+	DefaultSession = 10 * time.Second
+)
+
+// maxState is the largest state record: a partition's open hits, 14
+// bytes each, at the rate of a busy quad detector over its reorder
+// window.
+const maxState = 64 << 20
+
+// GroupStats count what a member did; the counts of events are those of
+// committed transactions.
+type GroupStats struct {
+	Partitions      []int32 // taken at some time
+	Messages, Bytes int64   // raw messages clustered
+	Skipped, Missed int64   // messages not raw .tpx3 chunks; offsets gone from the brokers
+	Clusters        int64   // published as events
+	EventMessages   int64   // ev44 messages
+	Commits, Aborts int64   // transactions
+	Restored        int64   // partitions taken over from a state
+	Left            int64   // clusters not published (see ev44.Encoder)
+}
+
+// groupName is what Kafka allows in a topic name, which the state
+// topic's takes from the group's.
+var groupName = regexp.MustCompile(`^[a-zA-Z0-9._-]{1,200}$`)
+
+// StateTopic is the topic of the partitions' states of a group reading
+// topic in.
+func StateTopic(in, group string) string { return in + "." + group + ".state" }
+
+// member is a running member.
+type member struct {
+	opt        GroupOptions
+	parts      int // of the input topic
+	stateTopic string
+	sess       *kgo.GroupTransactSession
+	tasks      map[int32]*task
+
+	mu       sync.Mutex
+	assigned map[int32]bool
+	revoked  map[int32]bool
+	failed   error // the first failed delivery
+
+	stats   GroupStats
+	pending GroupStats // of the open transaction
+}
+
+// RunGroup runs a member of the group until its context is done or, with
+// Idle, its partitions go quiet.
+func RunGroup(ctx context.Context, opt GroupOptions) (GroupStats, error) {
+	if !groupName.MatchString(opt.Group) {
+		return GroupStats{}, fmt.Errorf("kafka: group %q: use letters, digits, '.', '_' and '-' (it names the group's state topic)", opt.Group)
+	}
+	codec, ok := Compressions[cmpOr(opt.Compression, "zstd")]
+	if !ok {
+		return GroupStats{}, fmt.Errorf("kafka: compression %q: want zstd, lz4 or none", opt.Compression)
+	}
+	opt.Commit = cmp(opt.Commit, DefaultCommit)
+	opt.Session = cmp(opt.Session, DefaultSession)
+	m := &member{opt: opt, stateTopic: StateTopic(opt.In.Topic, opt.Group), tasks: map[int32]*task{},
+		assigned: map[int32]bool{}, revoked: map[int32]bool{}}
+	if err := m.prepareTopics(ctx); err != nil {
+		return GroupStats{}, err
+	}
+	id := make([]byte, 6)
+	rand.Read(id)
+	host, _ := os.Hostname()
+	sess, err := kgo.NewGroupTransactSession(
+		kgo.SeedBrokers(opt.In.Brokers...),
+		kgo.ConsumerGroup(opt.Group),
+		kgo.ConsumeTopics(opt.In.Topic),
+		kgo.TransactionalID(fmt.Sprintf("hitflow-%s-%s-%d-%s", opt.Group, host, os.Getpid(), hex.EncodeToString(id))),
+		kgo.TransactionTimeout(opt.Session),
+		kgo.SessionTimeout(opt.Session),
+		kgo.HeartbeatInterval(opt.Session/5),
+		kgo.RebalanceTimeout(opt.Session),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.ProducerBatchCompression(codec),
+		kgo.ProducerBatchMaxBytes(maxState),
+		kgo.RecordPartitioner(partitioner{m.stateTopic, kgo.StickyKeyPartitioner(nil)}),
+		kgo.OnPartitionsAssigned(func(_ context.Context, _ *kgo.Client, a map[string][]int32) { m.membership(a[opt.In.Topic], true) }),
+		kgo.OnPartitionsRevoked(func(_ context.Context, _ *kgo.Client, r map[string][]int32) { m.membership(r[opt.In.Topic], false) }),
+		kgo.OnPartitionsLost(func(_ context.Context, _ *kgo.Client, l map[string][]int32) { m.membership(l[opt.In.Topic], false) }),
+	)
+	if err != nil {
+		return GroupStats{}, fmt.Errorf("kafka: %w", err)
+	}
+	m.sess = sess
+	defer sess.Close()
+	err = m.run(ctx)
+	slices.Sort(m.stats.Partitions)
+	return m.stats, err
+}
+
+func cmp(v, def time.Duration) time.Duration {
+	if v <= 0 {
+		return def
+	}
+	return v
+}
+
+// partitioner puts the state records on the partition of their own
+// (set on the record) and the events by their key, the source.
+type partitioner struct {
+	state string
+	keyed kgo.Partitioner
+}
+
+func (p partitioner) ForTopic(topic string) kgo.TopicPartitioner {
+	if topic == p.state {
+		return kgo.ManualPartitioner().ForTopic(topic)
+	}
+	return p.keyed.ForTopic(topic)
+}
+
+// membership notes partitions assigned or taken away.
+func (m *member) membership(parts []int32, assigned bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, p := range parts {
+		if assigned {
+			m.assigned[p] = true
+			delete(m.revoked, p)
+		} else {
+			delete(m.assigned, p)
+			m.revoked[p] = true
+		}
+	}
+	if m.opt.Logf != nil {
+		m.opt.Logf("kafka: group %s: partitions %v %s", m.opt.Group, parts, map[bool]string{true: "taken", false: "handed over"}[assigned])
+	}
+}
+
+// prepareTopics checks the input and output topics and creates the
+// state topic when the group is new.
+func (m *member) prepareTopics(ctx context.Context) error {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(m.opt.In.Brokers...))
+	if err != nil {
+		return fmt.Errorf("kafka: %w", err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := cl.Ping(ctx); err != nil {
+		return fmt.Errorf("kafka: no broker answers at %s: %w", strings.Join(m.opt.In.Brokers, ","), err)
+	}
+	for _, t := range []string{m.opt.In.Topic, m.opt.Out.Topic} {
+		n, err := partitions(ctx, cl, t)
+		switch {
+		case err != nil:
+			return fmt.Errorf("kafka: topic %s: %w", t, err)
+		case n == 0:
+			return fmt.Errorf("kafka: no topic %s on the brokers (create it first)", t)
+		}
+		if t == m.opt.In.Topic {
+			m.parts = n
+		}
+	}
+	n, err := partitions(ctx, cl, m.stateTopic)
+	switch {
+	case err != nil:
+		return fmt.Errorf("kafka: topic %s: %w", m.stateTopic, err)
+	case n > 0 && n < m.parts:
+		return fmt.Errorf("kafka: the group's state topic %s has %d partitions, %s has %d", m.stateTopic, n, m.opt.In.Topic, m.parts)
+	case n > 0:
+		return nil
+	}
+	req := kmsg.NewPtrCreateTopicsRequest()
+	t := kmsg.NewCreateTopicsRequestTopic()
+	t.Topic, t.NumPartitions, t.ReplicationFactor = m.stateTopic, int32(m.parts), -1
+	for k, v := range map[string]string{"cleanup.policy": "compact", "max.message.bytes": strconv.Itoa(maxState)} {
+		c := kmsg.NewCreateTopicsRequestTopicConfig()
+		c.Name, c.Value = k, kmsg.StringPtr(v)
+		t.Configs = append(t.Configs, c)
+	}
+	req.Topics = append(req.Topics, t)
+	resp, err := req.RequestWith(ctx, cl)
+	if err == nil && len(resp.Topics) == 1 {
+		err = kerr.ErrorForCode(resp.Topics[0].ErrorCode)
+	}
+	if err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
+		return fmt.Errorf("kafka: creating the group's state topic %s: %w", m.stateTopic, err)
+	}
+	return nil
+}
+
+// run consumes, clusters and commits, a transaction at a time.
+func (m *member) run(ctx context.Context) error {
+	last := time.Now() // of a message, or of a partition taken
+	for {
+		if err := m.sess.Begin(); err != nil {
+			return fmt.Errorf("kafka: %w", err)
+		}
+		deadline := time.Now().Add(m.opt.Commit)
+		idle := false
+		for ctx.Err() == nil && time.Now().Before(deadline) && !idle {
+			took, err := m.takeOver(ctx)
+			if err != nil {
+				return err
+			}
+			got, err := m.poll(ctx, deadline)
+			if err != nil {
+				return err
+			}
+			if got || took {
+				last = time.Now()
+			}
+			idle = m.opt.Idle > 0 && time.Since(last) >= m.opt.Idle
+		}
+		// Past a cancellation the transaction still ends, in its own
+		// time: what was clustered is committed.
+		end, cancel := context.WithTimeout(context.WithoutCancel(ctx), m.opt.Session+5*time.Second)
+		err := m.commit(end, idle)
+		cancel()
+		if err != nil || idle || ctx.Err() != nil {
+			return err
+		}
+	}
+}
+
+// takeOver makes the tasks of the partitions newly assigned, from their
+// states, and reports whether there were any.
+func (m *member) takeOver(ctx context.Context) (bool, error) {
+	m.mu.Lock()
+	var parts []int32
+	for p := range m.assigned {
+		if m.tasks[p] == nil {
+			parts = append(parts, p)
+		}
+	}
+	m.mu.Unlock()
+	for _, p := range parts {
+		if _, err := m.task(ctx, p); err != nil {
+			return false, err
+		}
+	}
+	return len(parts) > 0, nil
+}
+
+// poll clusters the messages that come until the deadline, reporting
+// whether any came.
+func (m *member) poll(ctx context.Context, deadline time.Time) (bool, error) {
+	pctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	fs := m.sess.PollFetches(pctx)
+	for _, e := range fs.Errors() {
+		if !errors.Is(e.Err, context.DeadlineExceeded) && !errors.Is(e.Err, context.Canceled) {
+			return false, fmt.Errorf("kafka: topic %s partition %d: %w", e.Topic, e.Partition, e.Err)
+		}
+	}
+	got := false
+	var err error
+	fs.EachPartition(func(p kgo.FetchTopicPartition) {
+		if err != nil || len(p.Records) == 0 {
+			return
+		}
+		got = true
+		var t *task
+		if t, err = m.task(ctx, p.Partition); err != nil {
+			return
+		}
+		for _, r := range p.Records {
+			if r.Offset < t.next {
+				continue // in the state already
+			}
+			messages, skipped, missed := t.counts.Messages, t.counts.Skipped, t.counts.Missed
+			if err = t.feed(r.Offset, r.Value, m.emitter(t)); err != nil {
+				err = fmt.Errorf("kafka: topic %s: %w", m.opt.In.Topic, err)
+				return
+			}
+			m.pending.Messages += t.counts.Messages - messages
+			m.pending.Skipped += t.counts.Skipped - skipped
+			m.pending.Missed += t.counts.Missed - missed
+			m.pending.Bytes += int64(len(r.Value))
+		}
+	})
+	if err == nil {
+		err = m.deliveryErr()
+	}
+	return got, err
+}
+
+// emitter publishes a task's ev44 messages in the open transaction.
+func (m *member) emitter(t *task) func([]byte) error {
+	key := []byte(t.source)
+	return func(msg []byte) error {
+		r := &kgo.Record{Topic: m.opt.Out.Topic, Key: key, Value: append([]byte(nil), msg...)}
+		m.pending.EventMessages++
+		m.sess.Produce(context.Background(), r, func(_ *kgo.Record, err error) {
+			if err != nil {
+				m.mu.Lock()
+				if m.failed == nil {
+					m.failed = fmt.Errorf("kafka: publishing to %s: %w", m.opt.Out.Topic, err)
+				}
+				m.mu.Unlock()
+			}
+		})
+		return m.deliveryErr()
+	}
+}
+
+func (m *member) deliveryErr() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.failed
+}
+
+// task returns partition p's task, taking the partition over from its
+// committed state the first time.
+func (m *member) task(ctx context.Context, p int32) (*task, error) {
+	if t := m.tasks[p]; t != nil {
+		return t, nil
+	}
+	offset, meta, err := m.committed(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	var st *state
+	if offset >= 0 {
+		at, ok := strings.CutPrefix(meta, statePrefix)
+		stateOffset, err := strconv.ParseInt(at, 10, 64)
+		if !ok || err != nil {
+			return nil, fmt.Errorf("kafka: group %s committed offset %d of %s partition %d without a hitflow state (metadata %q): hitflow goes on only from its own commits; use another group name", m.opt.Group, offset, m.opt.In.Topic, p, meta)
+		}
+		if st, err = m.readState(ctx, p, stateOffset); err != nil {
+			return nil, err
+		}
+		if st.part != p || st.next != offset {
+			return nil, fmt.Errorf("kafka: the state at %s partition %d offset %d is of partition %d up to offset %d, the group committed offset %d", m.stateTopic, p, stateOffset, st.part, st.next, offset)
+		}
+		if want := m.opt.Processing.settings(); st.settings != want {
+			return nil, fmt.Errorf("kafka: partition %d of group %s was clustered with other settings (%s) than this member's (%s): give every member the same, or use a new group", p, m.opt.Group, st.settings, want)
+		}
+		m.stats.Restored++
+	}
+	t, err := newTask(&m.opt.Processing, p, m.parts, st)
+	if err != nil {
+		return nil, err
+	}
+	// The clusters the state's open hits close already go out with this
+	// transaction.
+	if err := t.publish(m.emitter(t)); err != nil {
+		return nil, err
+	}
+	m.tasks[p] = t
+	if !slices.Contains(m.stats.Partitions, p) {
+		m.stats.Partitions = append(m.stats.Partitions, p)
+	}
+	return t, nil
+}
+
+// statePrefix opens the metadata of a committed offset: the offset of the
+// partition's state that goes with it follows.
+const statePrefix = "hitflow state at "
+
+// committed asks for the group's committed offset of partition p and its
+// metadata; -1 when there is none. An offset in a transaction not yet
+// ended is waited for.
+func (m *member) committed(ctx context.Context, p int32) (int64, string, error) {
+	for {
+		req := kmsg.NewPtrOffsetFetchRequest()
+		req.Group = m.opt.Group
+		req.RequireStable = true
+		t := kmsg.NewOffsetFetchRequestTopic()
+		t.Topic, t.Partitions = m.opt.In.Topic, []int32{p}
+		req.Topics = append(req.Topics, t)
+		resp, err := req.RequestWith(ctx, m.sess.Client())
+		if err == nil {
+			err = kerr.ErrorForCode(resp.ErrorCode)
+		}
+		if err == nil {
+			for _, g := range resp.Groups {
+				if err = kerr.ErrorForCode(g.ErrorCode); err != nil {
+					break
+				}
+				for _, rt := range g.Topics {
+					for _, rp := range rt.Partitions {
+						if rp.Partition == p {
+							if err = kerr.ErrorForCode(rp.ErrorCode); err == nil {
+								return rp.Offset, deref(rp.Metadata), nil
+							}
+						}
+					}
+				}
+			}
+			for _, rt := range resp.Topics {
+				for _, rp := range rt.Partitions {
+					if rp.Partition == p && err == nil {
+						if err = kerr.ErrorForCode(rp.ErrorCode); err == nil {
+							return rp.Offset, deref(rp.Metadata), nil
+						}
+					}
+				}
+			}
+			if err == nil {
+				return -1, "", nil
+			}
+		}
+		if !errors.Is(err, kerr.UnstableOffsetCommit) && !errors.Is(err, kerr.CoordinatorLoadInProgress) && !errors.Is(err, kerr.NotCoordinator) {
+			return 0, "", fmt.Errorf("kafka: the committed offset of group %s on %s partition %d: %w", m.opt.Group, m.opt.In.Topic, p, err)
+		}
+		select { // a dead member's transaction, until it times out
+		case <-ctx.Done():
+			return 0, "", ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// readState reads the state record of partition p at offset.
+func (m *member) readState(ctx context.Context, p int32, offset int64) (*state, error) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(m.opt.In.Brokers...),
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{m.stateTopic: {p: kgo.NewOffset().At(offset)}}),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.FetchMaxPartitionBytes(maxState), kgo.FetchMaxBytes(maxState))
+	if err != nil {
+		return nil, fmt.Errorf("kafka: %w", err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	where := fmt.Sprintf("the state of partition %d at %s partition %d offset %d", p, m.stateTopic, p, offset)
+	for {
+		fs := cl.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("kafka: %s: not found: %w", where, err)
+		}
+		for _, e := range fs.Errors() {
+			return nil, fmt.Errorf("kafka: %s: %w", where, e.Err)
+		}
+		for _, r := range fs.Records() {
+			if r.Offset < offset {
+				continue
+			}
+			if r.Offset > offset {
+				return nil, fmt.Errorf("kafka: %s: gone from the brokers", where)
+			}
+			st, err := readState(r.Value)
+			if err != nil {
+				return nil, fmt.Errorf("kafka: %s: %w", where, err)
+			}
+			return st, nil
+		}
+	}
+}
+
+// commit ends the transaction: with finish, the open clusters first; then
+// each partition's state, with its offset, and the events. A transaction
+// the brokers abort (a partition handed over meanwhile) drops every task:
+// they go on from the committed states.
+func (m *member) commit(ctx context.Context, finish bool) error {
+	parts := make([]int32, 0, len(m.tasks))
+	for p := range m.tasks {
+		parts = append(parts, p)
+	}
+	slices.Sort(parts)
+	stateAt := map[int32]int64{}
+	var buf []byte
+	for _, p := range parts {
+		t := m.tasks[p]
+		emit := m.emitter(t)
+		if finish {
+			if err := t.finish(emit); err != nil {
+				return err
+			}
+		}
+		var err error
+		if buf, err = t.checkpoint(emit, buf[:0]); err != nil {
+			return err
+		}
+		m.pending.Clusters += t.events
+		m.pending.Left += t.left
+		t.events, t.left = 0, 0
+		r := &kgo.Record{Topic: m.stateTopic, Partition: p, Key: []byte(strconv.Itoa(int(p))), Value: append([]byte(nil), buf...)}
+		if err := m.sess.ProduceSync(ctx, r).FirstErr(); err != nil {
+			return fmt.Errorf("kafka: writing the state of partition %d to %s: %w", p, m.stateTopic, err)
+		}
+		stateAt[p] = r.Offset
+	}
+	set := func(req *kmsg.TxnOffsetCommitRequest) error {
+		// Every partition held, those without a message in this
+		// transaction too: their state may have changed (finished).
+		var topic *kmsg.TxnOffsetCommitRequestTopic
+		for i := range req.Topics {
+			if req.Topics[i].Topic == m.opt.In.Topic {
+				topic = &req.Topics[i]
+			}
+		}
+		if topic == nil {
+			req.Topics = append(req.Topics, kmsg.NewTxnOffsetCommitRequestTopic())
+			topic = &req.Topics[len(req.Topics)-1]
+			topic.Topic = m.opt.In.Topic
+		}
+		for _, p := range parts {
+			t := m.tasks[p]
+			if t.next < 0 {
+				continue
+			}
+			i := slices.IndexFunc(topic.Partitions, func(q kmsg.TxnOffsetCommitRequestTopicPartition) bool { return q.Partition == p })
+			if i < 0 {
+				topic.Partitions = append(topic.Partitions, kmsg.NewTxnOffsetCommitRequestTopicPartition())
+				i = len(topic.Partitions) - 1
+				topic.Partitions[i].Partition = p
+				topic.Partitions[i].LeaderEpoch = -1
+			}
+			topic.Partitions[i].Offset = t.next
+			topic.Partitions[i].Metadata = kmsg.StringPtr(statePrefix + strconv.FormatInt(stateAt[p], 10))
+		}
+		return nil
+	}
+	committed, err := m.sess.End(kgo.PreTxnCommitFnContext(ctx, set), kgo.TryCommit)
+	if err == nil {
+		err = m.deliveryErr()
+	}
+	if err != nil {
+		return fmt.Errorf("kafka: ending a transaction: %w", err)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !committed {
+		m.stats.Aborts++
+		clear(m.tasks)
+	} else {
+		m.stats.Commits++
+		m.stats.add(&m.pending)
+		for p := range m.revoked {
+			delete(m.tasks, p)
+		}
+	}
+	clear(m.revoked)
+	m.pending = GroupStats{}
+	return nil
+}
+
+// add adds the counts of an open transaction.
+func (s *GroupStats) add(o *GroupStats) {
+	s.Messages += o.Messages
+	s.Bytes += o.Bytes
+	s.Skipped += o.Skipped
+	s.Missed += o.Missed
+	s.EventMessages += o.EventMessages
+	s.Clusters += o.Clusters
+	s.Left += o.Left
+}

@@ -1,0 +1,243 @@
+package kafka
+
+import (
+	"bytes"
+	"context"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/hitflow/hitflow/format/ev44"
+	"github.com/hitflow/hitflow/internal/fixture"
+	"github.com/hitflow/hitflow/pixel"
+	"github.com/hitflow/hitflow/pixel/analysis"
+	"github.com/hitflow/hitflow/pixel/pipeline"
+	"github.com/hitflow/hitflow/pixel/pixelsim"
+	"github.com/hitflow/hitflow/pixel/tpx3"
+)
+
+// groupData simulates a detector a partition: raw .tpx3, out of order
+// by up to 20 us.
+func groupData(t *testing.T, parts, hits int) [][]byte {
+	t.Helper()
+	d, _ := pixelsim.DatasetByName("pion45")
+	var raws [][]byte
+	for p := range parts {
+		var raw bytes.Buffer
+		w, _ := tpx3.NewHitWriter(&raw, tpx3.TPX3)
+		if err := pixelsim.Generate(pixelsim.Options{Dataset: d, Hits: hits, Seed: uint64(10 + p), Disorder: 20 * pixel.Microsecond}, w.Write); err != nil || w.Close() != nil {
+			t.Fatal(err)
+		}
+		raws = append(raws, raw.Bytes())
+	}
+	return raws
+}
+
+func groupProcessing(t *testing.T) Processing {
+	layout, _ := tpx3.LayoutByName("single")
+	grid, _ := analysis.NewGrid(256, 256, 2)
+	return Processing{Layout: layout, Unsorted: 50 * pixel.Microsecond,
+		Cluster: pixel.Config{Dt: 200 * pixel.Nanosecond, Width: 256, Height: 256},
+		Events:  ev44.Options{Source: "det", Grid: grid, Start: start, MaxEvents: 1000}}
+}
+
+// event is an ev44 event: its time since the epoch and its pixel.
+type event struct {
+	ns    int64
+	pixel int32
+}
+
+// offlineEvents clusters each partition's stream in one go, as `hitflow
+// cluster` does a file, and lists the events by source.
+func offlineEvents(t *testing.T, proc Processing, raws [][]byte) map[string][]event {
+	t.Helper()
+	want := map[string][]event{}
+	for p, raw := range raws {
+		opt := proc.Events
+		opt.Source = proc.source(int32(p), len(raws))
+		sink := &eventSink{opt: opt}
+		_, err := pipeline.Run(context.Background(), pipeline.Job{
+			Sources:  []pipeline.Source{{Name: "raw", R: bytes.NewReader(raw)}},
+			Reader:   tpx3.Options{Layout: proc.Layout, Width: 256, Height: 256},
+			Unsorted: proc.Unsorted, Cluster: proc.Cluster, Mode: pixel.Sequential, Clusters: sink,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[opt.Source] = sink.events(t)
+	}
+	return want
+}
+
+// eventSink keeps clusters as ev44 events.
+type eventSink struct {
+	opt  ev44.Options
+	msgs [][]byte
+	enc  *ev44.Encoder
+}
+
+func (s *eventSink) Write(c *pixel.Clusters) error {
+	if s.enc == nil {
+		s.enc, _ = ev44.NewEncoder(s.opt)
+	}
+	return s.enc.Encode(c, s.keep)
+}
+
+func (s *eventSink) keep(m []byte) error { s.msgs = append(s.msgs, slices.Clone(m)); return nil }
+
+func (*eventSink) NeedsMembers() bool { return false }
+
+func (s *eventSink) events(t *testing.T) []event {
+	if s.enc != nil {
+		s.enc.Flush(s.keep)
+	}
+	var evs []event
+	for _, b := range s.msgs {
+		evs = append(evs, decodeEvents(t, b)...)
+	}
+	return sortEvents(evs)
+}
+
+func decodeEvents(t *testing.T, b []byte) []event {
+	t.Helper()
+	m, err := ev44.Decode(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var evs []event
+	m.Events(func(ns int64, p int32) { evs = append(evs, event{ns, p}) })
+	return evs
+}
+
+func sortEvents(evs []event) []event {
+	slices.SortFunc(evs, func(a, b event) int {
+		if a.ns != b.ns {
+			return int(a.ns - b.ns)
+		}
+		return int(a.pixel - b.pixel)
+	})
+	return evs
+}
+
+// committedEvents reads the events topic as a facility's consumer does,
+// read_committed, by source, checking each source's message ids run from
+// 0 without a gap or a repeat.
+func committedEvents(t *testing.T, addrs []string, topic string) map[string][]event {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addrs...), kgo.ConsumeTopics(topic), kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	got := map[string][]event{}
+	ids := map[string][]int64{}
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		fs := cl.PollFetches(ctx)
+		cancel()
+		if fs.Empty() {
+			break
+		}
+		for _, r := range fs.Records() {
+			m, err := ev44.Decode(r.Value)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids[m.Source] = append(ids[m.Source], m.ID)
+			got[m.Source] = append(got[m.Source], decodeEvents(t, r.Value)...)
+		}
+	}
+	for src, v := range ids {
+		slices.Sort(v)
+		for i, id := range v {
+			if id != int64(i) {
+				t.Fatalf("source %s: message ids %v..., want 0, 1, 2... each once", src, v[:min(len(v), i+3)])
+			}
+		}
+		got[src] = sortEvents(got[src])
+	}
+	return got
+}
+
+func publishRaw(t *testing.T, cl *kgo.Client, part int32, msgs [][]byte) {
+	t.Helper()
+	for _, m := range msgs {
+		if err := cl.ProduceSync(context.Background(), &kgo.Record{Topic: "raw", Partition: part, Value: m}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestGroupHandsOver: a member clusters half of four detectors' data and
+// stops; two members then share the partitions, taking them over from
+// the states, while the rest is published. The events read committed are
+// those of each stream clustered in one go, each once.
+func TestGroupHandsOver(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(4, "raw"), kfake.SeedTopics(2, "events"),
+		kfake.GroupMinSessionTimeout(500*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	addrs := c.ListenAddrs()
+	raws := groupData(t, 4, 40000)
+	proc := groupProcessing(t)
+	want := offlineEvents(t, proc, raws)
+	cl, _ := kgo.NewClient(kgo.SeedBrokers(addrs...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	defer cl.Close()
+	msgs := make([][][]byte, len(raws))
+	for p, raw := range raws {
+		msgs[p] = fixture.Rechunk(raw, 300)
+		publishRaw(t, cl, int32(p), msgs[p][:len(msgs[p])/2])
+		publishRaw(t, cl, int32(p), [][]byte{[]byte("not raw data")})
+	}
+	opt := GroupOptions{In: Target{addrs, "raw"}, Out: Target{addrs, "events"}, Group: "g1", Compression: "lz4",
+		Processing: proc, Commit: 200 * time.Millisecond, Session: 2 * time.Second}
+	// The first member, stopped once it has committed.
+	ctx, cancel := context.WithCancel(context.Background())
+	first := opt
+	first.Logf = func(string, ...any) { time.AfterFunc(1500*time.Millisecond, cancel) }
+	st, err := RunGroup(ctx, first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Commits == 0 || len(st.Partitions) != 4 || st.Messages == 0 {
+		t.Fatalf("the first member: %+v", st)
+	}
+	// Two members share the partitions while the rest comes.
+	var wg sync.WaitGroup
+	stats := make([]GroupStats, 2)
+	errs := make([]error, 2)
+	opt.Idle = 3 * time.Second
+	for i := range stats {
+		wg.Go(func() { stats[i], errs[i] = RunGroup(context.Background(), opt) })
+	}
+	for p := range raws {
+		publishRaw(t, cl, int32(p), msgs[p][len(msgs[p])/2:])
+	}
+	wg.Wait()
+	restored, skipped := int64(0), st.Skipped
+	for i, e := range errs {
+		if e != nil {
+			t.Fatal(e)
+		}
+		restored += stats[i].Restored
+		skipped += stats[i].Skipped
+	}
+	if restored < 4 || skipped != 4 {
+		t.Errorf("%d partitions taken over from a state, %d messages skipped; want at least 4 and 4", restored, skipped)
+	}
+	got := committedEvents(t, addrs, "events")
+	for src, w := range want {
+		if !slices.Equal(got[src], w) {
+			t.Errorf("source %s: %d events, want %d as clustered in one go", src, len(got[src]), len(w))
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("%d sources, want %d", len(got), len(want))
+	}
+}
