@@ -154,6 +154,13 @@ func RunGroup(ctx context.Context, opt GroupOptions) (GroupStats, error) {
 	return m.stats, err
 }
 
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
 func cmp(v, def time.Duration) time.Duration {
 	if v <= 0 {
 		return def
@@ -177,6 +184,9 @@ func (p partitioner) ForTopic(topic string) kgo.TopicPartitioner {
 
 // membership notes partitions assigned or taken away.
 func (m *member) membership(parts []int32, assigned bool) {
+	if len(parts) == 0 {
+		return
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, p := range parts {
@@ -260,7 +270,11 @@ func (m *member) run(ctx context.Context) error {
 			if err != nil {
 				return err
 			}
-			got, err := m.poll(ctx, deadline)
+			until := deadline
+			if m.opt.Idle > 0 {
+				until = minTime(until, last.Add(m.opt.Idle))
+			}
+			got, err := m.poll(ctx, until)
 			if err != nil {
 				return err
 			}
@@ -310,36 +324,47 @@ func (m *member) poll(ctx context.Context, deadline time.Time) (bool, error) {
 			return false, fmt.Errorf("kafka: topic %s partition %d: %w", e.Topic, e.Partition, e.Err)
 		}
 	}
-	got := false
+	// The partitions' tasks are taken first, one by one; their messages
+	// are then clustered each on a goroutine of its own.
+	var work []kgo.FetchTopicPartition
+	var tasks []*task
 	var err error
 	fs.EachPartition(func(p kgo.FetchTopicPartition) {
 		if err != nil || len(p.Records) == 0 {
 			return
 		}
-		got = true
 		var t *task
-		if t, err = m.task(ctx, p.Partition); err != nil {
-			return
-		}
-		for _, r := range p.Records {
-			if r.Offset < t.next {
-				continue // in the state already
-			}
-			messages, skipped, missed := t.counts.Messages, t.counts.Skipped, t.counts.Missed
-			if err = t.feed(r.Offset, r.Value, m.emitter(t)); err != nil {
-				err = fmt.Errorf("kafka: topic %s: %w", m.opt.In.Topic, err)
-				return
-			}
-			m.pending.Messages += t.counts.Messages - messages
-			m.pending.Skipped += t.counts.Skipped - skipped
-			m.pending.Missed += t.counts.Missed - missed
-			m.pending.Bytes += int64(len(r.Value))
+		if t, err = m.task(ctx, p.Partition); err == nil {
+			work, tasks = append(work, p), append(tasks, t)
 		}
 	})
-	if err == nil {
-		err = m.deliveryErr()
+	if err != nil {
+		return false, err
 	}
-	return got, err
+	errs := make([]error, len(work))
+	var wg sync.WaitGroup
+	for i, p := range work {
+		wg.Go(func() { errs[i] = m.feed(tasks[i], p.Records) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return false, err
+	}
+	return len(work) > 0, m.deliveryErr()
+}
+
+// feed clusters a partition's messages.
+func (m *member) feed(t *task, recs []*kgo.Record) error {
+	emit := m.emitter(t)
+	for _, r := range recs {
+		if r.Offset < t.next {
+			continue // in the state already
+		}
+		if err := t.feed(r.Offset, r.Value, emit); err != nil {
+			return fmt.Errorf("kafka: topic %s: %w", m.opt.In.Topic, err)
+		}
+	}
+	return nil
 }
 
 // emitter publishes a task's ev44 messages in the open transaction.
@@ -347,7 +372,7 @@ func (m *member) emitter(t *task) func([]byte) error {
 	key := []byte(t.source)
 	return func(msg []byte) error {
 		r := &kgo.Record{Topic: m.opt.Out.Topic, Key: key, Value: append([]byte(nil), msg...)}
-		m.pending.EventMessages++
+		t.member.EventMessages++
 		m.sess.Produce(context.Background(), r, func(_ *kgo.Record, err error) {
 			if err != nil {
 				m.mu.Lock()
@@ -536,9 +561,8 @@ func (m *member) commit(ctx context.Context, finish bool) error {
 		if buf, err = t.checkpoint(emit, buf[:0]); err != nil {
 			return err
 		}
-		m.pending.Clusters += t.events
-		m.pending.Left += t.left
-		t.events, t.left = 0, 0
+		m.pending.add(&t.member)
+		t.member = GroupStats{}
 		r := &kgo.Record{Topic: m.stateTopic, Partition: p, Key: []byte(strconv.Itoa(int(p))), Value: append([]byte(nil), buf...)}
 		if err := m.sess.ProduceSync(ctx, r).FirstErr(); err != nil {
 			return fmt.Errorf("kafka: writing the state of partition %d to %s: %w", p, m.stateTopic, err)

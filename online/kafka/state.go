@@ -103,10 +103,13 @@ type stateReader struct {
 
 var errShort = errors.New("the record ends early")
 
+var zeros [8]byte
+
+// take returns the next n bytes; zeros (at most 8) past the end.
 func (r *stateReader) take(n int) []byte {
 	if r.err != nil || len(r.b) < n || n < 0 {
 		r.err = errShort
-		return make([]byte, max(n, 0))
+		return zeros[:min(max(n, 0), len(zeros))]
 	}
 	v := r.b[:n]
 	r.b = r.b[n:]
@@ -137,7 +140,9 @@ func (r *stateReader) count(size int) int {
 
 func (r *stateReader) hits(h *pixel.Hits) {
 	n := r.u32()
-	calibrated := r.take(1)[0] == 1
+	flag := r.take(1)[0]
+	r.check(flag == 0 || flag == 1 && n > 0, "a calibration flag of %d for %d hits", flag, n)
+	calibrated := flag == 1
 	size := 14
 	if calibrated {
 		size += 4
@@ -152,6 +157,13 @@ func (r *stateReader) hits(h *pixel.Hits) {
 		if calibrated {
 			h.E = append(h.E, math.Float32frombits(le.Uint32(r.take(4))))
 		}
+	}
+}
+
+// check notes a bad value, unless an error came first.
+func (r *stateReader) check(ok bool, format string, args ...any) {
+	if !ok && r.err == nil {
+		r.err = fmt.Errorf(format, args...)
 	}
 }
 
@@ -171,7 +183,8 @@ func readState(b []byte) (*state, error) {
 	s.start = time.Unix(0, start).UTC()
 	s.settings = r.str()
 	r.ints(&s.nextMessage, &s.clock.Ref, &begun, &s.left[0], &s.left[1], &s.left[2])
-	s.clock.Begun = begun != 0
+	r.check(begun == 0 || begun == 1, "a clock flag of %d", begun)
+	s.clock.Begun = begun == 1
 	s.released, s.maxSeen = r.time(), r.time()
 	r.hits(&s.pending)
 	refs := r.count(8)

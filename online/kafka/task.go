@@ -95,9 +95,9 @@ type task struct {
 	out          pixel.Clusters
 	refs         []pixel.Time
 	cp           pixel.Checkpoint
-	// Clusters published and left out by this task since the last
-	// checkpoint (the encoder's counts are the partition's).
-	events, left int64
+	// What this member did since the last checkpoint (counts and the
+	// encoder's are the partition's, whoever clustered it).
+	member GroupStats
 }
 
 // newTask starts partition part of a topic of n from its state, or from
@@ -152,14 +152,18 @@ func newTask(proc *Processing, part int32, n int, st *state) (*task, error) {
 func (t *task) feed(offset int64, msg []byte, emit func([]byte) error) error {
 	if t.next >= 0 && offset > t.next {
 		t.counts.Missed += offset - t.next // gone from the brokers (retention)
+		t.member.Missed += offset - t.next
 	}
 	t.next = offset + 1
 	if why := notRaw(msg); why != "" {
 		t.counts.Skipped++
+		t.member.Skipped++
 		return nil
 	}
 	t.counts.Messages++
 	t.counts.Bytes += int64(len(msg))
+	t.member.Messages++
+	t.member.Bytes += int64(len(msg))
 	t.dec.Reset(bytes.NewReader(msg), fmt.Sprintf("partition %d offset %d", t.part, offset))
 	for {
 		readErr := t.dec.Read(&t.hits)
@@ -216,8 +220,8 @@ func (t *task) publish(emit func([]byte) error) error {
 	left := t.enc.Outside + t.enc.NoPulse + t.enc.TooLate
 	err := t.enc.Encode(&t.out, emit)
 	left = t.enc.Outside + t.enc.NoPulse + t.enc.TooLate - left
-	t.events += int64(t.out.Len()) - left
-	t.left += left
+	t.member.Clusters += int64(t.out.Len()) - left
+	t.member.Left += left
 	t.out.Reset()
 	return err
 }
