@@ -139,6 +139,7 @@ func RunGroup(ctx context.Context, opt GroupOptions) (GroupStats, error) {
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 		kgo.ProducerBatchCompression(codec),
 		kgo.ProducerBatchMaxBytes(maxState),
+		kgo.RecordDeliveryTimeout(30*time.Second), // as a Publisher's: a lost broker fails the run
 		kgo.RecordPartitioner(partitioner{m.stateTopic, kgo.StickyKeyPartitioner(nil)}),
 		kgo.OnPartitionsAssigned(func(_ context.Context, _ *kgo.Client, a map[string][]int32) { m.membership(a[opt.In.Topic], true) }),
 		kgo.OnPartitionsRevoked(func(_ context.Context, _ *kgo.Client, r map[string][]int32) { m.membership(r[opt.In.Topic], false) }),
@@ -542,9 +543,12 @@ func (m *member) readState(ctx context.Context, p int32, offset int64) (*state, 
 // the brokers abort (a partition handed over meanwhile) drops every task:
 // they go on from the committed states.
 func (m *member) commit(ctx context.Context, finish bool) error {
+	// The partitions whose state changed: an idle one costs nothing.
 	parts := make([]int32, 0, len(m.tasks))
-	for p := range m.tasks {
-		parts = append(parts, p)
+	for p, t := range m.tasks {
+		if t.changed || finish {
+			parts = append(parts, p)
+		}
 	}
 	slices.Sort(parts)
 	stateAt := map[int32]int64{}
@@ -568,6 +572,7 @@ func (m *member) commit(ctx context.Context, finish bool) error {
 			return fmt.Errorf("kafka: writing the state of partition %d to %s: %w", p, m.stateTopic, err)
 		}
 		stateAt[p] = r.Offset
+		t.changed = false
 	}
 	set := func(req *kmsg.TxnOffsetCommitRequest) error {
 		// Every partition held, those without a message in this

@@ -95,6 +95,7 @@ type task struct {
 	out          pixel.Clusters
 	refs         []pixel.Time
 	cp           pixel.Checkpoint
+	changed bool // since the last checkpoint, or taken over
 	// What this member did since the last checkpoint (counts and the
 	// encoder's are the partition's, whoever clustered it).
 	member GroupStats
@@ -103,7 +104,7 @@ type task struct {
 // newTask starts partition part of a topic of n from its state, or from
 // the start when state is nil.
 func newTask(proc *Processing, part int32, n int, st *state) (*task, error) {
-	t := &task{part: part, source: proc.source(part, n), next: -1, start: proc.Events.Start, proc: proc}
+	t := &task{part: part, source: proc.source(part, n), next: -1, start: proc.Events.Start, proc: proc, changed: true}
 	if st != nil {
 		t.next, t.start, t.counts = st.next, st.start, st.counts
 	}
@@ -154,7 +155,7 @@ func (t *task) feed(offset int64, msg []byte, emit func([]byte) error) error {
 		t.counts.Missed += offset - t.next // gone from the brokers (retention)
 		t.member.Missed += offset - t.next
 	}
-	t.next = offset + 1
+	t.next, t.changed = offset+1, true
 	if why := notRaw(msg); why != "" {
 		t.counts.Skipped++
 		t.member.Skipped++
