@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"io"
+	"os"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -74,7 +76,12 @@ func runGroup(ctx context.Context, o clusterOptions, input string, job pipeline.
 			TOF: edge, Period: pixel.Time(o.period.Nanoseconds()) * pixel.Nanosecond,
 			Events: ev44.Options{Source: o.kafka.source, Grid: grid, Start: start}}}
 	if job.Correction != nil {
+		b, err := os.ReadFile(o.timewalk)
+		if err != nil {
+			return err
+		}
 		opt.Processing.Correction = job.Correction
+		opt.Processing.CorrectionID = fmt.Sprintf("%x", sha256.Sum256(b))[:16]
 	}
 	if o.live.idleSet {
 		opt.Idle = o.live.idle

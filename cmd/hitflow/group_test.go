@@ -150,3 +150,27 @@ func TestGroupSurvivesKill(t *testing.T) {
 		t.Errorf("sources %d, want %d", len(got), len(want))
 	}
 }
+
+// TestGroupUsage: what a group member cannot do is refused before any
+// work, naming the flags.
+func TestGroupUsage(t *testing.T) {
+	in, out := "kafka://127.0.0.1:1/raw", "kafka://127.0.0.1:1/events"
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--group", "g", "-o", out, "run.tpx3"}, "--group reads one kafka://"},
+		{[]string{"--group", "g", "-o", "x.csv", in}, "--group reads one kafka://"},
+		{[]string{"--group", "g", "--hits", "h.csv", "-o", out, in}, "--hits, --tdc, --calib"},
+		{[]string{"--group", "g", "--mode", "lanes", "-o", out, in}, "--mode and --workers"},
+		{[]string{"--group", "g", "--partition", "1", "-o", out, in}, "--partition, --from-end and --offset do not apply"},
+		{[]string{"--group", "g", "--spool", "/tmp", "-o", out, in}, "--rotate, --spool and --metrics"},
+		{[]string{"--group", "g", "--session-timeout", "10ms", "-o", out, in}, "at least 1s"},
+		{[]string{"--session-timeout", "3s", "-o", out, in}, "--session-timeout is for --group"},
+	} {
+		code, _, stderr := hitflow(t, append([]string{"cluster", "-q"}, tc.args...)...)
+		if code != exitUsage || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d: %s", tc.args, code, stderr)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -239,5 +240,49 @@ func TestGroupHandsOver(t *testing.T) {
 	}
 	if len(got) != len(want) {
 		t.Errorf("%d sources, want %d", len(got), len(want))
+	}
+}
+
+// TestGroupRefuses: a member refuses a group name Kafka cannot name a
+// topic after, a missing topic, and the state of a partition clustered
+// with other settings, naming both.
+func TestGroupRefuses(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "raw"), kfake.SeedTopics(1, "events"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	addrs := c.ListenAddrs()
+	raws := groupData(t, 1, 20000)
+	cl, _ := kgo.NewClient(kgo.SeedBrokers(addrs...), kgo.DefaultProduceTopic("raw"))
+	defer cl.Close()
+	publishRaw(t, cl, 0, fixture.Rechunk(raws[0], 500))
+	opt := GroupOptions{In: Target{addrs, "raw"}, Out: Target{addrs, "events"}, Group: "g", Processing: groupProcessing(t),
+		Commit: 100 * time.Millisecond, Idle: 500 * time.Millisecond}
+	for _, tc := range []struct {
+		change func(*GroupOptions)
+		want   string
+	}{
+		{func(o *GroupOptions) { o.Group = "a group" }, `group "a group": use letters`},
+		{func(o *GroupOptions) { o.In.Topic = "nosuch" }, "no topic nosuch"},
+		{func(o *GroupOptions) { o.Out.Topic = "nosuch" }, "no topic nosuch"},
+		{func(o *GroupOptions) { o.Compression = "gzip" }, `compression "gzip"`},
+	} {
+		o := opt
+		tc.change(&o)
+		if _, err := RunGroup(context.Background(), o); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v", tc.want, err)
+		}
+	}
+	// The group's first member clusters the partition and commits its
+	// state; one with another dt refuses to go on from it.
+	st, err := RunGroup(context.Background(), opt)
+	if err != nil || st.Messages == 0 || st.Commits == 0 {
+		t.Fatalf("%+v, %v", st, err)
+	}
+	other := opt
+	other.Processing.Cluster.Dt = 300 * pixel.Nanosecond
+	if _, err := RunGroup(context.Background(), other); err == nil || !strings.Contains(err.Error(), "other settings") || !strings.Contains(err.Error(), "dt 200 ns") || !strings.Contains(err.Error(), "dt 300 ns") {
+		t.Fatalf("another dt: %v", err)
 	}
 }

@@ -112,11 +112,12 @@ func NewPublisher(ctx context.Context, opt Options) (*Publisher, error) {
 	return p, nil
 }
 
-func cmpOr(s, def string) string {
-	if s == "" {
+func cmpOr[T comparable](v, def T) T {
+	var zero T
+	if v == zero {
 		return def
 	}
-	return s
+	return v
 }
 
 // check asks the brokers for the topic's partitions.

@@ -21,8 +21,11 @@ type Processing struct {
 	Layout     tpx3.Layout
 	Mask       *pixel.Mask // nil: every pixel
 	Correction Correction  // nil: none
-	Unsorted   pixel.Time  // reorder window; 0 trusts the order
-	Cluster    pixel.Config
+	// CorrectionID names the correction in the state (a digest of its
+	// file): members with other corrections refuse each other's.
+	CorrectionID string
+	Unsorted     pixel.Time // reorder window; 0 trusts the order
+	Cluster      pixel.Config
 	// TOF, when set, gives events their time of flight from the pulses
 	// of this TDC edge, with Period as analysis.TOF's.
 	TOF    *tpx3.TDCEdge
@@ -51,12 +54,17 @@ func (p *Processing) window() pixel.Time {
 
 // settings names what the results depend on, for the state to check.
 func (p *Processing) settings() string {
-	s := fmt.Sprintf("cluster %+v window %d grid %+v source %q max %d", p.Cluster, p.window(), p.Events.Grid, p.Events.Source, p.Events.MaxEvents)
+	c, g := &p.Cluster, &p.Events.Grid
+	s := fmt.Sprintf("definition %v, dt %v ns, sensor %dx%d, restart %v ns, reorder window %v ns, %d bins a pixel, source %q, %d events a message",
+		c.Definition, c.Dt.Ns(), c.Width, c.Height, c.RestartGap().Ns(), p.window().Ns(), g.Scale, p.Events.Source, cmpOr(p.Events.MaxEvents, ev44.DefaultMaxEvents))
+	if p.Correction != nil {
+		s += ", time-walk " + p.CorrectionID
+	}
 	if p.Mask != nil {
-		s += fmt.Sprintf(" mask of %d", p.Mask.Pixels())
+		s += fmt.Sprintf(", %d pixels masked", p.Mask.Pixels())
 	}
 	if p.TOF != nil {
-		s += fmt.Sprintf(" tof %v period %d", *p.TOF, p.Period)
+		s += fmt.Sprintf(", time of flight from %v, period %v ns", *p.TOF, p.Period.Ns())
 	}
 	return s
 }
@@ -95,7 +103,7 @@ type task struct {
 	out          pixel.Clusters
 	refs         []pixel.Time
 	cp           pixel.Checkpoint
-	changed bool // since the last checkpoint, or taken over
+	changed      bool // since the last checkpoint, or taken over
 	// What this member did since the last checkpoint (counts and the
 	// encoder's are the partition's, whoever clustered it).
 	member GroupStats
