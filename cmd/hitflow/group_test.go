@@ -16,7 +16,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/hitflow/hitflow/format/ev44"
 	"github.com/hitflow/hitflow/internal/fixture"
 )
 
@@ -31,45 +30,6 @@ func member(t *testing.T, args ...string) (*exec.Cmd, *bytes.Buffer) {
 		t.Fatal(err)
 	}
 	return cmd, &stderr
-}
-
-// eventsBySource reads a topic of ev44 messages read_committed and lists
-// each source's events (time, pixel) sorted, checking that its message ids
-// run from 0 without a gap or a repeat.
-func eventsBySource(t *testing.T, addr, topic string) map[string][]string {
-	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumeTopics(topic), kgo.FetchIsolationLevel(kgo.ReadCommitted()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	events, ids := map[string][]string{}, map[string][]int64{}
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		fs := cl.PollFetches(ctx)
-		cancel()
-		if fs.Empty() {
-			break
-		}
-		for _, r := range fs.Records() {
-			m, err := ev44.Decode(r.Value)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ids[m.Source] = append(ids[m.Source], m.ID)
-			m.Events(func(ns int64, p int32) { events[m.Source] = append(events[m.Source], fmt.Sprint(ns, p)) })
-		}
-	}
-	for src, v := range ids {
-		slices.Sort(v)
-		for i, id := range v {
-			if id != int64(i) {
-				t.Fatalf("source %s: message id %d at place %d: lost or repeated messages", src, id, i)
-			}
-		}
-		slices.Sort(events[src])
-	}
-	return events
 }
 
 // TestGroupSurvivesKill: two members of a group cluster four detectors'
@@ -137,7 +97,7 @@ func TestGroupSurvivesKill(t *testing.T) {
 	if !strings.Contains(bErr.String(), "partitions [0 1 2 3]") || !strings.Contains(bErr.String(), "taken over from their state") {
 		t.Errorf("the surviving member did not take every partition over: %s", bErr)
 	}
-	got, want := eventsBySource(t, addr, "events"), eventsBySource(t, addr, "offline")
+	got, want := fixture.CommittedEvents(t, []string{addr}, "events"), fixture.CommittedEvents(t, []string{addr}, "offline")
 	if len(want) != 4 {
 		t.Fatalf("%d sources in the reference", len(want))
 	}

@@ -3,6 +3,7 @@ package kafka
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -46,17 +47,11 @@ func groupProcessing(t *testing.T) Processing {
 		Events:  ev44.Options{Source: "det", Grid: grid, Start: start, MaxEvents: 1000}}
 }
 
-// event is an ev44 event: its time since the epoch and its pixel.
-type event struct {
-	ns    int64
-	pixel int32
-}
-
 // offlineEvents clusters each partition's stream in one go, as `hitflow
 // cluster` does a file, and lists the events by source.
-func offlineEvents(t *testing.T, proc Processing, raws [][]byte) map[string][]event {
+func offlineEvents(t *testing.T, proc Processing, raws [][]byte) map[string][]string {
 	t.Helper()
-	want := map[string][]event{}
+	want := map[string][]string{}
 	for p, raw := range raws {
 		opt := proc.Events
 		opt.Source = proc.source(int32(p), len(raws))
@@ -92,76 +87,21 @@ func (s *eventSink) keep(m []byte) error { s.msgs = append(s.msgs, slices.Clone(
 
 func (*eventSink) NeedsMembers() bool { return false }
 
-func (s *eventSink) events(t *testing.T) []event {
+// events lists the events as fixture.CommittedEvents does.
+func (s *eventSink) events(t *testing.T) []string {
 	if s.enc != nil {
 		s.enc.Flush(s.keep)
 	}
-	var evs []event
+	var evs []string
 	for _, b := range s.msgs {
-		evs = append(evs, decodeEvents(t, b)...)
+		m, err := ev44.Decode(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.Events(func(ns int64, p int32) { evs = append(evs, fmt.Sprint(ns, " ", p)) })
 	}
-	return sortEvents(evs)
-}
-
-func decodeEvents(t *testing.T, b []byte) []event {
-	t.Helper()
-	m, err := ev44.Decode(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var evs []event
-	m.Events(func(ns int64, p int32) { evs = append(evs, event{ns, p}) })
+	slices.Sort(evs)
 	return evs
-}
-
-func sortEvents(evs []event) []event {
-	slices.SortFunc(evs, func(a, b event) int {
-		if a.ns != b.ns {
-			return int(a.ns - b.ns)
-		}
-		return int(a.pixel - b.pixel)
-	})
-	return evs
-}
-
-// committedEvents reads the events topic as a facility's consumer does,
-// read_committed, by source, checking each source's message ids run from
-// 0 without a gap or a repeat.
-func committedEvents(t *testing.T, addrs []string, topic string) map[string][]event {
-	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addrs...), kgo.ConsumeTopics(topic), kgo.FetchIsolationLevel(kgo.ReadCommitted()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	got := map[string][]event{}
-	ids := map[string][]int64{}
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		fs := cl.PollFetches(ctx)
-		cancel()
-		if fs.Empty() {
-			break
-		}
-		for _, r := range fs.Records() {
-			m, err := ev44.Decode(r.Value)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ids[m.Source] = append(ids[m.Source], m.ID)
-			got[m.Source] = append(got[m.Source], decodeEvents(t, r.Value)...)
-		}
-	}
-	for src, v := range ids {
-		slices.Sort(v)
-		for i, id := range v {
-			if id != int64(i) {
-				t.Fatalf("source %s: message ids %v..., want 0, 1, 2... each once", src, v[:min(len(v), i+3)])
-			}
-		}
-		got[src] = sortEvents(got[src])
-	}
-	return got
 }
 
 func publishRaw(t *testing.T, cl *kgo.Client, part int32, msgs [][]byte) {
@@ -232,7 +172,7 @@ func TestGroupHandsOver(t *testing.T) {
 	if restored < 4 || skipped != 4 {
 		t.Errorf("%d partitions taken over from a state, %d messages skipped; want at least 4 and 4", restored, skipped)
 	}
-	got := committedEvents(t, addrs, "events")
+	got := fixture.CommittedEvents(t, addrs, "events")
 	for src, w := range want {
 		if !slices.Equal(got[src], w) {
 			t.Errorf("source %s: %d events, want %d as clustered in one go", src, len(got[src]), len(w))

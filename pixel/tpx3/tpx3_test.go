@@ -208,6 +208,23 @@ func randomHits(r *rand.Rand, n int) *pixel.Hits {
 	return &h
 }
 
+// encode writes the hits in format f.
+func encode(t *testing.T, f Format, h *pixel.Hits) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	w, err := NewHitWriter(&buf, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(h); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
 func TestWriteReadRoundTrip(t *testing.T) {
 	for _, f := range []Format{TPX3, T3PA, CSV} {
 		t.Run(f.String(), func(t *testing.T) {
@@ -219,18 +236,8 @@ func TestWriteReadRoundTrip(t *testing.T) {
 						want.ToA[i] = (1<<30-50)*1600 + pixel.Time(i)*100*16*3
 					}
 				}
-				var buf bytes.Buffer
-				w, err := NewHitWriter(&buf, f)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := w.Write(want); err != nil {
-					t.Fatal(err)
-				}
-				if err := w.Close(); err != nil {
-					t.Fatal(err)
-				}
-				rd, err := NewReader(&buf, "roundtrip."+f.String(), Options{Layout: mustLayout(t, "single"), Width: 256, Height: 256})
+				buf := bytes.NewBuffer(encode(t, f, want))
+				rd, err := NewReader(buf, "roundtrip."+f.String(), Options{Layout: mustLayout(t, "single"), Width: 256, Height: 256})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -379,24 +386,14 @@ func TestResetGoesOn(t *testing.T) {
 	for i := range 80000 {
 		want.Append(uint16(i%256), uint16(i/256%256), (1<<30-40000*3)*1600+pixel.Time(i)*100*16*3, uint16(i%1024))
 	}
-	var buf bytes.Buffer
-	w, err := NewHitWriter(&buf, TPX3)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Write(want); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	raw := encode(t, TPX3, want)
 	layout := mustLayout(t, "single")
-	one, err := readAll(NewRawReader(bytes.NewReader(buf.Bytes()), "one", layout))
+	one, err := readAll(NewRawReader(bytes.NewReader(raw), "one", layout))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var msgs [][]byte
-	for b := buf.Bytes(); len(b) > 0; {
+	for b := raw; len(b) > 0; {
 		n := 8 + int(binary.LittleEndian.Uint16(b[6:]))
 		msgs = append(msgs, b[:n])
 		b = b[n:]
