@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -224,5 +225,75 @@ func TestGroupRefuses(t *testing.T) {
 	other.Processing.Cluster.Dt = 300 * pixel.Nanosecond
 	if _, err := RunGroup(context.Background(), other); err == nil || !strings.Contains(err.Error(), "other settings") || !strings.Contains(err.Error(), "dt 200 ns") || !strings.Contains(err.Error(), "dt 300 ns") {
 		t.Fatalf("another dt: %v", err)
+	}
+}
+
+// TestGroupTimeOfFlight: a real run with TDC pulses, handed over half
+// way, publishes the events of a plain run with time of flight: the
+// pulses not yet passed and the counts go with the state.
+func TestGroupTimeOfFlight(t *testing.T) {
+	raw, err := os.ReadFile("../../../shared/data/tpx3/greg_220ms_TDC_GDC_enabled_20230214_3.tpx3")
+	if err != nil {
+		t.Skip("no shared data:", err)
+	}
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "raw"), kfake.SeedTopics(1, "events"),
+		kfake.GroupMinSessionTimeout(500*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	addrs := c.ListenAddrs()
+	layout, _ := tpx3.LayoutByName("quad")
+	grid, _ := analysis.NewGrid(layout.Width, layout.Height, 1)
+	edge := tpx3.TDC1Rise
+	proc := Processing{Layout: layout, Unsorted: 500 * pixel.Microsecond, TOF: &edge, Period: 0,
+		Cluster: pixel.Config{Dt: 200 * pixel.Nanosecond, Width: layout.Width, Height: layout.Height},
+		Events:  ev44.Options{Source: "greg", Grid: grid, Start: start}}
+	// The plain run: the pipeline, its TDC pulses to a TOF, the TOF on
+	// the clusters written.
+	tof := &analysis.TOF{}
+	sink := &eventSink{opt: proc.Events}
+	_, err = pipeline.Run(context.Background(), pipeline.Job{
+		Sources: []pipeline.Source{{Name: "greg", R: bytes.NewReader(raw)}},
+		Reader:  tpx3.Options{Layout: layout, Width: layout.Width, Height: layout.Height},
+		TDC: func(ps []tpx3.TDC) error {
+			for _, p := range ps {
+				if p.Edge == edge {
+					tof.AddReferences([]pixel.Time{p.Time})
+				}
+			}
+			return nil
+		},
+		Filter:   func(c *pixel.Clusters) (*pixel.Clusters, error) { tof.Assign(c); return c, nil },
+		Unsorted: proc.Unsorted, Cluster: proc.Cluster, Mode: pixel.Sequential, Clusters: sink,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := sink.events(t)
+	if len(want) != 76 { // 365 hits among 13291 pulses
+		t.Fatalf("%d events of the plain run, want 76", len(want))
+	}
+	cl, _ := kgo.NewClient(kgo.SeedBrokers(addrs...), kgo.DefaultProduceTopic("raw"))
+	defer cl.Close()
+	msgs := fixture.Rechunk(raw, 100)
+	publishRaw(t, cl, 0, msgs[:len(msgs)/2])
+	opt := GroupOptions{In: Target{addrs, "raw"}, Out: Target{addrs, "events"}, Group: "tof", Processing: proc,
+		Commit: 100 * time.Millisecond, Session: time.Second}
+	ctx, cancel := context.WithCancel(context.Background())
+	first := opt
+	first.Logf = func(string, ...any) { time.AfterFunc(time.Second, cancel) }
+	if _, err := RunGroup(ctx, first); err != nil {
+		t.Fatal(err)
+	}
+	publishRaw(t, cl, 0, msgs[len(msgs)/2:])
+	opt.Idle = time.Second
+	st, err := RunGroup(context.Background(), opt)
+	if err != nil || st.Restored != 1 {
+		t.Fatalf("the second member: %+v, %v", st, err)
+	}
+	got := fixture.CommittedEvents(t, addrs, "events")["greg"]
+	if !slices.Equal(got, want) {
+		t.Fatalf("%d events with time of flight from the group, %d from a plain run", len(got), len(want))
 	}
 }
