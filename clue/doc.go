@@ -12,7 +12,9 @@
 // dimension order, in float64. With the parameters of [Params]:
 //
 //   - density: rho_i = sum over j on the layer with d_ij <= dc of chi(d_ij) w_j,
-//     the point itself included; chi is the [Kernel]. The sum is the
+//     the point itself included; chi is the [Kernel], whose exponential
+//     is computed by the same steps on every platform and device (see
+//     exp), so that the bits agree everywhere. The sum is the
 //     correctly rounded value of the exact sum (accumulated in double-double
 //     when the terms are not all exactly representable integers or halves),
 //     so it does not depend on the order in which neighbours are met.

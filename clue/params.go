@@ -104,9 +104,9 @@ func (k Kernel) chi(d float64) float64 {
 	case CMS:
 		return 0.5
 	case Gaussian:
-		return k.Amp * math.Exp(-d*d/(2*k.Param*k.Param))
+		return k.Amp * exp(-d*d/(2*k.Param*k.Param))
 	case Exponential:
-		return k.Amp * math.Exp(-k.Param*d)
+		return k.Amp * exp(-k.Param*d)
 	}
 	return 1
 }
