@@ -27,7 +27,10 @@ func newBenchCmd(stdout, stderr io.Writer) *cobra.Command {
 	return cmd
 }
 
-type benchClueOptions struct{ steps, repeat int }
+type benchClueOptions struct {
+	steps, repeat int
+	device        string
+}
 
 func newBenchClueCmd(stdout io.Writer) *cobra.Command {
 	o := benchClueOptions{steps: 10, repeat: 5}
@@ -36,10 +39,11 @@ func newBenchClueCmd(stdout io.Writer) *cobra.Command {
 		Short: "The CLUE paper's Table 1: 100 layers of 1,000 to 10,000 points",
 		Long: `Time CLUE on the synthetic calorimeter of the paper (100 layers, 1,000 to
 10,000 points per layer in steps, bin 5 cm, dc 3, deltac = deltao 5,
-rhoc 8), on one worker and on all cores, with the time of each step. Each
-point is the median of the repetitions, after a warm-up run that sizes the
-reused buffers. Prints a Markdown table.`,
-		Example: "  hitflow bench clue\n  hitflow bench clue --steps 3 --repeat 3",
+rhoc 8), on one worker and on all cores, and with --device on an OpenCL
+device too, with the time of each step (on a device, the kernels' time,
+the transfers apart). Each point is the median of the repetitions, after
+a warm-up run that sizes the reused buffers. Prints a Markdown table.`,
+		Example: "  hitflow bench clue\n  hitflow bench clue --steps 3 --repeat 3\n  hitflow bench clue --device opencl",
 		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runBenchClue(cmd.Context(), o, stdout)
@@ -47,6 +51,7 @@ reused buffers. Prints a Markdown table.`,
 	}
 	cmd.Flags().IntVar(&o.steps, "steps", o.steps, "number of sizes (1,000 points per layer more each)")
 	cmd.Flags().IntVar(&o.repeat, "repeat", o.repeat, "repetitions per point (median)")
+	deviceFlag(cmd.Flags(), &o.device)
 	return cmd
 }
 
@@ -54,10 +59,20 @@ func runBenchClue(ctx context.Context, o benchClueOptions, stdout io.Writer) err
 	if o.steps < 1 || o.steps > 10 || o.repeat < 1 {
 		return usagef("--steps must be 1..10 and --repeat positive")
 	}
+	if err := checkDevice(o.device); err != nil {
+		return err
+	}
 	if err := prepare(ctx, nil); err != nil {
 		return err
 	}
-	return bench.CLUE(ctx, o.steps, o.repeat, stdout)
+	if o.device == "cpu" {
+		return bench.CLUE(ctx, o.steps, o.repeat, nil, stdout)
+	}
+	dev, err := openDevice(o.device)
+	if err != nil {
+		return err
+	}
+	return errors.Join(bench.CLUE(ctx, o.steps, o.repeat, dev, stdout), dev.Close())
 }
 
 type benchPetOptions struct {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"os"
@@ -51,12 +52,7 @@ func TestPetOnDevice(t *testing.T) {
 	if code, _, stderr := hitflow(t, "pet", "reconstruct", "x.bin", "--device", "cuda", "-o", "r"); code != 2 || !strings.Contains(stderr, "--device cuda: want cpu, opencl or opencl:P.D") {
 		t.Fatalf("--device cuda: exit %d, %s", code, stderr)
 	}
-	if _, err := opencl.Select("opencl"); err != nil {
-		if os.Getenv("HITFLOW_REQUIRE_OPENCL") == "1" {
-			t.Fatalf("HITFLOW_REQUIRE_OPENCL=1 but %v", err)
-		}
-		t.Skipf("no OpenCL: %v", err)
-	}
+	requireOpenCL(t)
 	dir := t.TempDir()
 	prefix := filepath.Join(dir, "ph")
 	if code, _, stderr := hitflow(t, "pet", "simulate", "--emissions", "5000", "--seed", "2", "-o", prefix); code != 0 {
@@ -111,5 +107,58 @@ func TestPetDeviceMissing(t *testing.T) {
 	}
 	if c, p, k, b, e := opencl.Live(); c+p+k+b+e != 0 {
 		t.Fatalf("left on the device: %d %d %d %d %d", c, p, k, b, e)
+	}
+}
+
+// requireOpenCL skips the test without an OpenCL device, unless
+// HITFLOW_REQUIRE_OPENCL=1 (CI).
+func requireOpenCL(t *testing.T) {
+	t.Helper()
+	if _, err := opencl.Select("opencl"); err != nil {
+		if os.Getenv("HITFLOW_REQUIRE_OPENCL") == "1" {
+			t.Fatalf("HITFLOW_REQUIRE_OPENCL=1 but %v", err)
+		}
+		t.Skipf("no OpenCL: %v", err)
+	}
+}
+
+// TestClueOnDevice: clue --device opencl writes the CPU's output to the
+// byte on the shared datasets (2D and 3D, flat and Gaussian kernels) and
+// names the device; bench clue times it; --workers is for the CPU.
+func TestClueOnDevice(t *testing.T) {
+	if code, _, stderr := hitflow(t, "clue", "--dc", "1", "--rhoc", "1", "--device", "opencl", "--workers", "2", "x.csv"); code != 2 || !strings.Contains(stderr, "--workers is for --device cpu") {
+		t.Fatalf("--workers with a device: exit %d, %s", code, stderr)
+	}
+	requireOpenCL(t)
+	dir := t.TempDir()
+	data := "../../../shared/data/clue/"
+	for _, tc := range []struct {
+		file string
+		args []string
+	}{
+		{"sissa_4000.csv", []string{"--dc", "20", "--rhoc", "10"}},
+		{"toyDetector_10000.csv", []string{"--dc", "2.5", "--rhoc", "2", "--deltac", "7.5", "--deltao", "7.5"}},
+		{"blob.csv", []string{"--dc", "1", "--rhoc", "5", "--deltac", "2", "--deltao", "2", "--kernel", "gaussian:0.5"}},
+		{"data_dim_3.csv", []string{"--dc", "3", "--rhoc", "4", "--kernel", "exponential:0.7"}},
+	} {
+		if _, err := os.Stat(data + tc.file); err != nil {
+			t.Skip("no shared data:", err)
+		}
+		var outs [2][]byte
+		for i, device := range []string{"cpu", "opencl"} {
+			out := filepath.Join(dir, device+"_"+tc.file)
+			code, _, stderr := hitflow(t, append([]string{"clue", "--device", device, "-o", out, data + tc.file}, tc.args...)...)
+			if code != 0 || device == "opencl" && !strings.Contains(stderr, "(opencl:") {
+				t.Fatalf("%s on %s: exit %d, %s", tc.file, device, code, stderr)
+			}
+			outs[i], _ = os.ReadFile(out)
+		}
+		if !bytes.Equal(outs[0], outs[1]) || len(outs[0]) < 1000 {
+			t.Errorf("%s: the device's output (%d bytes) differs from the CPU's (%d)", tc.file, len(outs[1]), len(outs[0]))
+		}
+	}
+	code, stdout, stderr := hitflow(t, "bench", "clue", "--steps", "1", "--repeat", "1", "--device", "opencl")
+	if code != 0 || !strings.Contains(stdout, "| 100000 | device |") || !strings.Contains(stdout, "Device: opencl:") {
+		t.Fatalf("bench clue on the device: exit %d, %s%s", code, stdout, stderr)
 	}
 }

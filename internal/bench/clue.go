@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"runtime"
@@ -9,49 +10,86 @@ import (
 	"time"
 
 	"github.com/hitflow/hitflow/clue"
+	"github.com/hitflow/hitflow/clue/cluecl"
 	"github.com/hitflow/hitflow/clue/cluesim"
+	"github.com/hitflow/hitflow/device/opencl"
 )
 
 // CLUE times CLUE on the synthetic calorimeter of the paper's Table 1
 // (100 layers, 1,000 to 1,000 x steps points per layer, bin 5 cm, dc 3,
-// deltac = deltao 5, rhoc 8), on one worker and on all cores, with the
-// time of each step: the median of repeat runs after a warm-up run that
-// sizes the reused buffers.
-func CLUE(ctx context.Context, steps, repeat int, stdout io.Writer) error {
+// deltac = deltao 5, rhoc 8), on one worker and on all cores, and on the
+// device of dev when not nil, with the time of each step (a device's
+// kernel times, its transfers apart): the median of repeat runs after a
+// warm-up run that sizes the reused buffers.
+func CLUE(ctx context.Context, steps, repeat int, dev *opencl.Context, stdout io.Writer) (err error) {
 	p := clue.Params{DC: 3, RhoC: 8, DeltaC: 5, DeltaO: 5, TileSize: 5}
 	header(stdout)
 	fmt.Fprintf(stdout, "CLUE's 2D scans: %s\n\n", clue.ScanPath())
-	fmt.Fprintf(stdout, "| points | workers | index | density | nearest-higher | seeds/followers | expansion | overhead | total (ms) |\n")
-	fmt.Fprintf(stdout, "|---|---|---|---|---|---|---|---|---|\n")
+	var device *cluecl.Clusterer
+	if dev != nil {
+		if device, err = cluecl.New(dev); err != nil {
+			return err
+		}
+		defer func() { err = errors.Join(err, device.Close()) }()
+		fmt.Fprintf(stdout, "Device: %s\n\n", dev.Device)
+	}
+	fmt.Fprintf(stdout, "| points | where | index | density | nearest-higher | seeds/followers | expansion | overhead | total (ms) | upload | download |\n")
+	fmt.Fprintf(stdout, "|---|---|---|---|---|---|---|---|---|---|---|\n")
 	var pts *clue.Points
 	workers := []int{1}
 	if n := runtime.GOMAXPROCS(0); n > 1 {
 		workers = append(workers, n)
 	}
+	ms := func(d time.Duration) string { return fmt.Sprintf("%.1f", float64(d.Microseconds())/1000) }
 	for s := 1; s <= steps; s++ {
-		var err error
 		if pts, err = cluesim.Generate(cluesim.Options{PointsPerLayer: 1000 * s, Seed: uint64(s)}, pts); err != nil {
 			return err
 		}
 		for _, w := range workers {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
 			c := &clue.Clusterer{Workers: w}
-			if _, err := c.Run(pts, p); err != nil {
+			m, err := medianRun(ctx, repeat, func() (cluecl.Timings, error) {
+				_, err := c.Run(pts, p)
+				return cluecl.Timings{Timings: c.Timings}, err
+			})
+			if err != nil {
 				return err
 			}
-			runs := make([]clue.Timings, repeat)
-			for i := range runs {
-				c.Run(pts, p)
-				runs[i] = c.Timings
-			}
-			slices.SortFunc(runs, func(a, b clue.Timings) int { return int(a.Total() - b.Total()) })
-			m := runs[repeat/2]
-			ms := func(d time.Duration) string { return fmt.Sprintf("%.1f", float64(d.Microseconds())/1000) }
-			fmt.Fprintf(stdout, "| %d | %d | %s | %s | %s | %s | %s | %s | %s |\n", pts.Len(), w,
+			fmt.Fprintf(stdout, "| %d | %s | %s | %s | %s | %s | %s | %s | %s | - | - |\n", pts.Len(), cpuWorkers(w),
 				ms(m.Index), ms(m.Density), ms(m.NearestHigher), ms(m.SeedsFollowers), ms(m.Expansion), ms(m.Overhead), ms(m.Total()))
 		}
+		if device == nil {
+			continue
+		}
+		m, err := medianRun(ctx, repeat, func() (cluecl.Timings, error) {
+			_, err := device.Run(pts, p)
+			return device.Timings, err
+		})
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "| %d | device | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", pts.Len(),
+			ms(m.Index), ms(m.Density), ms(m.NearestHigher), ms(m.SeedsFollowers), ms(m.Expansion), ms(m.Overhead), ms(m.Total()),
+			ms(m.Upload), ms(m.Download))
 	}
 	return nil
+}
+
+// medianRun runs once to warm up, then repeat times, and returns the
+// timings of the median run.
+func medianRun(ctx context.Context, repeat int, run func() (cluecl.Timings, error)) (cluecl.Timings, error) {
+	if _, err := run(); err != nil {
+		return cluecl.Timings{}, err
+	}
+	runs := make([]cluecl.Timings, repeat)
+	for i := range runs {
+		if ctx.Err() != nil {
+			return cluecl.Timings{}, ctx.Err()
+		}
+		var err error
+		if runs[i], err = run(); err != nil {
+			return cluecl.Timings{}, err
+		}
+	}
+	slices.SortFunc(runs, func(a, b cluecl.Timings) int { return int(a.Total() - b.Total()) })
+	return runs[repeat/2], nil
 }

@@ -10,35 +10,12 @@ import (
 	"testing"
 
 	"github.com/hitflow/hitflow/device/opencl"
+	"github.com/hitflow/hitflow/internal/devicetest"
 	"github.com/hitflow/hitflow/jpet"
 )
 
-// device opens the first OpenCL device, or skips without one unless
-// HITFLOW_REQUIRE_OPENCL=1 (CI); at the end it checks that nothing was
-// left on the device.
-func device(t *testing.T) *opencl.Context {
-	t.Helper()
-	d, err := opencl.Select("opencl")
-	if err != nil {
-		if os.Getenv("HITFLOW_REQUIRE_OPENCL") == "1" {
-			t.Fatalf("HITFLOW_REQUIRE_OPENCL=1 but %v", err)
-		}
-		t.Skipf("no OpenCL device: %v", err)
-	}
-	ctx, err := d.Open()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := ctx.Close(); err != nil {
-			t.Error(err)
-		}
-		if c, p, k, b, e := opencl.Live(); c+p+k+b+e != 0 {
-			t.Errorf("left on the device: %d contexts, %d programs, %d kernels, %d buffers, %d events", c, p, k, b, e)
-		}
-	})
-	return ctx
-}
+// device opens the test's device (see devicetest.Open).
+func device(t *testing.T) *opencl.Context { return devicetest.Open(t) }
 
 // compare checks every pixel above 1e-3 of the peak within rel of the
 // reference, and the sums within sumRel.
