@@ -67,6 +67,7 @@ type Clusterer struct {
 	bandStart    []int32      // index: first point of each band of tiles
 	dealt        []uint64     // index: tile<<32 | input index, by band
 	scratches    []*scratch
+	events       Events
 	result       Result
 }
 
@@ -89,7 +90,9 @@ func (c *Clusterer) Run(pts *Points, p Params) (*Result, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	if err := pts.checkShape(); err != nil { // the values: in index
+	in := pts
+	pts, err := c.events.View(in) // the values: in index
+	if err != nil {
 		return nil, err
 	}
 	c.Timings = Timings{}
@@ -119,6 +122,7 @@ func (c *Clusterer) Run(pts *Points, p Params) (*Result, error) {
 	c.Timings.Expansion = time.Since(t)
 
 	c.collect()
+	c.events.Number(in, &c.result)
 	c.Timings.Overhead = time.Since(start) - c.Timings.Total()
 	return &c.result, nil
 }

@@ -8,10 +8,14 @@ import (
 
 // Points are weighted points as structure of arrays: Coords[d][i] is
 // coordinate d of point i. Layer is empty (all on layer 0) or one integer
-// per point.
+// per point, and so is Event: points of different events never interact
+// either, and each event numbers its clusters from 0 (many independent
+// events clustered in one run, as a calorimeter's readout delivers
+// them).
 type Points struct {
 	Coords [][]float64
 	Layer  []int32
+	Event  []int32
 	Weight []float64
 }
 
@@ -44,6 +48,9 @@ func (p *Points) checkShape() error {
 	}
 	if len(p.Layer) != 0 && len(p.Layer) != n {
 		return fmt.Errorf("clue: %d layers for %d points", len(p.Layer), n)
+	}
+	if len(p.Event) != 0 && len(p.Event) != n {
+		return fmt.Errorf("clue: %d events for %d points", len(p.Event), n)
 	}
 	return nil
 }

@@ -13,15 +13,19 @@ import (
 	"github.com/hitflow/hitflow/internal/fixture"
 )
 
-// TestCLUERoundTrip writes CLUE results (2D with layers, and 3D without)
-// in every format and reads back every value.
+// TestCLUERoundTrip writes CLUE results (2D with layers and events, and
+// 3D without either) in every format and reads back every value.
 func TestCLUERoundTrip(t *testing.T) {
 	pts, err := cluesim.Generate(cluesim.Options{Layers: 3, PointsPerLayer: 3000, Seed: 2}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	layered := &cluecsv.Table{Coords: []string{"x", "y"}, Layer: true, Points: *pts}
 	r := rand.New(rand.NewPCG(3, 4))
+	pts.Event = make([]int32, pts.Len())
+	for i := range pts.Event {
+		pts.Event[i] = int32(r.IntN(4)) - 1
+	}
+	layered := &cluecsv.Table{Coords: []string{"x", "y"}, Layer: true, Event: true, Points: *pts}
 	var p3 clue.Points
 	p3.Coords = make([][]float64, 3)
 	for range 2000 {
@@ -53,6 +57,7 @@ func TestCLUERoundTrip(t *testing.T) {
 			}
 			p, q := &gt.Points, &tab.Points
 			ok := slices.Equal(gt.Coords, tab.Coords) && gt.Layer == tab.Layer && slices.Equal(p.Layer, q.Layer) &&
+				gt.Event == tab.Event && slices.Equal(p.Event, q.Event) &&
 				slices.Equal(p.Weight, q.Weight) && slices.Equal(gr.Rho, res.Rho) && slices.Equal(gr.Delta, res.Delta) &&
 				slices.Equal(gr.NH, res.NH) && slices.Equal(gr.IsSeed, res.IsSeed) && slices.Equal(gr.ClusterID, res.ClusterID) &&
 				gr.Clusters == res.Clusters && gr.Outliers == res.Outliers

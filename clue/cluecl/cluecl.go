@@ -54,6 +54,7 @@ type Clusterer struct {
 	prog    *opencl.Program
 	kernels map[string]*opencl.Kernel
 	bufs    map[string]*opencl.Buffer // kept from run to run, grown as needed
+	events  clue.Events
 	Timings Timings
 	result  clue.Result
 }
@@ -160,6 +161,11 @@ func roundUp(n, m int) int { return (n + m - 1) / m * m }
 func (c *Clusterer) Run(pts *clue.Points, p clue.Params) (*clue.Result, error) {
 	c.Timings = Timings{}
 	start := time.Now()
+	in := pts
+	pts, err := c.events.View(in) // each (event, layer) pair a layer
+	if err != nil {
+		return nil, err
+	}
 	pl, err := clue.NewPlan(pts, p)
 	if err != nil {
 		return nil, err
@@ -179,6 +185,7 @@ func (c *Clusterer) Run(pts *clue.Points, p clue.Params) (*clue.Result, error) {
 	if err := c.run(r, pts, p, pl); err != nil {
 		return nil, fmt.Errorf("cluecl: %s: %w", c.ctx.Device.Name, err)
 	}
+	c.events.Number(in, res)
 	c.Timings.Overhead = time.Since(start) - c.Timings.Total() - c.Timings.Upload - c.Timings.Download
 	return res, nil
 }

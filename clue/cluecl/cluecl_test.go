@@ -45,7 +45,8 @@ func same(got, want *clue.Result) error {
 // randomPoints makes inputs that stress the exact rules: points on a
 // lattice whose spacing is a cut-off (distance ties, equal densities),
 // repeated points, blobs and noise; layers with gaps between their ids,
-// or ids far apart; whole and fractional weights; 1 to 5 coordinates.
+// or ids far apart; several events; whole and fractional weights; 1 to 5
+// coordinates.
 func randomPoints(r *rand.Rand) (*clue.Points, clue.Params) {
 	dim := []int{2, 2, 2, 3, 1, 5}[r.IntN(6)]
 	n := r.IntN(500)
@@ -75,6 +76,12 @@ func randomPoints(r *rand.Rand) (*clue.Points, clue.Params) {
 		pts.Weight[i] = float64(1 + r.IntN(3))
 		if fractional && r.IntN(2) == 0 {
 			pts.Weight[i] = r.Float64() * 2.5
+		}
+	}
+	if r.IntN(4) == 0 {
+		pts.Event = make([]int32, n)
+		for i := range pts.Event {
+			pts.Event[i] = int32(r.IntN(3))
 		}
 	}
 	switch r.IntN(3) {

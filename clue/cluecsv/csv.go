@@ -35,6 +35,7 @@ import (
 type Table struct {
 	Coords []string // coordinate column names, in order
 	Layer  bool     // the file had a layer column
+	Event  bool     // the file had an event column
 	Points clue.Points
 }
 
@@ -44,9 +45,9 @@ var resultColumns = map[string]bool{"rho": true, "delta": true, "nh": true, "iss
 
 // columns say where a file's values are.
 type columns struct {
-	n             int   // fields a line
-	coord         []int // the coordinates' fields
-	layer, weight int   // fields; layer -1 when absent
+	n                    int   // fields a line
+	coord                []int // the coordinates' fields
+	layer, event, weight int   // fields; layer and event -1 when absent
 	names         []string
 }
 
@@ -79,7 +80,7 @@ func read(r io.Reader, name string, block, workers int) (*Table, error) {
 	}
 	// The first line: a header, or four bare columns and a point.
 	fields := textscan.Fields(nil, first, ',')
-	c := columns{n: len(fields), layer: -1, weight: -1}
+	c := columns{n: len(fields), layer: -1, event: -1, weight: -1}
 	header := false
 	if _, ok := textscan.ParseFloat(fields[0]); !ok {
 		header = true
@@ -87,6 +88,8 @@ func read(r io.Reader, name string, block, workers int) (*Table, error) {
 			switch lf := strings.ToLower(string(f)); {
 			case lf == "layer":
 				c.layer = i
+			case lf == "event":
+				c.event = i
 			case lf == "weight":
 				c.weight = i
 			case coordName.MatchString(lf):
@@ -94,7 +97,7 @@ func read(r io.Reader, name string, block, workers int) (*Table, error) {
 				c.names = append(c.names, string(f))
 			case resultColumns[lf]:
 			default:
-				return nil, sc.Errorf("unknown column %.40q (want x, y, z or x0..xN, layer, weight)", f)
+				return nil, sc.Errorf("unknown column %.40q (want x, y, z or x0..xN, layer, event, weight)", f)
 			}
 		}
 		if c.weight < 0 {
@@ -109,7 +112,7 @@ func read(r io.Reader, name string, block, workers int) (*Table, error) {
 		}
 		c.coord, c.layer, c.weight, c.names = []int{0, 1}, 2, 3, []string{"x", "y"}
 	}
-	t.Coords, t.Layer = c.names, c.layer >= 0
+	t.Coords, t.Layer, t.Event = c.names, c.layer >= 0, c.event >= 0
 	t.Points.Coords = make([][]float64, len(c.coord))
 	if !header {
 		if err := c.parse(sc, fields, &t.Points); err != nil {
@@ -143,6 +146,7 @@ func read(r io.Reader, name string, block, workers int) (*Table, error) {
 				t.Points.Coords[d] = append(t.Points.Coords[d], q.Coords[d]...)
 			}
 			t.Points.Layer = append(t.Points.Layer, q.Layer...)
+			t.Points.Event = append(t.Points.Event, q.Event...)
 			t.Points.Weight = append(t.Points.Weight, q.Weight...)
 		}
 		// The columns grow once to the rows the file's size promises,
@@ -156,6 +160,9 @@ func read(r io.Reader, name string, block, workers int) (*Table, error) {
 			}
 			if t.Layer {
 				t.Points.Layer = slices.Grow(t.Points.Layer, more)
+			}
+			if t.Event {
+				t.Points.Event = slices.Grow(t.Points.Event, more)
 			}
 			t.Points.Weight = slices.Grow(t.Points.Weight, more)
 		}
@@ -180,7 +187,7 @@ func (c *columns) parsePart(sc *textscan.Scanner, dst *clue.Points) error {
 	for d := range dst.Coords {
 		dst.Coords[d] = dst.Coords[d][:0]
 	}
-	dst.Layer, dst.Weight = dst.Layer[:0], dst.Weight[:0]
+	dst.Layer, dst.Event, dst.Weight = dst.Layer[:0], dst.Event[:0], dst.Weight[:0]
 	var fields [][]byte
 	for line := range sc.Lines() {
 		if textscan.Skip(line) {
@@ -206,20 +213,27 @@ func (c *columns) parse(sc *textscan.Scanner, fields [][]byte, dst *clue.Points)
 		}
 		dst.Coords[d] = append(dst.Coords[d], v)
 	}
-	if c.layer >= 0 {
-		f := fields[c.layer]
+	for _, col := range [...]struct {
+		field int
+		name  string
+		dst   *[]int32
+	}{{c.layer, "layer", &dst.Layer}, {c.event, "event", &dst.Event}} {
+		if col.field < 0 {
+			continue
+		}
+		f := fields[col.field]
 		l, ok := textscan.ParseInt(f)
 		if !ok {
 			v, fok := textscan.ParseFloat(f)
 			if !fok || v != math.Trunc(v) || math.Abs(v) > math.MaxInt32 {
-				return sc.Errorf("layer %q is not an integer", f)
+				return sc.Errorf("%s %q is not an integer", col.name, f)
 			}
 			l = int64(v)
 		}
 		if l > math.MaxInt32 || l < math.MinInt32 {
-			return sc.Errorf("layer %q is not an integer", f)
+			return sc.Errorf("%s %q is not an integer", col.name, f)
 		}
-		dst.Layer = append(dst.Layer, int32(l))
+		*col.dst = append(*col.dst, int32(l))
 	}
 	w, ok := textscan.ParseFloat(fields[c.weight])
 	if !ok || !(w >= 0) || math.IsInf(w, 0) {
@@ -237,6 +251,9 @@ func WritePoints(w io.Writer, t *Table) error { return Write(w, t, nil) }
 func Write(w io.Writer, t *Table, r *clue.Result) error {
 	bw := bufio.NewWriterSize(w, textparts.BufferSize)
 	hdr := append([]string{}, t.Coords...)
+	if t.Event {
+		hdr = append(hdr, "event")
+	}
 	if t.Layer {
 		hdr = append(hdr, "layer")
 	}
@@ -258,6 +275,10 @@ func appendRows(b []byte, t *Table, r *clue.Result, lo, hi int) []byte {
 	for i := lo; i < hi; i++ {
 		for d := range p.Coords {
 			b = textfmt.AppendFloat(b, p.Coords[d][i])
+			b = append(b, ',')
+		}
+		if t.Event {
+			b = textfmt.AppendInt(b, int64(p.Event[i]))
 			b = append(b, ',')
 		}
 		if t.Layer {

@@ -40,6 +40,35 @@ func TestReadWriteRoundTrip(t *testing.T) {
 	}
 }
 
+// TestEvents: an event column is read, clusters are numbered within
+// each event, and the column is written back before the layer's.
+func TestEvents(t *testing.T) {
+	in := "weight,event,x,y,layer\n1,7,0,0,1\n1,7,0.5,0,1\n1,-3,0,0,1\n1,-3,0.5,0,1\n"
+	tab, err := Read(strings.NewReader(in), "in.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !tab.Event || tab.Points.Event[2] != -3 {
+		t.Fatalf("%+v", tab)
+	}
+	r, err := clue.Run(&tab.Points, clue.Params{DC: 1, RhoC: 1, DeltaC: 1, DeltaO: 1}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := Write(&out, tab, r); err != nil {
+		t.Fatal(err)
+	}
+	want := "x,y,event,layer,weight,rho,delta,nh,isSeed,clusterId\n" +
+		"0,0,7,1,1,2,0.5,1,0,0\n0.5,0,7,1,1,2,inf,-1,1,0\n0,0,-3,1,1,2,0.5,3,0,0\n0.5,0,-3,1,1,2,inf,-1,1,0\n"
+	if out.String() != want || r.Clusters != 2 {
+		t.Fatalf("%d clusters; got\n%s\nwant\n%s", r.Clusters, out.String(), want)
+	}
+	if _, err := Read(strings.NewReader("x,y,event,weight\n1,2,1.5,1\n"), "bad.csv"); err == nil || !strings.Contains(err.Error(), `event "1.5" is not an integer`) {
+		t.Errorf("a fractional event: %v", err)
+	}
+}
+
 func TestHeaderless(t *testing.T) {
 	tab, err := Read(strings.NewReader("1,2,3,4\n5,6,7,8\n"), "h.csv")
 	if err != nil || !tab.Layer || tab.Points.Layer[1] != 7 || tab.Points.Weight[0] != 4 || strings.Join(tab.Coords, ",") != "x,y" {

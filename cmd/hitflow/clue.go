@@ -40,8 +40,10 @@ func newClueCmd(stdout, stderr io.Writer) *cobra.Command {
 		Short: "Density clustering of weighted points (CLUE)",
 		Long: `Cluster weighted 2D or N-dimensional points, layer by layer, with CLUE
 (Rovere et al. 2020). The input CSV names its coordinate columns (x, y[, z]
-or x0..xN), an optional integer layer column and the weight column; a
-file without a header has the four columns x,y,layer,weight. The output
+or x0..xN), an optional integer layer column, an optional integer event
+column (many independent events clustered in one run, each numbering its
+clusters from 0) and the weight column; a file without a header has the
+four columns x,y,layer,weight. The output
 repeats the input columns and adds rho, delta (inf when there is no
 nearest-higher), nh, isSeed and clusterId (-1 for outliers); -o picks
 CSV, Parquet or ROOT (a TTree "clue", one entry per point) by extension.

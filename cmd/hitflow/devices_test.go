@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -131,6 +132,16 @@ func TestClueOnDevice(t *testing.T) {
 	}
 	requireOpenCL(t)
 	dir := t.TempDir()
+	// Many small events in one file, as a calorimeter's readout gives
+	// them.
+	events := filepath.Join(dir, "events.csv")
+	var b strings.Builder
+	b.WriteString("event,x,y,layer,weight\n")
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := range 20000 {
+		fmt.Fprintf(&b, "%d,%g,%g,%d,%d\n", i%40*3, r.NormFloat64()*4+float64(i%3)*10, r.NormFloat64()*4, i%5, 1+r.IntN(3))
+	}
+	os.WriteFile(events, []byte(b.String()), 0o644)
 	data := "../../../shared/data/clue/"
 	for _, tc := range []struct {
 		file string
@@ -140,14 +151,19 @@ func TestClueOnDevice(t *testing.T) {
 		{"toyDetector_10000.csv", []string{"--dc", "2.5", "--rhoc", "2", "--deltac", "7.5", "--deltao", "7.5"}},
 		{"blob.csv", []string{"--dc", "1", "--rhoc", "5", "--deltac", "2", "--deltao", "2", "--kernel", "gaussian:0.5"}},
 		{"data_dim_3.csv", []string{"--dc", "3", "--rhoc", "4", "--kernel", "exponential:0.7"}},
+		{events, []string{"--dc", "2", "--rhoc", "4", "--deltac", "3", "--deltao", "3"}},
 	} {
-		if _, err := os.Stat(data + tc.file); err != nil {
+		path := data + tc.file
+		if filepath.IsAbs(tc.file) {
+			path = tc.file
+		}
+		if _, err := os.Stat(path); err != nil {
 			t.Skip("no shared data:", err)
 		}
 		var outs [2][]byte
 		for i, device := range []string{"cpu", "opencl"} {
-			out := filepath.Join(dir, device+"_"+tc.file)
-			code, _, stderr := hitflow(t, append([]string{"clue", "--device", device, "-o", out, data + tc.file}, tc.args...)...)
+			out := filepath.Join(dir, device+"_"+filepath.Base(tc.file))
+			code, _, stderr := hitflow(t, append([]string{"clue", "--device", device, "-o", out, path}, tc.args...)...)
 			if code != 0 || device == "opencl" && !strings.Contains(stderr, "(opencl:") {
 				t.Fatalf("%s on %s: exit %d, %s", tc.file, device, code, stderr)
 			}

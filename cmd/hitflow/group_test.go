@@ -17,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/hitflow/hitflow/internal/fixture"
+	"github.com/hitflow/hitflow/internal/kafkatest"
 )
 
 // member starts `hitflow cluster --group` as a process of its own.
@@ -97,7 +98,7 @@ func TestGroupSurvivesKill(t *testing.T) {
 	if !strings.Contains(bErr.String(), "partitions [0 1 2 3]") || !strings.Contains(bErr.String(), "taken over from their state") {
 		t.Errorf("the surviving member did not take every partition over: %s", bErr)
 	}
-	got, want := fixture.CommittedEvents(t, []string{addr}, "events"), fixture.CommittedEvents(t, []string{addr}, "offline")
+	got, want := kafkatest.CommittedEvents(t, []string{addr}, "events"), kafkatest.CommittedEvents(t, []string{addr}, "offline")
 	if len(want) != 4 {
 		t.Fatalf("%d sources in the reference", len(want))
 	}

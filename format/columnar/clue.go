@@ -16,6 +16,9 @@ func clueFields(t *cluecsv.Table) []arrow.Field {
 	for _, c := range t.Coords {
 		fs = append(fs, field(c, arrow.PrimitiveTypes.Float64))
 	}
+	if t.Event {
+		fs = append(fs, field("event", arrow.PrimitiveTypes.Int32))
+	}
 	if t.Layer {
 		fs = append(fs, field("layer", arrow.PrimitiveTypes.Int32))
 	}
@@ -25,8 +28,8 @@ func clueFields(t *cluecsv.Table) []arrow.Field {
 }
 
 // WriteCLUEParquet writes the points and CLUE's result as Parquet: the
-// coordinates, layer (when the input had one), weight, rho, delta, nh,
-// isSeed and clusterId.
+// coordinates, event and layer (when the input had them), weight, rho,
+// delta, nh, isSeed and clusterId.
 func WriteCLUEParquet(w io.Writer, t *cluecsv.Table, r *clue.Result) error {
 	return writeCLUETable(newParquetTable, w, t, r)
 }
@@ -53,9 +56,14 @@ func writeCLUETable(newTable func(io.Writer, []arrow.Field) (*table, error), w i
 			f[k].(*array.Float64Builder).AppendValues(p.Coords[d][lo:hi], nil)
 			k++
 		}
-		if t.Layer {
-			f[k].(*array.Int32Builder).AppendValues(p.Layer[lo:hi], nil)
-			k++
+		for _, col := range [...]struct {
+			has bool
+			v   []int32
+		}{{t.Event, p.Event}, {t.Layer, p.Layer}} {
+			if col.has {
+				f[k].(*array.Int32Builder).AppendValues(col.v[lo:hi], nil)
+				k++
+			}
 		}
 		f[k].(*array.Float64Builder).AppendValues(p.Weight[lo:hi], nil)
 		f[k+1].(*array.Float64Builder).AppendValues(r.Rho[lo:hi], nil)
@@ -79,8 +87,8 @@ func CLUEFromTable(name string, tbl arrow.Table) (*cluecsv.Table, *clue.Result, 
 		if f.Name == "weight" {
 			break
 		}
-		if f.Name == "layer" {
-			t.Layer = true
+		if f.Name == "layer" || f.Name == "event" {
+			t.Layer, t.Event = t.Layer || f.Name == "layer", t.Event || f.Name == "event"
 			continue
 		}
 		t.Coords = append(t.Coords, f.Name)
@@ -101,6 +109,9 @@ func CLUEFromTable(name string, tbl arrow.Table) (*cluecsv.Table, *clue.Result, 
 	}
 	for d, c := range t.Coords {
 		f64(c, &p.Coords[d])
+	}
+	if t.Event {
+		i32("event", &p.Event)
 	}
 	if t.Layer {
 		i32("layer", &p.Layer)

@@ -9,22 +9,25 @@ import (
 // clueEntry is one entry of the clue tree.
 type clueEntry struct {
 	coords             []float64
-	layer              int32
+	event, layer       int32
 	weight, rho, delta float64
 	nh, clusterID      int32
 	isSeed             bool
-	hasLayer           bool
+	hasEvent, hasLayer bool
 	coordNames         []string
 }
 
-func newCLUEEntry(coords []string, hasLayer bool) *clueEntry {
-	return &clueEntry{coords: make([]float64, len(coords)), coordNames: coords, hasLayer: hasLayer}
+func newCLUEEntry(t *cluecsv.Table) *clueEntry {
+	return &clueEntry{coords: make([]float64, len(t.Coords)), coordNames: t.Coords, hasEvent: t.Event, hasLayer: t.Layer}
 }
 
 func (e *clueEntry) vars() []rtree.WriteVar {
 	var v []rtree.WriteVar
 	for d, name := range e.coordNames {
 		v = append(v, rtree.WriteVar{Name: name, Value: &e.coords[d]})
+	}
+	if e.hasEvent {
+		v = append(v, rtree.WriteVar{Name: "event", Value: &e.event})
 	}
 	if e.hasLayer {
 		v = append(v, rtree.WriteVar{Name: "layer", Value: &e.layer})
@@ -35,14 +38,14 @@ func (e *clueEntry) vars() []rtree.WriteVar {
 }
 
 // WriteCLUE writes the points and CLUE's result as a TTree "clue", one
-// entry per point: the coordinates, layer (when the input had one),
-// weight, rho, delta, nh, isSeed and clusterId.
+// entry per point: the coordinates, event and layer (when the input had
+// them), weight, rho, delta, nh, isSeed and clusterId.
 func WriteCLUE(name string, t *cluecsv.Table, r *clue.Result) error {
 	f, out, err := createROOT(name)
 	if err != nil {
 		return err
 	}
-	e := newCLUEEntry(t.Coords, t.Layer)
+	e := newCLUEEntry(t)
 	tw, err := rtree.NewWriter(f, "clue", e.vars(), rtree.WithZstd(1), rtree.WithTitle("hitflow CLUE result"))
 	if err == nil {
 		err = completeStreamers(f)
@@ -54,6 +57,9 @@ func WriteCLUE(name string, t *cluecsv.Table, r *clue.Result) error {
 	for i := range p.Len() {
 		for d := range p.Coords {
 			e.coords[d] = p.Coords[d][i]
+		}
+		if t.Event {
+			e.event = p.Event[i]
 		}
 		if t.Layer {
 			e.layer = p.Layer[i]

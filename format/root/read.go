@@ -496,10 +496,10 @@ func vectorOf[T any](dst *[]T, ends *[]int, size int, conv func([]byte) T) func(
 	}
 }
 
-// clueTypes are the result branches of the clue tree after the points'
-// coordinates (float64) and layer.
+// clueTypes are the branches of the clue tree after the points'
+// coordinates (float64).
 var clueTypes = map[string]branchType{
-	"layer": {4, false}, "weight": {8, false}, "rho": {8, false}, "delta": {8, false},
+	"layer": {4, false}, "event": {4, false}, "weight": {8, false}, "rho": {8, false}, "delta": {8, false},
 	"nh": {4, false}, "isSeed": {1, false}, "clusterId": {4, false},
 }
 
@@ -520,6 +520,7 @@ func ReadCLUE(name string) (t *cluecsv.Table, res *clue.Result, err error) {
 	res = &clue.Result{}
 	read := map[string]func([]byte){
 		"layer":     func(b []byte) { p.Layer = append(p.Layer, i32(b)) },
+		"event":     func(b []byte) { p.Event = append(p.Event, i32(b)) },
 		"weight":    func(b []byte) { p.Weight = append(p.Weight, f64(b)) },
 		"rho":       func(b []byte) { res.Rho = append(res.Rho, f64(b)) },
 		"delta":     func(b []byte) { res.Delta = append(res.Delta, f64(b)) },
@@ -531,8 +532,8 @@ func ReadCLUE(name string) (t *cluecsv.Table, res *clue.Result, err error) {
 		if b == "weight" {
 			break
 		}
-		if b == "layer" {
-			t.Layer = true
+		if b == "layer" || b == "event" {
+			t.Layer, t.Event = t.Layer || b == "layer", t.Event || b == "event"
 			continue
 		}
 		d := len(t.Coords)
@@ -550,7 +551,7 @@ func ReadCLUE(name string) (t *cluecsv.Table, res *clue.Result, err error) {
 		return nil, nil, err
 	}
 	for b := range clueTypes {
-		if _, ok := r.baskets["clue"][b]; !ok && b != "layer" && len(names) > 0 {
+		if _, ok := r.baskets["clue"][b]; !ok && b != "layer" && b != "event" && len(names) > 0 {
 			return nil, nil, fmt.Errorf("%s: the clue tree has no branch %s", name, b)
 		}
 	}

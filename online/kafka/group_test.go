@@ -16,6 +16,7 @@ import (
 
 	"github.com/hitflow/hitflow/format/ev44"
 	"github.com/hitflow/hitflow/internal/fixture"
+	"github.com/hitflow/hitflow/internal/kafkatest"
 	"github.com/hitflow/hitflow/pixel"
 	"github.com/hitflow/hitflow/pixel/analysis"
 	"github.com/hitflow/hitflow/pixel/pipeline"
@@ -88,7 +89,7 @@ func (s *eventSink) keep(m []byte) error { s.msgs = append(s.msgs, slices.Clone(
 
 func (*eventSink) NeedsMembers() bool { return false }
 
-// events lists the events as fixture.CommittedEvents does.
+// events lists the events as kafkatest.CommittedEvents does.
 func (s *eventSink) events(t *testing.T) []string {
 	if s.enc != nil {
 		s.enc.Flush(s.keep)
@@ -173,7 +174,7 @@ func TestGroupHandsOver(t *testing.T) {
 	if restored < 4 || skipped != 4 {
 		t.Errorf("%d partitions taken over from a state, %d messages skipped; want at least 4 and 4", restored, skipped)
 	}
-	got := fixture.CommittedEvents(t, addrs, "events")
+	got := kafkatest.CommittedEvents(t, addrs, "events")
 	for src, w := range want {
 		if !slices.Equal(got[src], w) {
 			t.Errorf("source %s: %d events, want %d as clustered in one go", src, len(got[src]), len(w))
@@ -292,7 +293,7 @@ func TestGroupTimeOfFlight(t *testing.T) {
 	if err != nil || st.Restored != 1 {
 		t.Fatalf("the second member: %+v, %v", st, err)
 	}
-	got := fixture.CommittedEvents(t, addrs, "events")["greg"]
+	got := kafkatest.CommittedEvents(t, addrs, "events")["greg"]
 	if !slices.Equal(got, want) {
 		t.Fatalf("%d events with time of flight from the group, %d from a plain run", len(got), len(want))
 	}
