@@ -48,7 +48,7 @@ type columns struct {
 	n                    int   // fields a line
 	coord                []int // the coordinates' fields
 	layer, event, weight int   // fields; layer and event -1 when absent
-	names         []string
+	names                []string
 }
 
 // blockSize is how much text Read parses at a time, in parts on all
