@@ -80,7 +80,7 @@ func TestBenchClue(t *testing.T) {
 	if code != 0 {
 		t.Fatal(stderr)
 	}
-	if !strings.Contains(stdout, "| 100000 | 1 |") || !strings.HasPrefix(stdout, "hitflow ") || !strings.Contains(stdout, " CPUs, GOMAXPROCS ") || !strings.Contains(stdout, "CLUE's 2D scans: ") {
+	if !strings.Contains(stdout, "| 100000 | cpu, 1 worker |") || !strings.HasPrefix(stdout, "hitflow ") || !strings.Contains(stdout, " CPUs, GOMAXPROCS ") || !strings.Contains(stdout, "CLUE's 2D scans: ") {
 		t.Fatalf("table:\n%s", stdout)
 	}
 }
