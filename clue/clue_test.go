@@ -512,3 +512,11 @@ func TestAtTheRadius(t *testing.T) {
 		t.Fatalf("only %d radii with a distance at the limit", found)
 	}
 }
+
+// TestWithoutNearLists: past maxNearPoints the first radius is searched
+// in the tiles, with the reference's results.
+func TestWithoutNearLists(t *testing.T) {
+	defer func(m int) { maxNearPoints = m }(maxNearPoints)
+	maxNearPoints = 0
+	matchReference(t, 300)
+}

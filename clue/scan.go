@@ -18,13 +18,13 @@ const rowPad = 7
 // candidate list. On the way it lists the points within the first
 // nearest-higher radius (firstLimit), for nearestHigher: a handful
 // instead of the tens that the tiles around a point hold.
-func (c *Clusterer) flatDensity2DGo(lo, hi int, r, limit, firstLimit float64) {
+func (c *Clusterer) flatDensity2DGo(lo, hi int, r, limit, firstLimit float64, s *scratch) {
 	g := &c.grid
 	xs, ys, w := c.coords[0], c.coords[1], c.weight
 	for i := lo; i < hi; i++ {
 		x, y := xs[i], ys[i]
 		b := g.box2D(x, y, r, int(c.layerTile[i]))
-		near := c.near[i*nearStride:][:nearStride]
+		near := c.nearSlots(i, s)
 		var sum float64
 		n := uint(0)
 		for row := b.first; row <= b.last; row += g.n[0] {
@@ -33,7 +33,10 @@ func (c *Clusterer) flatDensity2DGo(lo, hi int, r, limit, firstLimit float64) {
 			rowSum, n = flatRowGo(xs[from:to], ys[from:to], w[from:to], from, x, y, limit, firstLimit, near, n)
 			sum += rowSum
 		}
-		c.rho[i], c.nearN[i] = sum, uint8(min(n, nearCap+1))
+		c.rho[i] = sum
+		if c.hasNear {
+			c.nearN[i] = uint8(min(n, nearCap+1))
+		}
 		c.setRank(i)
 	}
 }

@@ -2,8 +2,8 @@
 
 package clue
 
-func (c *Clusterer) flatDensity2D(lo, hi int, r, limit, firstLimit float64) {
-	c.flatDensity2DGo(lo, hi, r, limit, firstLimit)
+func (c *Clusterer) flatDensity2D(lo, hi int, r, limit, firstLimit float64, s *scratch) {
+	c.flatDensity2DGo(lo, hi, r, limit, firstLimit, s)
 }
 
 func (c *Clusterer) nearestHigher2D(i int, r, limit float64) (int32, float64, bool) {

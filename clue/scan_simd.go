@@ -24,17 +24,17 @@ var lanes = [4]int64{0, 1, 2, 3}
 
 // flatDensity2D is flatDensity2DGo by blocks with AVX-512 (without near
 // lists), else four candidates at a time with AVX2.
-func (c *Clusterer) flatDensity2D(lo, hi int, r, limit, firstLimit float64) {
+func (c *Clusterer) flatDensity2D(lo, hi int, r, limit, firstLimit float64, s *scratch) {
 	if blockScans() {
 		c.flatDensityBlocks(lo, hi, r, limit)
 		return
 	}
 	if !haveAVX2 {
-		c.flatDensity2DGo(lo, hi, r, limit, firstLimit)
+		c.flatDensity2DGo(lo, hi, r, limit, firstLimit, s)
 		return
 	}
 	for i := lo; i < hi; i++ {
-		c.rho[i] = c.flatDensityAt(i, r, limit, firstLimit)
+		c.rho[i] = c.flatDensityAt(i, r, limit, firstLimit, s)
 		c.setRank(i)
 	}
 }
@@ -42,12 +42,12 @@ func (c *Clusterer) flatDensity2D(lo, hi int, r, limit, firstLimit float64) {
 // flatDensityAt is the density of point i: a function of its own, so
 // that the registers' upper halves are cleared before the next point's
 // scalar code (see above).
-func (c *Clusterer) flatDensityAt(i int, r, limit, firstLimit float64) float64 {
+func (c *Clusterer) flatDensityAt(i int, r, limit, firstLimit float64, sc *scratch) float64 {
 	g := &c.grid
 	xs, ys, w := c.coords[0], c.coords[1], c.weight
 	x, y := xs[i], ys[i]
 	b := g.box2D(x, y, r, int(c.layerTile[i]))
-	near := (*[nearStride]int32)(c.near[i*nearStride:])
+	near := (*[nearStride]int32)(c.nearSlots(i, sc))
 	xa, ya, wa := xs[:cap(xs)], ys[:cap(ys)], w[:cap(w)]
 	xv, yv := archsimd.BroadcastFloat64x4(x), archsimd.BroadcastFloat64x4(y)
 	limitV, firstV := archsimd.BroadcastFloat64x4(limit), archsimd.BroadcastFloat64x4(firstLimit)
@@ -83,7 +83,9 @@ func (c *Clusterer) flatDensityAt(i int, r, limit, firstLimit float64) float64 {
 	var s [4]float64
 	sum.Store(&s)
 	archsimd.ClearAVXUpperBits()
-	c.nearN[i] = uint8(min(n, nearCap+1))
+	if c.hasNear {
+		c.nearN[i] = uint8(min(n, nearCap+1))
+	}
 	// Whole numbers: the sum is exact in any order (see density).
 	return s[0] + s[1] + s[2] + s[3]
 }

@@ -49,9 +49,9 @@ func TestVectorScans(t *testing.T) {
 			for _, radius := range []float64{p.DC, p.DC / 2, 2 * p.DC} {
 				limit, first := threshold(radius), threshold(radius/2)
 				list := c.near[i*nearStride:][:nearStride]
-				c.flatDensity2D(i, i+1, radius, limit, first)
+				c.flatDensity2D(i, i+1, radius, limit, first, c.scratch(0))
 				sv, nv, nearV := c.rho[i], c.nearN[i], slices.Clone(list)
-				c.flatDensity2DGo(i, i+1, radius, limit, first)
+				c.flatDensity2DGo(i, i+1, radius, limit, first, c.scratch(0))
 				sg, ng := c.rho[i], c.nearN[i]
 				if sv != sg || nv != ng || ng <= nearCap && !slices.Equal(nearV[:ng], list[:ng]) {
 					t.Fatalf("seed %d point %d radius %v: density %v, %d near %v; scalar %v, %d near %v",
