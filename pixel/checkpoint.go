@@ -16,14 +16,14 @@ type Checkpoint struct {
 	Stats  Stats
 }
 
-// errFolded is Checkpoint's refusal without the members kept.
-var errFolded = errors.New("pixel: a checkpoint needs the hits of the open clusters: keep the members (KeepMembers)")
+// errFolded is Checkpoint's refusal without the open hits kept.
+var errFolded = errors.New("pixel: a checkpoint needs the hits of the open clusters: keep them (KeepOpenHits or KeepMembers)")
 
 // Checkpoint sets cp to the clusterer's open hits and position. The
-// clusterer must keep the members of its clusters (KeepMembers), without
+// clusterer must keep them whole (KeepOpenHits, or KeepMembers), without
 // which a long cluster's hits are folded into sums and lost.
 func (c *Clusterer) Checkpoint(cp *Checkpoint) error {
-	if !c.keepMembers {
+	if !c.keepOpen && !c.keepMembers {
 		return errFolded
 	}
 	cp.Open.Reset()

@@ -130,3 +130,30 @@ func TestCheckpointNeedsMembers(t *testing.T) {
 		t.Fatal("a used clusterer resumed")
 	}
 }
+
+// TestKeepOpenHits: a cluster that stays open (a pixel firing faster than
+// dt) keeps all its hits for a checkpoint, where the buffer would fold
+// them otherwise; no cluster carries members.
+func TestKeepOpenHits(t *testing.T) {
+	for _, keep := range []bool{false, true} {
+		c, _ := NewClusterer(Config{Dt: 100, Width: 4, Height: 4})
+		c.KeepOpenHits(keep)
+		c.foldAt = 64
+		var h Hits
+		for i := range 5000 {
+			h.Append(1, 1, Time(50*i), 1)
+		}
+		out := c.Add(&h)
+		var cp Checkpoint
+		err := c.Checkpoint(&cp)
+		switch {
+		case keep && (err != nil || cp.Open.Len() != 5000 || out.Len() != 0):
+			t.Fatalf("kept: %v, %d open hits, %d clusters out", err, cp.Open.Len(), out.Len())
+		case !keep && (err == nil || len(c.folds) == 0):
+			t.Fatalf("not kept: %v, %d folded clusters", err, len(c.folds))
+		}
+		if fl := c.Flush(); fl.Len() != 1 || fl.Size[0] != 5000 || fl.HasMembers() {
+			t.Fatalf("keep %v: %d clusters at the end, members %v", keep, fl.Len(), fl.HasMembers())
+		}
+	}
+}

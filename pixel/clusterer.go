@@ -54,6 +54,7 @@ type node struct {
 type Clusterer struct {
 	cfg         Config
 	keepMembers bool
+	keepOpen    bool // the open clusters' hits stay whole (see Checkpoint)
 	calibrated  bool // the buffer carries energies (sticky once seen)
 
 	stride  int       // padded matrix row length, Width+2
@@ -143,6 +144,12 @@ func NewClusterer(cfg Config) (*Clusterer, error) {
 
 // KeepMembers makes the emitted [Clusters] carry the hits of each cluster.
 func (c *Clusterer) KeepMembers(keep bool) { c.keepMembers = keep }
+
+// KeepOpenHits keeps the hits of every open cluster in the buffer, as
+// KeepMembers does, without giving the clusters their members: what a
+// Checkpoint needs. Memory then grows with the clusters that stay open,
+// bounded by Config.MemberLimit as with the members.
+func (c *Clusterer) KeepOpenHits(keep bool) { c.keepOpen = keep }
 
 // Err returns a [MemberLimitError] once the clusterer, keeping members,
 // has held more hits than its Config.MemberLimit, and nil before.
@@ -579,11 +586,11 @@ func (c *Clusterer) emitAt(out *Clusters, k int, mode emitMode) int {
 		c.front = int(c.skipped[0].root)
 	}
 	live := int(n) - c.dead
-	if c.keepMembers && c.err == nil && live > c.cfg.memberLimit() {
+	if (c.keepMembers || c.keepOpen) && c.err == nil && live > c.cfg.memberLimit() {
 		c.err = c.memberLimitError()
 	}
 	compact := c.dead == int(n) || c.dead >= c.compactAt && 2*c.dead >= int(n)
-	fold := !compact && !c.keepMembers && live >= c.foldAt && live >= 2*c.afterFold
+	fold := !compact && !c.keepMembers && !c.keepOpen && live >= c.foldAt && live >= 2*c.afterFold
 	if (compact || fold) && !refreshed {
 		// Compaction moves the skipped roots: none may be a hit that has
 		// joined another cluster since, and been emitted or folded with

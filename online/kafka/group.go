@@ -117,8 +117,8 @@ func RunGroup(ctx context.Context, opt GroupOptions) (GroupStats, error) {
 	if !ok {
 		return GroupStats{}, fmt.Errorf("kafka: compression %q: want zstd, lz4 or none", opt.Compression)
 	}
-	opt.Commit = cmp(opt.Commit, DefaultCommit)
-	opt.Session = cmp(opt.Session, DefaultSession)
+	opt.Commit = positiveOr(opt.Commit, DefaultCommit)
+	opt.Session = positiveOr(opt.Session, DefaultSession)
 	m := &member{opt: opt, stateTopic: StateTopic(opt.In.Topic, opt.Group), tasks: map[int32]*task{},
 		assigned: map[int32]bool{}, revoked: map[int32]bool{}}
 	if err := m.prepareTopics(ctx); err != nil {
@@ -162,7 +162,7 @@ func minTime(a, b time.Time) time.Time {
 	return a
 }
 
-func cmp(v, def time.Duration) time.Duration {
+func positiveOr(v, def time.Duration) time.Duration {
 	if v <= 0 {
 		return def
 	}

@@ -128,7 +128,7 @@ func newTask(proc *Processing, part int32, n int, st *state) (*task, error) {
 	if t.cl, err = pixel.NewClusterer(proc.Cluster); err != nil {
 		return nil, err
 	}
-	t.cl.KeepMembers(true) // for the checkpoints: no cluster folded
+	t.cl.KeepOpenHits(true) // for the checkpoints: no cluster folded
 	if w := proc.window(); w > 0 {
 		if t.sorter, err = pixel.NewSorter(w, proc.Cluster.RestartGap()); err != nil {
 			return nil, err
