@@ -74,7 +74,7 @@ const maxState = 64 << 20
 type GroupStats struct {
 	Partitions      []int32 // taken at some time
 	Messages, Bytes int64   // raw messages clustered
-	Skipped, Missed int64   // messages not raw .tpx3 chunks; offsets gone from the brokers
+	Skipped, Missed int64   // messages not raw .tpx3 chunks; offsets without a message (expired, or transaction markers)
 	Clusters        int64   // published as events
 	EventMessages   int64   // ev44 messages
 	Commits, Aborts int64   // transactions

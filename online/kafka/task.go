@@ -160,7 +160,7 @@ func newTask(proc *Processing, part int32, n int, st *state) (*task, error) {
 // emit. A message that is not whole .tpx3 chunks is skipped and counted.
 func (t *task) feed(offset int64, msg []byte, emit func([]byte) error) error {
 	if t.next >= 0 && offset > t.next {
-		t.counts.Missed += offset - t.next // gone from the brokers (retention)
+		t.counts.Missed += offset - t.next // expired from the brokers, or transaction markers
 		t.member.Missed += offset - t.next
 	}
 	t.next, t.changed = offset+1, true
