@@ -8,7 +8,12 @@ import "errors"
 // hits of the clusters not yet emitted, and the clusterer's position.
 // The clusters emitted before it and those emitted after a Resume are
 // then those of the stream clustered in one go: a cluster's hits are all
-// in it or none, since an emitted cluster is closed to later hits.
+// in it or none, since an emitted cluster is closed to later hits. That
+// holds for a stream in time order, as a Sorter makes it. A late hit
+// (Stats.Late: later than the sorter's window) is the exception: it never
+// takes a pixel of the matrix from a later hit, and after a Resume the
+// emitted hits no longer hold theirs, so the hits after it may join it
+// where, without the checkpoint, they would not have.
 type Checkpoint struct {
 	Open   Hits  // in arrival order
 	Now    Time  // the latest time seen

@@ -80,6 +80,9 @@ type GroupStats struct {
 	Commits, Aborts int64   // transactions
 	Restored        int64   // partitions taken over from a state
 	Left            int64   // clusters not published (see ev44.Encoder)
+	// Hits later than the reorder window: near a hand-over they may join
+	// clusters otherwise than in one process (see pixel.Checkpoint).
+	Late int64
 }
 
 // groupName is what Kafka allows in a topic name, which the state
@@ -638,4 +641,5 @@ func (s *GroupStats) add(o *GroupStats) {
 	s.EventMessages += o.EventMessages
 	s.Clusters += o.Clusters
 	s.Left += o.Left
+	s.Late += o.Late
 }

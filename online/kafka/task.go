@@ -180,6 +180,7 @@ func (t *task) feed(offset int64, msg []byte, emit func([]byte) error) error {
 			return readErr // notRaw let through only whole chunks
 		}
 		t.prepare()
+		late := t.cl.Stats().Late
 		if t.sorter != nil {
 			t.sorted.Reset()
 			t.sorter.PushTo(&t.sorted, &t.hits)
@@ -187,6 +188,7 @@ func (t *task) feed(offset int64, msg []byte, emit func([]byte) error) error {
 		} else {
 			t.cl.AddTo(&t.out, &t.hits)
 		}
+		t.member.Late += t.cl.Stats().Late - late
 		if err := t.publish(emit); err != nil {
 			return err
 		}
