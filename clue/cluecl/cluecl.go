@@ -217,21 +217,15 @@ func (c *Clusterer) run(r *run, pts *clue.Points, p clue.Params, pl *clue.Plan) 
 		return r.err
 	}
 	up := time.Now()
-	err := opencl.Write(parBuf, 0, []plan{par})
-	for d := 0; d < dim && err == nil; d++ {
-		err = opencl.Write(coords, 8*d*n, pts.Coords[d])
+	transfer(r, opencl.Write, parBuf, 0, []plan{par})
+	for d := range dim {
+		transfer(r, opencl.Write, coords, 8*d*n, pts.Coords[d])
 	}
-	if err == nil {
-		err = opencl.Write(weight, 0, pts.Weight)
-	}
-	if err == nil {
-		err = opencl.Write(layer, 0, pts.Layer)
-	}
-	if err == nil {
-		err = opencl.Write(layers, 0, pl.Layers)
-	}
-	if err != nil {
-		return err
+	transfer(r, opencl.Write, weight, 0, pts.Weight)
+	transfer(r, opencl.Write, layer, 0, pts.Layer)
+	transfer(r, opencl.Write, layers, 0, pl.Layers)
+	if r.err != nil {
+		return r.err
 	}
 	t.Upload = time.Since(up)
 
@@ -294,24 +288,14 @@ func (c *Clusterer) run(r *run, pts *clue.Points, p clue.Params, pl *clue.Plan) 
 	down := time.Now()
 	res := &c.result
 	var seeds [1]int32
-	err = opencl.Read(seedIn, 4*n, seeds[:])
-	if err == nil {
-		err = opencl.Read(oRho, 0, res.Rho)
-	}
-	if err == nil {
-		err = opencl.Read(oDelta, 0, res.Delta)
-	}
-	if err == nil {
-		err = opencl.Read(oNH, 0, res.NH)
-	}
-	if err == nil {
-		err = opencl.Read(oSeed, 0, res.IsSeed)
-	}
-	if err == nil {
-		err = opencl.Read(oCID, 0, res.ClusterID)
-	}
-	if err != nil {
-		return err
+	transfer(r, opencl.Read, seedIn, 4*n, seeds[:])
+	transfer(r, opencl.Read, oRho, 0, res.Rho)
+	transfer(r, opencl.Read, oDelta, 0, res.Delta)
+	transfer(r, opencl.Read, oNH, 0, res.NH)
+	transfer(r, opencl.Read, oSeed, 0, res.IsSeed)
+	transfer(r, opencl.Read, oCID, 0, res.ClusterID)
+	if r.err != nil {
+		return r.err
 	}
 	t.Download = time.Since(down)
 	res.Clusters = int(seeds[0])
@@ -326,6 +310,14 @@ func b2i(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// transfer copies between data and a buffer by move (opencl.Read or
+// opencl.Write), unless the run has failed already.
+func transfer[T any](r *run, move func(*opencl.Buffer, int, []T) error, b *opencl.Buffer, off int, data []T) {
+	if r.err == nil {
+		r.err = move(b, off, data)
+	}
 }
 
 // zero clears buffers and waits.
