@@ -54,9 +54,11 @@ type Clusterer struct {
 	prog    *opencl.Program
 	kernels map[string]*opencl.Kernel
 	bufs    map[string]*opencl.Buffer // kept from run to run, grown as needed
-	events  clue.Events
-	Timings Timings
-	result  clue.Result
+	events  [2]clue.Events            // one for each set of input buffers
+	// BatchPoints bounds a batch of points with events (0: DefaultBatch).
+	BatchPoints int
+	Timings     Timings
+	result      clue.Result
 }
 
 var kernelNames = []string{"tiles", "count", "scan", "addSums", "scatter", "sortTiles", "gather", "density",
@@ -157,37 +159,51 @@ func (r *run) launch(step *time.Duration, name string, n int, args ...any) {
 
 func roundUp(n, m int) int { return (n + m - 1) / m * m }
 
+// DefaultBatch is the most points of a batch (see Clusterer.BatchPoints).
+const DefaultBatch = 1 << 22
+
 // Run clusters the points. The result is valid until the next run.
+// Points with events that number more than BatchPoints go to the device
+// in batches of whole events (see runBatches).
 func (c *Clusterer) Run(pts *clue.Points, p clue.Params) (*clue.Result, error) {
+	if len(pts.Event) > 0 && pts.Len() > c.batchPoints() {
+		return c.runBatches(pts, p)
+	}
 	c.Timings = Timings{}
 	start := time.Now()
-	in := pts
-	pts, err := c.events.View(in) // each (event, layer) pair a layer
+	b, err := c.prepare(pts, p, &c.events[0])
 	if err != nil {
 		return nil, err
 	}
-	pl, err := clue.NewPlan(pts, p)
-	if err != nil {
-		return nil, err
-	}
-	n := pts.Len()
 	res := &c.result
+	resize(res, pts.Len())
+	if pts.Len() == 0 {
+		return res, nil
+	}
+	r := &run{c: c}
+	up := time.Now()
+	r.upload(0, b, false)
+	c.Timings.Upload = time.Since(up)
+	if err := c.compute(r, 0, b, res); err != nil {
+		return nil, err
+	}
+	c.events[0].Number(pts, res)
+	c.Timings.Overhead = time.Since(start) - c.Timings.Total() - c.Timings.Upload - c.Timings.Download
+	return res, nil
+}
+
+func (c *Clusterer) batchPoints() int {
+	if c.BatchPoints > 0 {
+		return c.BatchPoints
+	}
+	return DefaultBatch
+}
+
+// resize gives the result n points.
+func resize(res *clue.Result, n int) {
 	res.Rho, res.Delta, res.NH = sized(res.Rho, n), sized(res.Delta, n), sized(res.NH, n)
 	res.IsSeed, res.ClusterID = sized(res.IsSeed, n), sized(res.ClusterID, n)
 	res.Clusters, res.Outliers = 0, 0
-	if n == 0 {
-		return res, nil
-	}
-	if int64(n) > 1<<31-1-int64(pl.Tiles) {
-		return nil, fmt.Errorf("cluecl: %d points are more than the device's 32-bit indices take", n)
-	}
-	r := &run{c: c}
-	if err := c.run(r, pts, p, pl); err != nil {
-		return nil, fmt.Errorf("cluecl: %s: %w", c.ctx.Device.Name, err)
-	}
-	c.events.Number(in, res)
-	c.Timings.Overhead = time.Since(start) - c.Timings.Total() - c.Timings.Upload - c.Timings.Download
-	return res, nil
 }
 
 func sized[T any](s []T, n int) []T {
@@ -197,9 +213,29 @@ func sized[T any](s []T, n int) []T {
 	return s[:n]
 }
 
-// run does the steps, the first error ending them.
-func (c *Clusterer) run(r *run, pts *clue.Points, p clue.Params, pl *clue.Plan) error {
-	n, dim, t := pts.Len(), pts.Dim(), &c.Timings
+// batch is a run's input on the host, ready for the device; what an
+// upload queued reads stays here until it is done.
+type batch struct {
+	pts *clue.Points // one layer per (event, layer)
+	pl  *clue.Plan
+	par []plan // one
+}
+
+// prepare checks the points and the parameters and plans the grid; the
+// view of the events is ev's.
+func (c *Clusterer) prepare(in *clue.Points, p clue.Params, ev *clue.Events) (*batch, error) {
+	pts, err := ev.View(in)
+	if err != nil {
+		return nil, err
+	}
+	pl, err := clue.NewPlan(pts, p)
+	if err != nil {
+		return nil, err
+	}
+	n, dim := pts.Len(), pts.Dim()
+	if int64(n) > 1<<31-1-int64(pl.Tiles) {
+		return nil, fmt.Errorf("cluecl: %d points are more than the device's 32-bit indices take", n)
+	}
 	par := plan{lo: pl.Lo, inv: pl.Inv, last: pl.Last, dim: int32(dim), perLayer: int32(pl.PerLayer), tiles: int32(pl.Tiles),
 		remapped: int32(len(pl.Layers)), layerOffset: pl.LayerOffset, kernelKind: int32(p.Kernel.Kind),
 		kparam: p.Kernel.Param, kamp: p.Kernel.Amp,
@@ -209,25 +245,208 @@ func (c *Clusterer) run(r *run, pts *clue.Points, p clue.Params, pl *clue.Plan) 
 	for d := range dim {
 		par.n[d] = int32(pl.N[d])
 	}
-	// The input.
-	parBuf := r.buffer("plan", 1, int(unsafe.Sizeof(par)))
-	coords, weight := r.buffer("coords", dim*n, 8), r.buffer("weight", n, 8)
-	layer, layers := r.buffer("layer", len(pts.Layer), 4), r.buffer("layers", len(pl.Layers), 4)
-	if r.err != nil {
-		return r.err
+	return &batch{pts: pts, pl: pl, par: []plan{par}}, nil
+}
+
+// inputs are the input buffers of set (0 or 1: a batch is uploaded into
+// one while the other's is clustered).
+func (r *run) inputs(set int, b *batch) (par, coords, weight, layer, layers *opencl.Buffer) {
+	n, name := b.pts.Len(), func(s string) string { return fmt.Sprint(s, set) }
+	return r.buffer(name("plan"), 1, int(unsafe.Sizeof(b.par[0]))), r.buffer(name("coords"), b.pts.Dim()*n, 8), r.buffer(name("weight"), n, 8),
+		r.buffer(name("layer"), len(b.pts.Layer), 4), r.buffer(name("layers"), len(b.pl.Layers), 4)
+}
+
+// upload sends a batch into the input buffers of set: at once, or queued
+// on the transfer queue (the returned events say when it is done; the
+// batch must not change until then).
+func (r *run) upload(set int, b *batch, async bool) []*opencl.Event {
+	par, coords, weight, layer, layers := r.inputs(set, b)
+	var done []*opencl.Event
+	n := b.pts.Len()
+	for _, w := range []struct {
+		buf  *opencl.Buffer
+		off  int
+		data any
+	}{{par, 0, b.par}, {weight, 0, b.pts.Weight}, {layer, 0, b.pts.Layer}, {layers, 0, b.pl.Layers}} {
+		if r.err == nil {
+			done = r.write(w.buf, w.off, w.data, async, done)
+		}
+	}
+	for d, col := range b.pts.Coords {
+		if r.err == nil {
+			done = r.write(coords, 8*d*n, col, async, done)
+		}
+	}
+	return done
+}
+
+// write copies data (a slice of plan, float64 or int32; nothing when
+// empty) to b at byte off, at once or queued, appending the event of a
+// queued one to done.
+func (r *run) write(b *opencl.Buffer, off int, data any, async bool, done []*opencl.Event) []*opencl.Event {
+	var e *opencl.Event
+	switch v := data.(type) {
+	case []plan:
+		e, r.err = send(b, off, v, async)
+	case []float64:
+		e, r.err = send(b, off, v, async)
+	case []int32:
+		e, r.err = send(b, off, v, async)
+	}
+	if e != nil {
+		done = append(done, e)
+	}
+	return done
+}
+
+func send[T any](b *opencl.Buffer, off int, data []T, async bool) (*opencl.Event, error) {
+	switch {
+	case len(data) == 0:
+		return nil, nil
+	case async:
+		return opencl.WriteAsync(b, off, data)
+	}
+	return nil, opencl.Write(b, off, data)
+}
+
+// runBatches clusters points with events in batches of whole events, of
+// at most BatchPoints points (an event larger goes alone): each batch's
+// upload, on the transfer queue, overlaps the kernels of the batch
+// before. Events are independent, so the results are those of one run.
+func (c *Clusterer) runBatches(in *clue.Points, p clue.Params) (*clue.Result, error) {
+	c.Timings = Timings{}
+	start := time.Now()
+	if err := in.Validate(); err != nil {
+		return nil, err
+	}
+	groups := eventBatches(in.Event, c.batchPoints())
+	res := &c.result
+	resize(res, in.Len())
+	r := &run{c: c}
+	hosts := make([]*clue.Points, len(groups))
+	prepare := func(k int) (*batch, error) {
+		hosts[k] = gather(in, groups[k])
+		return c.prepare(hosts[k], p, &c.events[k%2])
+	}
+	next, err := prepare(0)
+	if err != nil {
+		return nil, err
 	}
 	up := time.Now()
-	transfer(r, opencl.Write, parBuf, 0, []plan{par})
-	for d := range dim {
-		transfer(r, opencl.Write, coords, 8*d*n, pts.Coords[d])
+	r.upload(0, next, false)
+	c.Timings.Upload = time.Since(up)
+	var pending []*opencl.Event
+	defer func() { r.wait(pending) }() // a failed batch leaves its successor's upload queued
+	var part clue.Result
+	for k := range groups {
+		b := next
+		if err := r.wait(pending); err != nil {
+			return nil, fmt.Errorf("cluecl: %s: %w", c.ctx.Device.Name, err)
+		}
+		pending = nil
+		if k+1 < len(groups) {
+			if next, err = prepare(k + 1); err != nil {
+				return nil, err
+			}
+			pending = r.upload((k+1)%2, next, true)
+		}
+		resize(&part, b.pts.Len())
+		if err := c.compute(r, k%2, b, &part); err != nil {
+			return nil, err
+		}
+		c.events[k%2].Number(hosts[k], &part)
+		for j, i := range groups[k] {
+			res.Rho[i], res.Delta[i], res.IsSeed[i], res.ClusterID[i] = part.Rho[j], part.Delta[j], part.IsSeed[j], part.ClusterID[j]
+			res.NH[i] = -1
+			if nh := part.NH[j]; nh >= 0 {
+				res.NH[i] = int32(groups[k][nh])
+			}
+		}
+		res.Clusters += part.Clusters
+		res.Outliers += part.Outliers
+		hosts[k] = nil // done with
 	}
-	transfer(r, opencl.Write, weight, 0, pts.Weight)
-	transfer(r, opencl.Write, layer, 0, pts.Layer)
-	transfer(r, opencl.Write, layers, 0, pl.Layers)
+	c.Timings.Overhead = time.Since(start) - c.Timings.Total() - c.Timings.Upload - c.Timings.Download
+	return res, nil
+}
+
+// wait waits for the events and releases them, returning the run's error
+// or the first of theirs.
+func (r *run) wait(events []*opencl.Event) error {
+	for _, e := range events {
+		if err := e.Wait(); err != nil && r.err == nil {
+			r.err = err
+		}
+		e.Release()
+	}
+	return r.err
+}
+
+// eventBatches groups the points by event (events in order of first
+// appearance, each event's points in input order) into batches of at
+// most max points, an event larger than max alone.
+func eventBatches(events []int32, max int) [][]int {
+	byEvent := map[int32][]int{}
+	var order []int32
+	for i, e := range events {
+		if _, ok := byEvent[e]; !ok {
+			order = append(order, e)
+		}
+		byEvent[e] = append(byEvent[e], i)
+	}
+	var batches [][]int
+	var cur []int
+	for _, e := range order {
+		idx := byEvent[e]
+		if len(cur) > 0 && len(cur)+len(idx) > max {
+			batches, cur = append(batches, cur), nil
+		}
+		cur = append(cur, idx...)
+	}
+	if len(cur) > 0 {
+		batches = append(batches, cur)
+	}
+	return batches
+}
+
+// gather copies the points idx of in.
+func gather(in *clue.Points, idx []int) *clue.Points {
+	out := &clue.Points{Coords: make([][]float64, in.Dim()), Weight: make([]float64, len(idx)), Event: make([]int32, len(idx))}
+	for d := range out.Coords {
+		out.Coords[d] = make([]float64, len(idx))
+	}
+	if len(in.Layer) > 0 {
+		out.Layer = make([]int32, len(idx))
+	}
+	for j, i := range idx {
+		for d := range out.Coords {
+			out.Coords[d][j] = in.Coords[d][i]
+		}
+		out.Weight[j], out.Event[j] = in.Weight[i], in.Event[i]
+		if out.Layer != nil {
+			out.Layer[j] = in.Layer[i]
+		}
+	}
+	return out
+}
+
+// compute clusters a batch whose input is in the buffers of set and
+// reads its results into res.
+func (c *Clusterer) compute(r *run, set int, b *batch, res *clue.Result) error {
+	if err := c.steps(r, set, b, res); err != nil {
+		return fmt.Errorf("cluecl: %s: %w", c.ctx.Device.Name, err)
+	}
+	return nil
+}
+
+// steps are the steps of a batch, the first error ending them.
+func (c *Clusterer) steps(r *run, set int, b *batch, res *clue.Result) error {
+	pts, pl, t := b.pts, b.pl, &c.Timings
+	n, dim := pts.Len(), pts.Dim()
+	parBuf, coords, weight, layer, layers := r.inputs(set, b)
 	if r.err != nil {
 		return r.err
 	}
-	t.Upload = time.Since(up)
 
 	// The index: tiles, counts, their prefix sums, the scatter, each
 	// tile in input order, the columns in grid order.
@@ -286,7 +505,6 @@ func (c *Clusterer) run(r *run, pts *clue.Points, p clue.Params, pl *clue.Plan) 
 		return r.err
 	}
 	down := time.Now()
-	res := &c.result
 	var seeds [1]int32
 	transfer(r, opencl.Read, seedIn, 4*n, seeds[:])
 	transfer(r, opencl.Read, oRho, 0, res.Rho)
@@ -297,7 +515,7 @@ func (c *Clusterer) run(r *run, pts *clue.Points, p clue.Params, pl *clue.Plan) 
 	if r.err != nil {
 		return r.err
 	}
-	t.Download = time.Since(down)
+	t.Download += time.Since(down)
 	res.Clusters = int(seeds[0])
 	for _, id := range res.ClusterID {
 		res.Outliers += b2i(id < 0)

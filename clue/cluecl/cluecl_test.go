@@ -167,3 +167,36 @@ func TestPaperCalorimeter(t *testing.T) {
 		t.Errorf("%d clusters, timings %+v", got.Clusters, c.Timings)
 	}
 }
+
+// TestBatches: points of many events, more than a batch takes, go in
+// batches of whole events (one event larger than a batch alone), each
+// upload overlapping the kernels of the batch before, with the results
+// of the CPU's one run.
+func TestBatches(t *testing.T) {
+	c := clusterer(t)
+	cpu := &clue.Clusterer{}
+	for seed := range 30 {
+		r := rand.New(rand.NewPCG(uint64(seed), 36))
+		pts, p := randomPoints(r)
+		n := pts.Len()
+		pts.Event = make([]int32, n)
+		for i := range pts.Event {
+			pts.Event[i] = int32(r.IntN(12)) * 1000
+			if i < n/3 {
+				pts.Event[i] = 7 // one event larger than a batch
+			}
+		}
+		c.BatchPoints = 1 + n/8
+		want, werr := cpu.Run(pts, p)
+		got, err := c.Run(pts, p)
+		if werr != nil || err != nil {
+			if werr == nil || err == nil {
+				t.Fatalf("seed %d: error %v, the CPU's %v", seed, err, werr)
+			}
+			continue
+		}
+		if err := same(got, want); err != nil {
+			t.Fatalf("seed %d (%d points in batches of %d): %v", seed, n, c.BatchPoints, err)
+		}
+	}
+}
