@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hitflow/hitflow/device/opencl"
 	"github.com/hitflow/hitflow/internal/bench"
 	"github.com/hitflow/hitflow/online"
 	"github.com/hitflow/hitflow/pixel"
@@ -28,8 +29,8 @@ func newBenchCmd(stdout, stderr io.Writer) *cobra.Command {
 }
 
 type benchClueOptions struct {
-	steps, repeat int
-	device        string
+	steps, repeat, events int
+	device                string
 }
 
 func newBenchClueCmd(stdout io.Writer) *cobra.Command {
@@ -43,7 +44,7 @@ rhoc 8), on one worker and on all cores, and with --device on an OpenCL
 device too, with the time of each step (on a device, the kernels' time,
 the transfers apart). Each point is the median of the repetitions, after
 a warm-up run that sizes the reused buffers. Prints a Markdown table.`,
-		Example: "  hitflow bench clue\n  hitflow bench clue --steps 3 --repeat 3\n  hitflow bench clue --device opencl",
+		Example: "  hitflow bench clue\n  hitflow bench clue --steps 3 --repeat 3\n  hitflow bench clue --device opencl\n  hitflow bench clue --device opencl --events 100 --steps 10",
 		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runBenchClue(cmd.Context(), o, stdout)
@@ -51,6 +52,7 @@ a warm-up run that sizes the reused buffers. Prints a Markdown table.`,
 	}
 	cmd.Flags().IntVar(&o.steps, "steps", o.steps, "number of sizes (1,000 points per layer more each)")
 	cmd.Flags().IntVar(&o.repeat, "repeat", o.repeat, "repetitions per point (median)")
+	cmd.Flags().IntVar(&o.events, "events", 0, "instead: this many events of the calorimeter (1,000 x --steps points a layer each) clustered in one run, in events/s")
 	deviceFlag(cmd.Flags(), &o.device)
 	return cmd
 }
@@ -65,14 +67,23 @@ func runBenchClue(ctx context.Context, o benchClueOptions, stdout io.Writer) err
 	if err := prepare(ctx, nil); err != nil {
 		return err
 	}
+	if o.events < 0 {
+		return usagef("--events must not be negative")
+	}
+	run := func(dev *opencl.Context) error {
+		if o.events > 0 {
+			return bench.CLUEEvents(ctx, o.events, 1000*o.steps, o.repeat, dev, stdout)
+		}
+		return bench.CLUE(ctx, o.steps, o.repeat, dev, stdout)
+	}
 	if o.device == "cpu" {
-		return bench.CLUE(ctx, o.steps, o.repeat, nil, stdout)
+		return run(nil)
 	}
 	dev, err := openDevice(o.device)
 	if err != nil {
 		return err
 	}
-	return errors.Join(bench.CLUE(ctx, o.steps, o.repeat, dev, stdout), dev.Close())
+	return errors.Join(run(dev), dev.Close())
 }
 
 type benchPetOptions struct {

@@ -177,4 +177,8 @@ func TestClueOnDevice(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "| 100000 | device |") || !strings.Contains(stdout, "Device: opencl:") {
 		t.Fatalf("bench clue on the device: exit %d, %s%s", code, stdout, stderr)
 	}
+	code, stdout, stderr = hitflow(t, "bench", "clue", "--events", "3", "--steps", "1", "--repeat", "1", "--device", "opencl")
+	if code != 0 || !strings.Contains(stdout, "| 3 | 300000 | device |") || !strings.Contains(stdout, "| 3 | 300000 | cpu,") {
+		t.Fatalf("bench clue --events on the device: exit %d, %s%s", code, stdout, stderr)
+	}
 }

@@ -93,3 +93,77 @@ func medianRun(ctx context.Context, repeat int, run func() (cluecl.Timings, erro
 	slices.SortFunc(runs, func(a, b cluecl.Timings) int { return int(a.Total() - b.Total()) })
 	return runs[repeat/2], nil
 }
+
+// CLUEEvents times many events of the paper's calorimeter (layers of
+// perLayer points each) clustered in one run, as a calorimeter's readout
+// gives them: on all cores, and on the device of dev when not nil,
+// transfers included; the median of repeat runs after a warm-up run.
+func CLUEEvents(ctx context.Context, events, perLayer, repeat int, dev *opencl.Context, stdout io.Writer) (err error) {
+	p := clue.Params{DC: 3, RhoC: 8, DeltaC: 5, DeltaO: 5, TileSize: 5}
+	all := &clue.Points{Coords: make([][]float64, 2)}
+	var one *clue.Points
+	for e := range events {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if one, err = cluesim.Generate(cluesim.Options{PointsPerLayer: perLayer, Seed: uint64(e + 1)}, one); err != nil {
+			return err
+		}
+		for d := range all.Coords {
+			all.Coords[d] = append(all.Coords[d], one.Coords[d]...)
+		}
+		all.Layer = append(all.Layer, one.Layer...)
+		all.Weight = append(all.Weight, one.Weight...)
+		for range one.Len() {
+			all.Event = append(all.Event, int32(e))
+		}
+	}
+	header(stdout)
+	if dev != nil {
+		fmt.Fprintf(stdout, "Device: %s\n\n", dev.Device)
+	}
+	fmt.Fprintf(stdout, "| events | points | where | total (ms) | events/s | upload (ms) | download (ms) |\n|---|---|---|---|---|---|---|\n")
+	ms := func(d time.Duration) string { return fmt.Sprintf("%.1f", float64(d.Microseconds())/1000) }
+	row := func(where string, run func() (cluecl.Timings, error)) error {
+		var total []time.Duration
+		var last cluecl.Timings
+		if _, err := run(); err != nil {
+			return err
+		}
+		for range repeat {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			t0 := time.Now()
+			tm, err := run()
+			if err != nil {
+				return err
+			}
+			total, last = append(total, time.Since(t0)), tm
+		}
+		slices.Sort(total)
+		m := total[repeat/2]
+		up, down := "-", "-"
+		if where == "device" {
+			up, down = ms(last.Upload), ms(last.Download)
+		}
+		fmt.Fprintf(stdout, "| %d | %d | %s | %s | %.0f | %s | %s |\n", events, all.Len(), where, ms(m), float64(events)/m.Seconds(), up, down)
+		return nil
+	}
+	cpu := &clue.Clusterer{}
+	if err := row(cpuWorkers(runtime.GOMAXPROCS(0)), func() (cluecl.Timings, error) {
+		_, err := cpu.Run(all, p)
+		return cluecl.Timings{Timings: cpu.Timings}, err
+	}); err != nil || dev == nil {
+		return err
+	}
+	device, err := cluecl.New(dev)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, device.Close()) }()
+	return row("device", func() (cluecl.Timings, error) {
+		_, err := device.Run(all, p)
+		return device.Timings, err
+	})
+}
