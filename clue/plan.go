@@ -27,8 +27,6 @@ type Plan struct {
 	Tiles         int
 	LayerOffset   int32
 	Layers        []int32
-	WholeWeights  bool    // every weight a whole number
-	WeightSum     float64 // their sum
 }
 
 // NewPlan checks the points and the parameters as Run does and returns
@@ -50,7 +48,7 @@ func NewPlan(pts *Points, p Params) (*Plan, error) {
 	}
 	g := &c.grid
 	return &Plan{Dim: g.dim, Lo: g.lo, Inv: g.inv, Last: g.last, N: g.n, PerLayer: g.perLayer, Tiles: g.tiles,
-		LayerOffset: g.offset, Layers: g.layers, WholeWeights: ext.wholeWeights, WeightSum: ext.weightSum}, nil
+		LayerOffset: g.offset, Layers: g.layers}, nil
 }
 
 // Pad is a search radius widened as Run widens it for the tiles it reads.
