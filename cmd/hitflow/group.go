@@ -72,7 +72,7 @@ func runGroup(ctx context.Context, o clusterOptions, input string, job pipeline.
 		start, _ = time.Parse(time.RFC3339Nano, o.kafka.start) // checked
 	}
 	opt := kafka.GroupOptions{In: in, Out: out, Group: o.group.name, Compression: o.kafka.compression, Session: o.group.session,
-		Processing: kafka.Processing{Layout: job.Reader.Layout, Mask: job.Mask, Unsorted: job.Unsorted, Cluster: job.Cluster,
+		Processing: kafka.Processing{Layout: job.Reader.Layout, Mask: job.Mask, Correction: job.Correction, Unsorted: job.Unsorted, Cluster: job.Cluster,
 			TOF: edge, Period: pixel.Time(o.period.Nanoseconds()) * pixel.Nanosecond,
 			Events: ev44.Options{Source: o.kafka.source, Grid: grid, Start: start}}}
 	if job.Correction != nil {
@@ -80,7 +80,6 @@ func runGroup(ctx context.Context, o clusterOptions, input string, job pipeline.
 		if err != nil {
 			return err
 		}
-		opt.Processing.Correction = job.Correction
 		opt.Processing.CorrectionID = fmt.Sprintf("%x", sha256.Sum256(b))[:16]
 	}
 	if o.live.idleSet {

@@ -10,6 +10,7 @@ import (
 	"github.com/hitflow/hitflow/format/ev44"
 	"github.com/hitflow/hitflow/pixel"
 	"github.com/hitflow/hitflow/pixel/analysis"
+	"github.com/hitflow/hitflow/pixel/pipeline"
 	"github.com/hitflow/hitflow/pixel/tpx3"
 )
 
@@ -19,8 +20,8 @@ import (
 // and a member refuses the state of other settings.
 type Processing struct {
 	Layout     tpx3.Layout
-	Mask       *pixel.Mask // nil: every pixel
-	Correction Correction  // nil: none
+	Mask       *pixel.Mask         // nil: every pixel
+	Correction pipeline.Correction // nil: none
 	// CorrectionID names the correction in the state (a digest of its
 	// file): members with other corrections refuse each other's.
 	CorrectionID string
@@ -35,13 +36,6 @@ type Processing struct {
 	// wall-clock time of ToA 0 for a partition met for the first time;
 	// after that its state keeps it.
 	Events ev44.Options
-}
-
-// Correction changes hits' times (a time-walk correction), as
-// pipeline.Correction.
-type Correction interface {
-	Correct(*pixel.Hits)
-	Spread() pixel.Time
 }
 
 // window is the sorter's reorder window.
@@ -94,6 +88,7 @@ type task struct {
 
 	proc   *Processing
 	dec    *tpx3.RawReader
+	msg    bytes.Reader // the message dec reads
 	sorter *pixel.Sorter // nil with no reorder window
 	cl     *pixel.Clusterer
 	tof    *analysis.TOF
@@ -173,7 +168,8 @@ func (t *task) feed(offset int64, msg []byte, emit func([]byte) error) error {
 	t.counts.Bytes += int64(len(msg))
 	t.member.Messages++
 	t.member.Bytes += int64(len(msg))
-	t.dec.Reset(bytes.NewReader(msg), fmt.Sprintf("partition %d offset %d", t.part, offset))
+	t.msg.Reset(msg)
+	t.dec.Reset(&t.msg, fmt.Sprintf("partition %d offset %d", t.part, offset))
 	for {
 		readErr := t.dec.Read(&t.hits)
 		if readErr != nil && !errors.Is(readErr, io.EOF) {
