@@ -88,7 +88,7 @@ type task struct {
 
 	proc   *Processing
 	dec    *tpx3.RawReader
-	msg    bytes.Reader // the message dec reads
+	msg    bytes.Reader  // the message dec reads
 	sorter *pixel.Sorter // nil with no reorder window
 	cl     *pixel.Clusterer
 	tof    *analysis.TOF
