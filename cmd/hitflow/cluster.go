@@ -163,6 +163,9 @@ func runCluster(ctx context.Context, o clusterOptions, files []string, stdin io.
 	if err := o.checkGroup(files); err != nil {
 		return err
 	}
+	if err := sameTopic(o.out, files); err != nil {
+		return err
+	}
 	liveInput, err := o.live.input(files)
 	if err != nil {
 		return err

@@ -128,6 +128,8 @@ func TestGroupUsage(t *testing.T) {
 		{[]string{"--group", "g", "--spool", "/tmp", "-o", out, in}, "--rotate, --spool and --metrics"},
 		{[]string{"--group", "g", "--session-timeout", "10ms", "-o", out, in}, "at least 1s"},
 		{[]string{"--session-timeout", "3s", "-o", out, in}, "--session-timeout is for --group"},
+		{[]string{"--group", "g", "-o", in, in}, "the events would land among the raw data"},
+		{[]string{"-o", in, in}, "the events would land among the raw data"},
 	} {
 		code, _, stderr := hitflow(t, append([]string{"cluster", "-q"}, tc.args...)...)
 		if code != exitUsage || !strings.Contains(stderr, tc.want) {

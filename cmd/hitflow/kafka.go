@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -87,4 +88,25 @@ func publishedLine(p *kafka.Publisher, target string) string {
 	outside, noPulse, tooLate := p.Skipped()
 	return fmt.Sprintf("hitflow: published %d ev44 messages (%d bytes) to %s; clusters not published: %d off the sensor, %d before the first pulse, %d with a time of flight over 2.1 s",
 		p.Messages, p.Bytes, target, outside, noPulse, tooLate)
+}
+
+// sameTopic refuses -o kafka:// naming the topic a kafka:// input reads
+// on a broker they share: the events would land among the raw data.
+func sameTopic(out string, inputs []string) error {
+	o, err := kafka.ParseTarget(out)
+	if err != nil {
+		return nil // not a topic, or refused where it is parsed
+	}
+	for _, in := range inputs {
+		t, err := kafka.ParseTarget(in)
+		if err != nil || t.Topic != o.Topic {
+			continue
+		}
+		for _, b := range t.Brokers {
+			if slices.Contains(o.Brokers, b) {
+				return usagef("-o %s is the input %s: the events would land among the raw data", out, in)
+			}
+		}
+	}
+	return nil
 }

@@ -120,6 +120,9 @@ func RunGroup(ctx context.Context, opt GroupOptions) (GroupStats, error) {
 	if !ok {
 		return GroupStats{}, fmt.Errorf("kafka: compression %q: want zstd, lz4 or none", opt.Compression)
 	}
+	if opt.In.Topic == opt.Out.Topic {
+		return GroupStats{}, fmt.Errorf("kafka: the events would go to %s, the raw data's topic", opt.In.Topic)
+	}
 	opt.Commit = positiveOr(opt.Commit, DefaultCommit)
 	opt.Session = positiveOr(opt.Session, DefaultSession)
 	m := &member{opt: opt, stateTopic: StateTopic(opt.In.Topic, opt.Group), tasks: map[int32]*task{},

@@ -209,6 +209,7 @@ func TestGroupRefuses(t *testing.T) {
 		{func(o *GroupOptions) { o.In.Topic = "nosuch" }, "no topic nosuch"},
 		{func(o *GroupOptions) { o.Out.Topic = "nosuch" }, "no topic nosuch"},
 		{func(o *GroupOptions) { o.Compression = "gzip" }, `compression "gzip"`},
+		{func(o *GroupOptions) { o.Out.Topic = "raw" }, "the raw data's topic"},
 	} {
 		o := opt
 		tc.change(&o)
