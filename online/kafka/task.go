@@ -10,7 +10,6 @@ import (
 	"github.com/hitflow/hitflow/format/ev44"
 	"github.com/hitflow/hitflow/pixel"
 	"github.com/hitflow/hitflow/pixel/analysis"
-	"github.com/hitflow/hitflow/pixel/pipeline"
 	"github.com/hitflow/hitflow/pixel/tpx3"
 )
 
@@ -20,8 +19,8 @@ import (
 // and a member refuses the state of other settings.
 type Processing struct {
 	Layout     tpx3.Layout
-	Mask       *pixel.Mask         // nil: every pixel
-	Correction pipeline.Correction // nil: none
+	Mask       *pixel.Mask // nil: every pixel
+	Correction Correction  // nil: none
 	// CorrectionID names the correction in the state (a digest of its
 	// file): members with other corrections refuse each other's.
 	CorrectionID string
@@ -36,6 +35,15 @@ type Processing struct {
 	// wall-clock time of ToA 0 for a partition met for the first time;
 	// after that its state keeps it.
 	Events ev44.Options
+}
+
+// Correction changes hits' times (a time-walk correction). It has the
+// methods of pipeline.Correction, which this package may not import (a
+// Kafka reader feeds the pipeline, deps_test.go): a value of one is a
+// value of the other.
+type Correction interface {
+	Correct(*pixel.Hits)
+	Spread() pixel.Time
 }
 
 // window is the sorter's reorder window.
