@@ -346,14 +346,14 @@ __kernel void seedIds(__global const int *order, __global const uchar *kind, __g
 }
 
 // jump points every point at the point its own points at, and notes a
-// move.
-__kernel void jump(__global const int *up, __global int *next, __global int *moved, int n) {
+// move in moved[j].
+__kernel void jump(__global const int *up, __global int *next, __global int *moved, int j, int n) {
 	int k = get_global_id(0);
 	if (k < n) {
 		int u = up[up[k]];
 		next[k] = u;
 		if (u != up[k]) {
-			*moved = 1;
+			moved[j] = 1;
 		}
 	}
 }
@@ -369,7 +369,7 @@ __kernel void assign(__global const uchar *kind, __global const int *up, __globa
 // collect writes the results in input order.
 __kernel void collect(__global const int *order, __global const double *rho, __global const double *delta, __global const int *nh,
                       __global const uchar *kind, __global const int *cid, __global double *outRho, __global double *outDelta,
-                      __global int *outNH, __global uchar *outSeed, __global int *outCID, int n) {
+                      __global int *outNH, __global uchar *outSeed, __global int *outCID, int base, int n) {
 	int k = get_global_id(0);
 	if (k >= n) {
 		return;
@@ -377,7 +377,7 @@ __kernel void collect(__global const int *order, __global const double *rho, __g
 	int i = order[k];
 	outRho[i] = rho[k];
 	outDelta[i] = delta[k];
-	outNH[i] = nh[k] >= 0 ? order[nh[k]] : -1;
+	outNH[i] = nh[k] >= 0 ? order[nh[k]] + base : -1;
 	outSeed[i] = kind[k] == SEED;
 	outCID[i] = cid[k];
 }

@@ -2,7 +2,9 @@ package cluecl
 
 import (
 	_ "embed"
+	"errors"
 	"fmt"
+	"slices"
 	"time"
 	"unsafe"
 
@@ -54,7 +56,7 @@ type Clusterer struct {
 	prog    *opencl.Program
 	kernels map[string]*opencl.Kernel
 	bufs    map[string]*opencl.Buffer // kept from run to run, grown as needed
-	events  [2]clue.Events            // one for each set of input buffers
+	events  [3]clue.Events            // a batch's view: clustered, uploaded, prepared
 	// BatchPoints bounds a batch of points with events (0: DefaultBatch).
 	BatchPoints int
 	Timings     Timings
@@ -113,8 +115,15 @@ func (c *Clusterer) Where() string { return c.ctx.Device.String() }
 
 // run is one run's state: the first error ends it.
 type run struct {
-	c   *Clusterer
-	err error
+	c      *Clusterer
+	err    error
+	queued []queued // kernels launched, not yet timed
+}
+
+// queued is a kernel launched and the step its time goes to.
+type queued struct {
+	step *time.Duration
+	e    *opencl.Event
 }
 
 // buffer returns the buffer of that name with room for n elements of
@@ -142,8 +151,10 @@ func (r *run) buffer(name string, n, size int) *opencl.Buffer {
 	return b
 }
 
-// launch runs kernel name over n work-items with the arguments, adding
-// its device time to *step.
+// launch queues kernel name over n work-items with the arguments; settle
+// adds its device time to *step. The kernels run one after another, and
+// the host waits only where it reads a result: a launch's latency on a
+// GPU is about the time of a small kernel.
 func (r *run) launch(step *time.Duration, name string, n int, args ...any) {
 	if r.err != nil {
 		return
@@ -152,9 +163,25 @@ func (r *run) launch(step *time.Duration, name string, n int, args ...any) {
 	if r.err = k.SetArgs(args...); r.err != nil {
 		return
 	}
-	d, err := k.Run([]int{roundUp(max(n, 1), group)}, []int{group})
-	r.err = err
-	*step += d
+	e, err := k.Start([]int{roundUp(max(n, 1), group)}, []int{group})
+	if r.err = err; err == nil {
+		r.queued = append(r.queued, queued{step, e})
+	}
+}
+
+// settle waits for the kernels launched, adds their device times to their
+// steps and releases them, returning the run's error.
+func (r *run) settle() error {
+	for _, q := range r.queued {
+		d, err := q.e.Elapsed()
+		if err != nil && r.err == nil {
+			r.err = err
+		}
+		*q.step += d
+		q.e.Release()
+	}
+	r.queued = r.queued[:0]
+	return r.err
 }
 
 func roundUp(n, m int) int { return (n + m - 1) / m * m }
@@ -184,7 +211,7 @@ func (c *Clusterer) Run(pts *clue.Points, p clue.Params) (*clue.Result, error) {
 	up := time.Now()
 	r.upload(0, b, false)
 	c.Timings.Upload = time.Since(up)
-	if err := c.compute(r, 0, b, res); err != nil {
+	if err := c.compute(r, 0, b, res, 0); err != nil {
 		return nil, err
 	}
 	c.events[0].Number(pts, res)
@@ -310,64 +337,99 @@ func send[T any](b *opencl.Buffer, off int, data []T, async bool) (*opencl.Event
 }
 
 // runBatches clusters points with events in batches of whole events, of
-// at most BatchPoints points (an event larger goes alone): each batch's
-// upload, on the transfer queue, overlaps the kernels of the batch
-// before. Events are independent, so the results are those of one run.
+// at most BatchPoints points (an event larger goes alone). Events are
+// independent, so the results are those of one run. Where each event's
+// points are together, as a reader gives them, a batch is a stretch of
+// the input, sent and read back in place; otherwise the points are first
+// grouped by event and the results put back.
 func (c *Clusterer) runBatches(in *clue.Points, p clue.Params) (*clue.Result, error) {
 	c.Timings = Timings{}
 	start := time.Now()
 	if err := in.Validate(); err != nil {
 		return nil, err
 	}
-	groups := eventBatches(in.Event, c.batchPoints())
 	res := &c.result
 	resize(res, in.Len())
-	r := &run{c: c}
-	hosts := make([]*clue.Points, len(groups))
-	prepare := func(k int) (*batch, error) {
-		hosts[k] = gather(in, groups[k])
-		return c.prepare(hosts[k], p, &c.events[k%2])
+	spans, perm := eventSpans(in.Event, c.batchPoints())
+	var err error
+	if perm == nil {
+		err = c.clusterSpans(in, p, spans, res)
+	} else {
+		var grouped clue.Result
+		resize(&grouped, len(perm))
+		if err = c.clusterSpans(gather(in, perm), p, spans, &grouped); err == nil {
+			scatter(&grouped, perm, res)
+		}
 	}
-	next, err := prepare(0)
 	if err != nil {
 		return nil, err
 	}
+	c.Timings.Overhead = time.Since(start) - c.Timings.Total() - c.Timings.Upload - c.Timings.Download
+	return res, nil
+}
+
+// clusterSpans clusters the stretches spans of in, each of whole events,
+// into the same stretches of res. Three batches are in hand at a time: a
+// goroutine prepares one on the host (its view and grid) while the one
+// before is uploaded on the transfer queue and the one before that is
+// clustered.
+func (c *Clusterer) clusterSpans(in *clue.Points, p clue.Params, spans [][2]int, res *clue.Result) error {
+	type prepared struct {
+		b   *batch
+		err error
+	}
+	// Unbuffered: the goroutine starts batch k+3, in batch k's view, once
+	// batch k is done.
+	ready, stop, done := make(chan prepared), make(chan struct{}), make(chan struct{})
+	defer func() { close(stop); <-done }()
+	go func() {
+		defer close(done)
+		for k, sp := range spans {
+			b, err := c.prepare(slice(in, sp), p, &c.events[k%len(c.events)])
+			select {
+			case ready <- prepared{b, err}:
+			case <-stop:
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	r := &run{c: c}
+	first := <-ready
+	if first.err != nil {
+		return first.err
+	}
 	up := time.Now()
-	r.upload(0, next, false)
+	r.upload(0, first.b, false)
 	c.Timings.Upload = time.Since(up)
 	var pending []*opencl.Event
 	defer func() { r.wait(pending) }() // a failed batch leaves its successor's upload queued
-	var part clue.Result
-	for k := range groups {
+	next := first.b
+	for k, sp := range spans {
 		b := next
 		if err := r.wait(pending); err != nil {
-			return nil, fmt.Errorf("cluecl: %s: %w", c.ctx.Device.Name, err)
+			return fmt.Errorf("cluecl: %s: %w", c.ctx.Device.Name, err)
 		}
 		pending = nil
-		if k+1 < len(groups) {
-			if next, err = prepare(k + 1); err != nil {
-				return nil, err
+		if k+1 < len(spans) {
+			nb := <-ready
+			if nb.err != nil {
+				return nb.err
 			}
+			next = nb.b
 			pending = r.upload((k+1)%2, next, true)
 		}
-		resize(&part, b.pts.Len())
-		if err := c.compute(r, k%2, b, &part); err != nil {
-			return nil, err
+		part := window(res, sp)
+		if err := c.compute(r, k%2, b, &part, int32(sp[0])); err != nil {
+			return err
 		}
-		c.events[k%2].Number(hosts[k], &part)
-		for j, i := range groups[k] {
-			res.Rho[i], res.Delta[i], res.IsSeed[i], res.ClusterID[i] = part.Rho[j], part.Delta[j], part.IsSeed[j], part.ClusterID[j]
-			res.NH[i] = -1
-			if nh := part.NH[j]; nh >= 0 {
-				res.NH[i] = int32(groups[k][nh])
-			}
-		}
+		c.events[k%len(c.events)].Number(slice(in, sp), &part)
 		res.Clusters += part.Clusters
 		res.Outliers += part.Outliers
-		hosts[k] = nil // done with
 	}
-	c.Timings.Overhead = time.Since(start) - c.Timings.Total() - c.Timings.Upload - c.Timings.Download
-	return res, nil
+	return nil
 }
 
 // wait waits for the events and releases them, returning the run's error
@@ -382,43 +444,100 @@ func (r *run) wait(events []*opencl.Event) error {
 	return r.err
 }
 
-// eventBatches groups the points by event (events in order of first
-// appearance, each event's points in input order) into batches of at
-// most max points, an event larger than max alone.
-func eventBatches(events []int32, max int) [][]int {
-	byEvent := map[int32][]int{}
-	var order []int32
-	for i, e := range events {
-		if _, ok := byEvent[e]; !ok {
-			order = append(order, e)
+// eventSpans cuts the points into batches of whole events of at most max
+// points (an event larger alone), as stretches [lo, hi). When some
+// event's points are not together, perm lists the points grouped by
+// event (events in order of first appearance, each event's points in
+// input order) and the stretches are of that order.
+func eventSpans(events []int32, max int) (spans [][2]int, perm []int) {
+	seen := map[int32]bool{}
+	lo := 0 // the batch's first point
+	for i := 0; i < len(events); {
+		j := i + 1
+		for j < len(events) && events[j] == events[i] {
+			j++
 		}
-		byEvent[e] = append(byEvent[e], i)
-	}
-	var batches [][]int
-	var cur []int
-	for _, e := range order {
-		idx := byEvent[e]
-		if len(cur) > 0 && len(cur)+len(idx) > max {
-			batches, cur = append(batches, cur), nil
+		if seen[events[i]] {
+			return groupedSpans(events, max)
 		}
-		cur = append(cur, idx...)
+		seen[events[i]] = true
+		if i > lo && j-lo > max {
+			spans, lo = append(spans, [2]int{lo, i}), i
+		}
+		i = j
 	}
-	if len(cur) > 0 {
-		batches = append(batches, cur)
+	if len(events) > lo {
+		spans = append(spans, [2]int{lo, len(events)})
 	}
-	return batches
+	return spans, nil
 }
 
-// gather copies the points idx of in.
-func gather(in *clue.Points, idx []int) *clue.Points {
-	out := &clue.Points{Coords: make([][]float64, in.Dim()), Weight: make([]float64, len(idx)), Event: make([]int32, len(idx))}
-	for d := range out.Coords {
-		out.Coords[d] = make([]float64, len(idx))
+// groupedSpans is eventSpans for points whose events are interleaved.
+func groupedSpans(events []int32, max int) ([][2]int, []int) {
+	index := map[int32]int{} // event -> its rank of first appearance
+	var count []int
+	for _, e := range events {
+		k, ok := index[e]
+		if !ok {
+			k = len(count)
+			index[e] = k
+			count = append(count, 0)
+		}
+		count[k]++
+	}
+	start := make([]int, len(count)+1)
+	for k, n := range count {
+		start[k+1] = start[k] + n
+	}
+	perm, fill := make([]int, len(events)), slices.Clone(start[:len(count)])
+	for i, e := range events {
+		k := index[e]
+		perm[fill[k]] = i
+		fill[k]++
+	}
+	var spans [][2]int
+	lo := 0
+	for k := range count {
+		if start[k] > lo && start[k+1]-lo > max {
+			spans, lo = append(spans, [2]int{lo, start[k]}), start[k]
+		}
+	}
+	if len(events) > lo {
+		spans = append(spans, [2]int{lo, len(events)})
+	}
+	return spans, perm
+}
+
+// slice is the points [sp[0], sp[1]) of in, sharing its storage.
+func slice(in *clue.Points, sp [2]int) *clue.Points {
+	lo, hi := sp[0], sp[1]
+	out := &clue.Points{Coords: make([][]float64, in.Dim()), Weight: in.Weight[lo:hi], Event: in.Event[lo:hi]}
+	for d, col := range in.Coords {
+		out.Coords[d] = col[lo:hi]
 	}
 	if len(in.Layer) > 0 {
-		out.Layer = make([]int32, len(idx))
+		out.Layer = in.Layer[lo:hi]
 	}
-	for j, i := range idx {
+	return out
+}
+
+// window is the results [sp[0], sp[1]) of res, sharing its storage, with
+// no clusters counted yet.
+func window(res *clue.Result, sp [2]int) clue.Result {
+	lo, hi := sp[0], sp[1]
+	return clue.Result{Rho: res.Rho[lo:hi], Delta: res.Delta[lo:hi], NH: res.NH[lo:hi], IsSeed: res.IsSeed[lo:hi], ClusterID: res.ClusterID[lo:hi]}
+}
+
+// gather copies the points of in in the order perm.
+func gather(in *clue.Points, perm []int) *clue.Points {
+	out := &clue.Points{Coords: make([][]float64, in.Dim()), Weight: make([]float64, len(perm)), Event: make([]int32, len(perm))}
+	for d := range out.Coords {
+		out.Coords[d] = make([]float64, len(perm))
+	}
+	if len(in.Layer) > 0 {
+		out.Layer = make([]int32, len(perm))
+	}
+	for j, i := range perm {
 		for d := range out.Coords {
 			out.Coords[d][j] = in.Coords[d][i]
 		}
@@ -430,17 +549,32 @@ func gather(in *clue.Points, idx []int) *clue.Points {
 	return out
 }
 
+// scatter puts the results of points grouped in the order perm back in
+// input order.
+func scatter(grouped *clue.Result, perm []int, res *clue.Result) {
+	for j, i := range perm {
+		res.Rho[i], res.Delta[i], res.IsSeed[i], res.ClusterID[i] = grouped.Rho[j], grouped.Delta[j], grouped.IsSeed[j], grouped.ClusterID[j]
+		res.NH[i] = -1
+		if nh := grouped.NH[j]; nh >= 0 {
+			res.NH[i] = int32(perm[nh])
+		}
+	}
+	res.Clusters, res.Outliers = grouped.Clusters, grouped.Outliers
+}
+
 // compute clusters a batch whose input is in the buffers of set and
-// reads its results into res.
-func (c *Clusterer) compute(r *run, set int, b *batch, res *clue.Result) error {
-	if err := c.steps(r, set, b, res); err != nil {
+// reads its results into res, the nearest-higher points' indices plus
+// base.
+func (c *Clusterer) compute(r *run, set int, b *batch, res *clue.Result, base int32) error {
+	err := c.steps(r, set, b, res, base)
+	if err := errors.Join(err, r.settle()); err != nil {
 		return fmt.Errorf("cluecl: %s: %w", c.ctx.Device.Name, err)
 	}
 	return nil
 }
 
 // steps are the steps of a batch, the first error ending them.
-func (c *Clusterer) steps(r *run, set int, b *batch, res *clue.Result) error {
+func (c *Clusterer) steps(r *run, set int, b *batch, res *clue.Result, base int32) error {
 	pts, pl, t := b.pts, b.pl, &c.Timings
 	n, dim := pts.Len(), pts.Dim()
 	parBuf, coords, weight, layer, layers := r.inputs(set, b)
@@ -480,19 +614,24 @@ func (c *Clusterer) steps(r *run, set int, b *batch, res *clue.Result) error {
 	r.scan(&t.SeedsFollowers, seedIn, n+1)
 	r.launch(&t.SeedsFollowers, "seedIds", n, order, kind, seedIn, cid, int32(n))
 
-	// Every follower up to its tree's root, by pointer jumping.
-	next, moved := r.buffer("next", n, 4), r.buffer("moved", 1, 4)
+	// Every follower up to its tree's root, by pointer jumping, a few
+	// jumps between looks (a jump past the roots changes nothing): trees
+	// of up to 2^(jumps-1) levels take one look.
+	const jumps = 4
+	next, moved := r.buffer("next", n, 4), r.buffer("moved", jumps, 4)
 	for r.err == nil {
 		if err := r.zero(moved); err != nil {
 			return err
 		}
-		r.launch(&t.Expansion, "jump", n, upBuf, next, moved, int32(n))
-		upBuf, next = next, upBuf
-		var m [1]int32
+		for j := range jumps {
+			r.launch(&t.Expansion, "jump", n, upBuf, next, moved, int32(j), int32(n))
+			upBuf, next = next, upBuf
+		}
+		var m [jumps]int32
 		if r.err == nil {
 			r.err = opencl.Read(moved, 0, m[:])
 		}
-		if m[0] == 0 {
+		if m[jumps-1] == 0 {
 			break
 		}
 	}
@@ -500,8 +639,8 @@ func (c *Clusterer) steps(r *run, set int, b *batch, res *clue.Result) error {
 
 	// The results in input order.
 	oRho, oDelta, oNH, oSeed, oCID := r.buffer("outRho", n, 8), r.buffer("outDelta", n, 8), r.buffer("outNH", n, 4), r.buffer("outSeed", n, 1), r.buffer("outCID", n, 4)
-	r.launch(&t.Overhead, "collect", n, order, rho, delta, nh, kind, cid, oRho, oDelta, oNH, oSeed, oCID, int32(n))
-	if r.err != nil {
+	r.launch(&t.Overhead, "collect", n, order, rho, delta, nh, kind, cid, oRho, oDelta, oNH, oSeed, oCID, base, int32(n))
+	if r.settle() != nil { // the kernels done, so that the reads time the transfers alone
 		return r.err
 	}
 	down := time.Now()
@@ -538,14 +677,15 @@ func transfer[T any](r *run, move func(*opencl.Buffer, int, []T) error, b *openc
 	}
 }
 
-// zero clears buffers and waits.
+// zero queues the clearing of buffers.
 func (r *run) zero(bufs ...*opencl.Buffer) error {
 	for _, b := range bufs {
 		if err := b.Zero(); err != nil {
+			r.err = err
 			return err
 		}
 	}
-	return r.c.ctx.Finish()
+	return nil
 }
 
 // scan turns data[0:len) into its exclusive prefix sums: each work-group

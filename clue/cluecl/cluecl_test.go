@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/hitflow/hitflow/clue"
@@ -182,6 +183,9 @@ func TestBatches(t *testing.T) {
 		pts.Event = make([]int32, n)
 		for i := range pts.Event {
 			pts.Event[i] = int32(r.IntN(12)) * 1000
+			if seed%2 == 1 { // each event's points together, as readers give them
+				pts.Event[i] = int32(i*12/max(n, 1)) * 1000
+			}
 			if i < n/3 {
 				pts.Event[i] = 7 // one event larger than a batch
 			}
@@ -197,6 +201,27 @@ func TestBatches(t *testing.T) {
 		}
 		if err := same(got, want); err != nil {
 			t.Fatalf("seed %d (%d points in batches of %d): %v", seed, n, c.BatchPoints, err)
+		}
+	}
+}
+
+// TestEventSpans: events whose points are together are cut in place;
+// interleaved ones are grouped first (in order of first appearance).
+func TestEventSpans(t *testing.T) {
+	for _, c := range []struct {
+		events []int32
+		max    int
+		spans  [][2]int
+		perm   []int
+	}{
+		{[]int32{5, 5, 5, 2, 2, 9}, 4, [][2]int{{0, 3}, {3, 6}}, nil},
+		{[]int32{3, 3, 3, 3, 3, 4}, 2, [][2]int{{0, 5}, {5, 6}}, nil},
+		{[]int32{1, 2, 1}, 10, [][2]int{{0, 3}}, []int{0, 2, 1}},
+		{[]int32{1, 2, 2, 1, 3}, 2, [][2]int{{0, 2}, {2, 4}, {4, 5}}, []int{0, 3, 1, 2, 4}},
+	} {
+		spans, perm := eventSpans(c.events, c.max)
+		if !slices.Equal(spans, c.spans) || !slices.Equal(perm, c.perm) {
+			t.Errorf("%v in %d: spans %v perm %v, want %v %v", c.events, c.max, spans, perm, c.spans, c.perm)
 		}
 	}
 }

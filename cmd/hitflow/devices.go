@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hitflow/hitflow/clue/cluecl"
 	"github.com/hitflow/hitflow/device/opencl"
 	"github.com/hitflow/hitflow/jpet/jpetcl"
 )
@@ -54,23 +55,31 @@ func runDevices(ctx context.Context, stdout io.Writer) error {
 				d.Vendor, d.Type, d.ComputeUnits, d.MaxWorkGroup, fp64)
 			fmt.Fprintf(stdout, "    memory %s (%s in one buffer), local %s\n", bytesText(d.GlobalMem), bytesText(d.MaxAlloc), bytesText(d.LocalMem))
 			fmt.Fprintf(stdout, "    %s, driver %s\n", d.Version, d.Driver)
-			fmt.Fprintf(stdout, "    J-PET reconstruction: %s\n", kernelsBuild(d))
+			jp, cl := kernelsBuild(d)
+			fmt.Fprintf(stdout, "    J-PET reconstruction: %s\n    CLUE: %s\n", jp, cl)
 		}
 	}
 	return nil
 }
 
-// kernelsBuild says whether hitflow's kernels run on d.
-func kernelsBuild(d opencl.Device) string {
+// kernelsBuild says whether hitflow's J-PET and CLUE kernels run on d.
+func kernelsBuild(d opencl.Device) (jpet, clue string) {
 	ctx, err := d.Open()
 	if err != nil {
-		return "cannot open the device: " + firstLine(err)
+		no := "cannot open the device: " + firstLine(err)
+		return no, no
 	}
 	defer ctx.Close()
+	jpet, clue = "yes", "yes"
 	if err := jpetcl.Check(ctx); err != nil {
-		return "no: " + firstLine(err)
+		jpet = "no: " + firstLine(err)
 	}
-	return "yes"
+	c, err := cluecl.New(ctx)
+	if err != nil {
+		return jpet, "no: " + firstLine(err)
+	}
+	c.Close()
+	return jpet, clue
 }
 
 // firstLine is an error's first line (a build error's log follows it).

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync/atomic"
+	"time"
 	"unsafe"
 )
 
@@ -213,6 +214,25 @@ func (e *Event) Wait() error {
 	}
 	err := check("clWaitForEvents", e.c.a.waitForEvents(1, &e.ev))
 	return errors.Join(err, e.Release())
+}
+
+// Elapsed waits for the command and returns the time the device spent on
+// it (0 where the driver does not say); the event stays the caller's to
+// release.
+func (e *Event) Elapsed() (time.Duration, error) {
+	if e == nil || e.ev == 0 {
+		return 0, nil
+	}
+	a := e.c.a
+	if err := check("clWaitForEvents", a.waitForEvents(1, &e.ev)); err != nil {
+		return 0, err
+	}
+	var start, end uint64
+	if a.getProfilingInfo(e.ev, 0x1282, 8, unsafe.Pointer(&start), nil) != 0 || // CL_PROFILING_COMMAND_START
+		a.getProfilingInfo(e.ev, 0x1283, 8, unsafe.Pointer(&end), nil) != 0 { // CL_PROFILING_COMMAND_END
+		return 0, nil
+	}
+	return time.Duration(end - start), nil
 }
 
 // Release lets the driver forget the event; a second call does nothing.

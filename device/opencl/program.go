@@ -262,16 +262,11 @@ func (k *Kernel) Run(global, local []int) (time.Duration, error) {
 		return 0, err
 	}
 	defer e.Release()
-	if err := check("clWaitForEvents", k.p.c.a.waitForEvents(1, &e.ev)); err != nil {
+	d, err := e.Elapsed()
+	if err != nil {
 		return 0, fmt.Errorf("%w (kernel %s)", err, k.Name)
 	}
-	var start, end uint64
-	c := k.p.c
-	if c.a.getProfilingInfo(e.ev, 0x1282, 8, unsafe.Pointer(&start), nil) != 0 || // CL_PROFILING_COMMAND_START
-		c.a.getProfilingInfo(e.ev, 0x1283, 8, unsafe.Pointer(&end), nil) != 0 { // CL_PROFILING_COMMAND_END
-		return 0, nil
-	}
-	return time.Duration(end - start), nil
+	return d, nil
 }
 
 // Start enqueues the kernel as Run does, after the commands of after (on

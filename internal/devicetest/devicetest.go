@@ -12,7 +12,7 @@ import (
 // Open opens the first OpenCL device, or skips the test without one
 // unless HITFLOW_REQUIRE_OPENCL=1 (CI); at the end it closes it and
 // checks that nothing was left on the device.
-func Open(t *testing.T) *opencl.Context {
+func Open(t testing.TB) *opencl.Context {
 	t.Helper()
 	d, err := opencl.Select("opencl")
 	if err != nil {

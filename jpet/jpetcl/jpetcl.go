@@ -22,10 +22,34 @@ type params struct {
 // buildOptions are the OpenCL compiler's options for mlem.cl.
 const buildOptions = "-cl-std=CL1.2"
 
-// batchEvents is how many events a kernel launch takes: a progress report
-// after each, and the events' buffer when they do not all fit on the
-// device.
-const batchEvents = 1 << 16
+// batchEvents is how many events a kernel launch takes when they are sent
+// in batches (the size of the two buffers); residentBatch when they stay
+// on the device. A progress report follows each launch; each launch adds
+// its work-groups' images to the global one, which a larger batch does
+// less often.
+const (
+	batchEvents   = 1 << 16
+	residentBatch = 1 << 20
+)
+
+// layout is how the projection's work is laid out on the device.
+type layout int
+
+const (
+	// global: a work-item an event, the image summed in global memory
+	// (when a work-group's own image does not fit in local memory).
+	global layout = iota
+	// perEvent: a work-item an event, each work-group summing its own
+	// image in local memory, added to the global one at the end.
+	perEvent
+	// teams: as perEvent, but a team of 32 work-items an event.
+	teams
+)
+
+var kernelOf = [...]string{global: "project", perEvent: "projectLocal", teams: "projectTeams"}
+
+// teamSize is TEAM of mlem.cl.
+const teamSize = 32
 
 // Reconstructor runs list-mode MLEM iterations on an OpenCL device, as
 // jpet.Reconstructor does on the CPU cores: the same events, kernels, boxes
@@ -39,9 +63,10 @@ const batchEvents = 1 << 16
 // additions in whatever order the device runs the events: the result is
 // not bitwise the same from run to run, but agrees to round-off (about
 // 1e-15 relative) with any other run and to 1e-9 with the CPU path. When
-// the image fits in half a work-group's local memory, each work-group
-// sums its events into an image of its own there and adds it to the
-// global one at the end.
+// the image fits in a work-group's local memory, each work-group sums its
+// events into an image of its own there and adds it to the global one at
+// the end; on a GPU a team of 32 work-items shares each event, as in the
+// paper's GPU code.
 type Reconstructor struct {
 	ctx       *opencl.Context
 	s         jpet.Scanner
@@ -49,10 +74,10 @@ type Reconstructor struct {
 	events    []jpet.EventKernel // the host's copy, for batches sent each iteration
 	resident  bool               // all events on the device
 	prog      *opencl.Program
-	project   *opencl.Kernel // projectLocal when local
+	project   *opencl.Kernel // kernelOf[layout]
 	update    *opencl.Kernel
-	local     bool // a local image per work-group (see projectLocal in mlem.cl)
-	batch     int  // events a launch: batchEvents (tests make it small)
+	layout    layout
+	batch     int // events a launch: batchEvents or residentBatch (tests make it small)
 	groupSize int
 	evBuf     *opencl.Buffer    // all the events, when resident
 	batches   [2]*opencl.Buffer // otherwise: one sent while the other is projected
@@ -87,16 +112,10 @@ func NewReconstructor(ctx *opencl.Context, s jpet.Scanner, events []jpet.Event, 
 		return nil, err
 	}
 	pixels := s.NZ * s.NY
-	// A work-group's own image fits in local memory on most GPUs at the
-	// paper's set-up (38 KB); half of it is left to the compiler.
 	d := ctx.Device
-	r.local = int64(8*pixels) <= d.LocalMem/2
 	r.groupSize = min(256, d.MaxWorkGroup)
-	name := "project"
-	if r.local {
-		name = "projectLocal"
-	}
-	if r.project, err = r.prog.Kernel(name); err != nil {
+	r.layout = chooseLayout(d, pixels, r.groupSize)
+	if err := r.setLayout(r.layout); err != nil {
 		return nil, err
 	}
 	if r.update, err = r.prog.Kernel("update"); err != nil {
@@ -148,7 +167,9 @@ func NewReconstructor(ctx *opencl.Context, s jpet.Scanner, events []jpet.Event, 
 	}
 	size := int(unsafe.Sizeof(jpet.EventKernel{})) * max(len(r.events), 1)
 	r.resident = int64(size) <= d.MaxAlloc && int64(size) <= d.GlobalMem/4
-	if !r.resident {
+	if r.resident {
+		r.batch = residentBatch
+	} else {
 		for i := range r.batches {
 			if r.batches[i], err = ctx.NewBuffer(int(unsafe.Sizeof(jpet.EventKernel{}))*batchEvents, opencl.ReadOnly); err != nil {
 				return nil, err
@@ -239,22 +260,60 @@ func (r *Reconstructor) projectSent() (err error) {
 	return nil
 }
 
+// chooseLayout picks teams on a GPU and perEvent on other devices when a
+// work-group's image, and the teams' sums, fit in local memory (the
+// paper's image is 38 KB: GPUs have 48 KB or more), leaving 1 KB to the
+// compiler; else global.
+func chooseLayout(d opencl.Device, pixels, groupSize int) layout {
+	switch {
+	case int64(8*(pixels+groupSize)+1024) > d.LocalMem:
+		return global
+	case d.Type == "gpu" && groupSize%teamSize == 0:
+		return teams
+	}
+	return perEvent
+}
+
+// setLayout makes the projection kernel that of l.
+func (r *Reconstructor) setLayout(l layout) error {
+	k, err := r.prog.Kernel(kernelOf[l])
+	if err != nil {
+		return err
+	}
+	if err := r.project.Release(); err != nil {
+		k.Release()
+		return err
+	}
+	r.project, r.layout = k, l
+	return nil
+}
+
 // start launches the projection of events [lo, hi) of buf after the
 // commands of after.
 func (r *Reconstructor) start(buf *opencl.Buffer, lo, hi int, after ...*opencl.Event) (*opencl.Event, error) {
-	if !r.local {
+	pixels := r.s.NZ * r.s.NY
+	var err error
+	switch r.layout {
+	case global:
 		if err := r.project.SetArgs(buf, int32(lo), int32(hi), r.parBuf, r.rho, r.sens, r.acc); err != nil {
 			return nil, err
 		}
 		return r.project.Start([]int{roundUp(hi-lo, 64)}, nil, after...)
+	case perEvent:
+		err = r.project.SetArgs(buf, int32(lo), int32(hi), r.parBuf, r.rho, r.sens, r.acc, opencl.Local(8*pixels), int32(pixels))
+	case teams:
+		err = r.project.SetArgs(buf, int32(lo), int32(hi), r.parBuf, r.rho, r.sens, r.acc, opencl.Local(8*pixels), int32(pixels), opencl.Local(8*r.groupSize))
 	}
-	pixels := r.s.NZ * r.s.NY
-	if err := r.project.SetArgs(buf, int32(lo), int32(hi), r.parBuf, r.rho, r.sens, r.acc, opencl.Local(8*pixels), int32(pixels)); err != nil {
+	if err != nil {
 		return nil, err
+	}
+	perGroup := r.groupSize
+	if r.layout == teams {
+		perGroup /= teamSize
 	}
 	// Enough work-groups to fill the device, few enough that adding
 	// their images to acc costs little against their events.
-	groups := max(1, min(4*r.ctx.Device.ComputeUnits, (hi-lo+r.groupSize-1)/r.groupSize))
+	groups := max(1, min(4*r.ctx.Device.ComputeUnits, (hi-lo+perGroup-1)/perGroup))
 	return r.project.Start([]int{groups * r.groupSize}, []int{r.groupSize}, after...)
 }
 

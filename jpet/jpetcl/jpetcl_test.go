@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -51,7 +52,7 @@ func TestMatchesCPU(t *testing.T) {
 		{Kernel: jpet.Analytic}, {Kernel: jpet.Gaussian}, {Kernel: jpet.Analytic, Sensitivity: true},
 		{Kernel: jpet.Gaussian, AuthorsBox: true}, {Kernel: jpet.Analytic, Sensitivity: true, AuthorsBox: true},
 	} {
-		for _, local := range []bool{true, false} {
+		for _, l := range []layout{global, perEvent, teams} {
 			cpu, err := jpet.NewReconstructor(s, sim.Events, jpet.Options{Kernel: opt.Kernel, Sensitivity: opt.Sensitivity, AuthorsBox: opt.AuthorsBox, Workers: 1})
 			if err != nil {
 				t.Fatal(err)
@@ -60,11 +61,11 @@ func TestMatchesCPU(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !dev.local {
+			if dev.layout == global {
 				t.Fatal("the paper's image does not fit in a work-group's local memory here")
 			}
-			if !local {
-				globalImage(t, dev)
+			if err := dev.setLayout(l); err != nil {
+				t.Fatal(err)
 			}
 			for it := 1; it <= 3; it++ {
 				cpu.Iterate()
@@ -75,25 +76,13 @@ func TestMatchesCPU(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				compare(t, "iteration", img, cpu.Image(), 1e-9, 1e-12)
+				compare(t, fmt.Sprintf("%+v, %s, iteration %d", opt, kernelOf[l], it), img, cpu.Image(), 1e-9, 1e-12)
 			}
 			if err := dev.Close(); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
-}
-
-// globalImage makes r add every event's values to the global image, as
-// on a device whose local memory is too small for a work-group's own.
-func globalImage(t *testing.T, r *Reconstructor) {
-	t.Helper()
-	r.project.Release()
-	var err error
-	if r.project, err = r.prog.Kernel("project"); err != nil {
-		t.Fatal(err)
-	}
-	r.local = false
 }
 
 // TestBatchesSentEachIteration: events that do not stay on the device,
@@ -229,5 +218,39 @@ func TestAuthorsReconstruction(t *testing.T) {
 	}
 	if worst > 5e-5 {
 		t.Fatalf("differs from the authors' image by %.3g of the peak", worst)
+	}
+}
+
+// BenchmarkIterate times an iteration of about 10^6 events of the paper's
+// phantom in each layout the device takes (ns/op: one iteration).
+func BenchmarkIterate(b *testing.B) {
+	ctx := devicetest.Open(b)
+	s := jpet.PaperScanner().WithDefaults()
+	sim, err := jpet.Simulate(context.Background(), s, jpet.PaperPhantom(), jpet.SimOptions{Emissions: 1_250_000, Seed: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, l := range []layout{global, perEvent, teams} {
+		b.Run(kernelOf[l], func(b *testing.B) {
+			r, err := NewReconstructor(ctx, s, sim.Events, jpet.Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer r.Close()
+			if r.layout == global && l != global {
+				b.Skip("the image does not fit in local memory")
+			}
+			if err := r.setLayout(l); err != nil {
+				b.Fatal(err)
+			}
+			for b.Loop() {
+				if err := r.Iterate(); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := r.Image(); err != nil { // waits for the iteration
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

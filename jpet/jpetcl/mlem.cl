@@ -143,6 +143,70 @@ __kernel void projectLocal(__global const jpet_event *events, int lo, int n, __c
 	}
 }
 
+// projectLocal with the work-group's work-items in teams of TEAM, one
+// event a team, as the paper's GPU code gives a warp an event: the lanes
+// take the event's box in strides, so that neighbours read neighbouring
+// pixels and finish together, and sum its denominator through part (TEAM
+// doubles a team). Every work-item runs the same rounds, the barriers
+// between them outside any branch.
+#define TEAM 32
+__kernel void projectTeams(__global const jpet_event *events, int lo, int n, __constant params_t *p,
+                           __global const double *rho, __global const double *sens, __global double *acc,
+                           __local double *img, int pixels, __local double *part) {
+	int lid = get_local_id(0), lane = lid % TEAM, teams = get_local_size(0) / TEAM;
+	for (int q = lid; q < pixels; q += get_local_size(0)) {
+		img[q] = 0.0;
+	}
+	barrier(CLK_LOCAL_MEM_FENCE);
+	for (int first = lo + get_group_id(0) * teams; first < n; first += get_num_groups(0) * teams) {
+		int i = first + lid / TEAM;
+		jpet_event e;
+		int rows = 0, cells = 0;
+		if (i < n) {
+			e = events[i];
+			rows = e.y1 - e.y0;
+			cells = (e.z1 - e.z0) * rows;
+		}
+		double d = 0.0;
+		for (int c = lane; c < cells; c += TEAM) {
+			int iz = e.z0 + c / rows, iy = e.y0 + c % rows;
+			double k = value(&e, p, iz, iy);
+			if (k >= 0.0) {
+				int pix = iz * p->ny + iy;
+				double v = k * rho[pix];
+				if (p->sensitivity) {
+					v *= sens[pix];
+				}
+				d += v;
+			}
+		}
+		part[lid] = d;
+		barrier(CLK_LOCAL_MEM_FENCE);
+		double denom = 0.0;
+		for (int l = lid - lane; l < lid - lane + TEAM; l++) {
+			denom += part[l];
+		}
+		barrier(CLK_LOCAL_MEM_FENCE);
+		if (denom == 0.0) {
+			continue;
+		}
+		double inv = 1.0 / denom;
+		for (int c = lane; c < cells; c += TEAM) {
+			int iz = e.z0 + c / rows, iy = e.y0 + c % rows;
+			double k = value(&e, p, iz, iy);
+			if (k >= 0.0) {
+				addLocal(&img[iz * p->ny + iy], k * inv);
+			}
+		}
+	}
+	barrier(CLK_LOCAL_MEM_FENCE);
+	for (int q = lid; q < pixels; q += get_local_size(0)) {
+		if (img[q] != 0.0) {
+			add(&acc[q], img[q]);
+		}
+	}
+}
+
 // rho *= acc, and acc back to zero for the next iteration.
 __kernel void update(__global double *rho, __global double *acc, int n) {
 	int i = get_global_id(0);
