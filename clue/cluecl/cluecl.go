@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -40,6 +41,10 @@ type plan struct {
 type Timings struct {
 	clue.Timings
 	Upload, Download time.Duration
+	// Host is the part of the overhead spent on the host checking the
+	// points and planning the grid (with events: the batches' sum, which
+	// overlaps the device's work).
+	Host time.Duration
 }
 
 // Clusterer runs CLUE on an OpenCL device: the same index, densities,
@@ -202,6 +207,7 @@ func (c *Clusterer) Run(pts *clue.Points, p clue.Params) (*clue.Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	c.Timings.Host = time.Since(start)
 	res := &c.result
 	resize(res, pts.Len())
 	if pts.Len() == 0 {
@@ -381,11 +387,18 @@ func (c *Clusterer) clusterSpans(in *clue.Points, p clue.Params, spans [][2]int,
 	// Unbuffered: the goroutine starts batch k+3, in batch k's view, once
 	// batch k is done.
 	ready, stop, done := make(chan prepared), make(chan struct{}), make(chan struct{})
-	defer func() { close(stop); <-done }()
+	var host atomic.Int64
+	defer func() {
+		close(stop)
+		<-done
+		c.Timings.Host = time.Duration(host.Load())
+	}()
 	go func() {
 		defer close(done)
 		for k, sp := range spans {
+			t0 := time.Now()
 			b, err := c.prepare(slice(in, sp), p, &c.events[k%len(c.events)])
+			host.Add(int64(time.Since(t0)))
 			select {
 			case ready <- prepared{b, err}:
 			case <-stop:

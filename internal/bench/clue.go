@@ -33,8 +33,8 @@ func CLUE(ctx context.Context, steps, repeat int, dev *opencl.Context, stdout io
 		defer func() { err = errors.Join(err, device.Close()) }()
 		fmt.Fprintf(stdout, "Device: %s\n\n", dev.Device)
 	}
-	fmt.Fprintf(stdout, "| points | where | index | density | nearest-higher | seeds/followers | expansion | overhead | total (ms) | upload | download |\n")
-	fmt.Fprintf(stdout, "|---|---|---|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(stdout, "| points | where | index | density | nearest-higher | seeds/followers | expansion | overhead | of it on the host | total (ms) | upload | download |\n")
+	fmt.Fprintf(stdout, "|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	var pts *clue.Points
 	workers := []int{1}
 	if n := runtime.GOMAXPROCS(0); n > 1 {
@@ -54,7 +54,7 @@ func CLUE(ctx context.Context, steps, repeat int, dev *opencl.Context, stdout io
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(stdout, "| %d | %s | %s | %s | %s | %s | %s | %s | %s | - | - |\n", pts.Len(), cpuWorkers(w),
+			fmt.Fprintf(stdout, "| %d | %s | %s | %s | %s | %s | %s | %s | - | %s | - | - |\n", pts.Len(), cpuWorkers(w),
 				ms(m.Index), ms(m.Density), ms(m.NearestHigher), ms(m.SeedsFollowers), ms(m.Expansion), ms(m.Overhead), ms(m.Total()))
 		}
 		if device == nil {
@@ -67,8 +67,8 @@ func CLUE(ctx context.Context, steps, repeat int, dev *opencl.Context, stdout io
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "| %d | device | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", pts.Len(),
-			ms(m.Index), ms(m.Density), ms(m.NearestHigher), ms(m.SeedsFollowers), ms(m.Expansion), ms(m.Overhead), ms(m.Total()),
+		fmt.Fprintf(stdout, "| %d | device | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", pts.Len(),
+			ms(m.Index), ms(m.Density), ms(m.NearestHigher), ms(m.SeedsFollowers), ms(m.Expansion), ms(m.Overhead), ms(m.Host), ms(m.Total()),
 			ms(m.Upload), ms(m.Download))
 	}
 	return nil

@@ -17,31 +17,70 @@ typedef struct {
 	int ny, gaussian, sensitivity, pad;
 } params_t;
 
-// The kernel value of event e at pixel (iz, iy), or -1 outside its
-// 3-sigma ellipse.
-static double value(const jpet_event *e, __constant params_t *p, int iz, int iy) {
-	double dz = p->zfirst + (double)iz * p->pixel - e->z;
+// An event's kernel over its box is computed a row (iy) at a time: what
+// depends on the event alone (ev_t), then on the row (row_t), then the
+// cell; every quantity by the same operations in the same order as the
+// whole formula of package jpet, so the values are the same bits.
+typedef struct {
+	double t, sec, sec2, ea, eb, ec;
+} ev_t;
+
+typedef struct {
+	double ady2, bdy, dyrt; // the ellipse test's and u's terms of the row
+	double scale, qrow;     // the Gaussian kernel's
+	double n0, n1, b0, b1, a0; // the analytic kernel's: n = n0 + n1 u, b = b0 + b1 u, a = 2 isz2 u u + a0
+} row_t;
+
+static ev_t eventTerms(const jpet_event *e, __constant params_t *p) {
+	ev_t c;
+	c.t = e->tan;
+	c.sec = e->sec;
+	c.sec2 = c.sec * c.sec;
+	c.ea = 4.0 * c.sec2 * p->isdl2 + 2.0 * c.t * c.t * p->isz2;
+	c.eb = -4.0 * c.t * p->isz2;
+	c.ec = 2.0 * p->isz2;
+	return c;
+}
+
+static row_t rowTerms(const jpet_event *e, const ev_t *c, __constant params_t *p, int iy) {
+	row_t r;
 	double dy = (p->yfirst - e->y) - (double)iy * p->pixel;
-	double t = e->tan, sec = e->sec, sec2 = sec * sec;
-	double ea = 4.0 * sec2 * p->isdl2 + 2.0 * t * t * p->isz2;
-	double eb = -4.0 * t * p->isz2, ec = 2.0 * p->isz2;
-	if (ea * dy * dy + eb * dy * dz + ec * dz * dz > 9.0) {
-		return -1.0;
-	}
+	r.ady2 = c->ea * dy * dy;
+	r.bdy = c->eb * dy;
 	double Y = p->yfirst - (double)iy * p->pixel;
 	double dyr = Y - e->y;
-	double a1 = -(Y - p->r) * sec2, a2 = -(Y + p->r) * sec2, a3 = -2.0 * Y * sec * t;
-	double b3 = -2.0 * dyr * sec;
+	r.dyrt = dyr * c->t;
+	double a1 = -(Y - p->r) * c->sec2, a2 = -(Y + p->r) * c->sec2, a3 = -2.0 * Y * c->sec * c->t;
+	double b3 = -2.0 * dyr * c->sec;
 	double aCa = (a1 * a1 + a2 * a2) * p->isz2 + a3 * a3 * p->isdl2;
-	double u = dz - dyr * t;
 	if (p->gaussian) {
-		double q = -p->isz2 * u * u - 2.0 * p->isdl2 * sec2 * dyr * dyr;
-		return p->norm / sqrt(aCa) * exp(q);
+		r.scale = p->norm / sqrt(aCa);
+		r.qrow = 2.0 * p->isdl2 * c->sec2 * dyr * dyr;
+		return r;
 	}
-	double o1 = a1 * t, o2 = a2 * t, o3 = -Y * sec * (1.0 + 2.0 * t * t);
-	double n = aCa + 2.0 * o3 * b3 * p->isdl2 + 2.0 * (o1 + o2) * p->isz2 * u;
-	double b = a3 * b3 * p->isdl2 + (a1 + a2) * p->isz2 * u;
-	double a = 2.0 * p->isz2 * u * u + b3 * b3 * p->isdl2;
+	double o1 = a1 * c->t, o2 = a2 * c->t, o3 = -Y * c->sec * (1.0 + 2.0 * c->t * c->t);
+	r.n0 = aCa + 2.0 * o3 * b3 * p->isdl2;
+	r.n1 = 2.0 * (o1 + o2) * p->isz2;
+	r.b0 = a3 * b3 * p->isdl2;
+	r.b1 = (a1 + a2) * p->isz2;
+	r.a0 = b3 * b3 * p->isdl2;
+	return r;
+}
+
+// The kernel value at column iz of the row, or -1 outside the event's
+// 3-sigma ellipse.
+static double cellValue(const jpet_event *e, const ev_t *c, const row_t *r, __constant params_t *p, int iz) {
+	double dz = p->zfirst + (double)iz * p->pixel - e->z;
+	if (r->ady2 + r->bdy * dz + c->ec * dz * dz > 9.0) {
+		return -1.0;
+	}
+	double u = dz - r->dyrt;
+	if (p->gaussian) {
+		return r->scale * exp(-p->isz2 * u * u - r->qrow);
+	}
+	double n = r->n0 + r->n1 * u;
+	double b = r->b0 + r->b1 * u;
+	double a = 2.0 * p->isz2 * u * u + r->a0;
 	return p->norm / sqrt(n) * exp(-0.5 * (a - b * b / n));
 }
 
@@ -63,23 +102,36 @@ static void addLocal(volatile __local double *p, double v) {
 	} while (atom_cmpxchg((volatile __local ulong *)p, old.u, sum.u) != old.u);
 }
 
-// denominator is the sum over event e's pixels of K * rho * sensitivity.
-static double denominator(const jpet_event *e, __constant params_t *p, __global const double *rho, __global const double *sens) {
-	double denom = 0.0;
-	for (int iz = e->z0; iz < e->z1; iz++) {
-		for (int iy = e->y0; iy < e->y1; iy++) {
-			double k = value(e, p, iz, iy);
-			if (k < 0.0) {
-				continue;
-			}
-			int pix = iz * p->ny + iy;
-			double v = k * rho[pix];
-			if (p->sensitivity) {
-				v *= sens[pix];
-			}
-			denom += v;
-		}
+// FOR_CELLS runs the statements that follow with iz, iy and k, the kernel
+// value, at every cell of event e's box inside its ellipse, in rows
+// [from, e's last) in steps of step.
+#define FOR_CELLS(e, p, from, step, ...)                                   \
+	{                                                                     \
+		ev_t c_ = eventTerms(e, p);                                       \
+		for (int iy = (from); iy < (e)->y1; iy += (step)) {               \
+			row_t r_ = rowTerms(e, &c_, p, iy);                           \
+			for (int iz = (e)->z0; iz < (e)->z1; iz++) {                  \
+				double k = cellValue(e, &c_, &r_, p, iz);                 \
+				if (k >= 0.0) {                                           \
+					__VA_ARGS__                                           \
+				}                                                         \
+			}                                                             \
+		}                                                                 \
 	}
+
+// denominator is the sum over rows [from, e's last) in steps of step of
+// event e's K * rho * sensitivity.
+static double denominator(const jpet_event *e, __constant params_t *p, __global const double *rho, __global const double *sens,
+                          int from, int step) {
+	double denom = 0.0;
+	FOR_CELLS(e, p, from, step, {
+		int pix = iz * p->ny + iy;
+		double v = k * rho[pix];
+		if (p->sensitivity) {
+			v *= sens[pix];
+		}
+		denom += v;
+	})
 	return denom;
 }
 
@@ -93,19 +145,12 @@ __kernel void project(__global const jpet_event *events, int lo, int n, __consta
 		return;
 	}
 	jpet_event e = events[i];
-	double denom = denominator(&e, p, rho, sens);
+	double denom = denominator(&e, p, rho, sens, e.y0, 1);
 	if (denom == 0.0) {
 		return;
 	}
 	double inv = 1.0 / denom;
-	for (int iz = e.z0; iz < e.z1; iz++) {
-		for (int iy = e.y0; iy < e.y1; iy++) {
-			double k = value(&e, p, iz, iy);
-			if (k >= 0.0) {
-				add(&acc[iz * p->ny + iy], k * inv);
-			}
-		}
-	}
+	FOR_CELLS(&e, p, e.y0, 1, { add(&acc[iz * p->ny + iy], k * inv); })
 }
 
 // project with an image of its own per work-group, in local memory, added
@@ -121,19 +166,12 @@ __kernel void projectLocal(__global const jpet_event *events, int lo, int n, __c
 	barrier(CLK_LOCAL_MEM_FENCE);
 	for (int i = lo + get_global_id(0); i < n; i += get_global_size(0)) {
 		jpet_event e = events[i];
-		double denom = denominator(&e, p, rho, sens);
+		double denom = denominator(&e, p, rho, sens, e.y0, 1);
 		if (denom == 0.0) {
 			continue;
 		}
 		double inv = 1.0 / denom;
-		for (int iz = e.z0; iz < e.z1; iz++) {
-			for (int iy = e.y0; iy < e.y1; iy++) {
-				double k = value(&e, p, iz, iy);
-				if (k >= 0.0) {
-					addLocal(&img[iz * p->ny + iy], k * inv);
-				}
-			}
-		}
+		FOR_CELLS(&e, p, e.y0, 1, { addLocal(&img[iz * p->ny + iy], k * inv); })
 	}
 	barrier(CLK_LOCAL_MEM_FENCE);
 	for (int q = get_local_id(0); q < pixels; q += get_local_size(0)) {
@@ -144,11 +182,12 @@ __kernel void projectLocal(__global const jpet_event *events, int lo, int n, __c
 }
 
 // projectLocal with the work-group's work-items in teams of TEAM, one
-// event a team, as the paper's GPU code gives a warp an event: the lanes
-// take the event's box in strides, so that neighbours read neighbouring
-// pixels and finish together, and sum its denominator through part (TEAM
-// doubles a team). Every work-item runs the same rounds, the barriers
-// between them outside any branch.
+// event a team, as the paper's GPU code gives a warp an event: lane l
+// takes the box's rows l, l + TEAM, ... (the paper's boxes have up to 31
+// rows), so that neighbours read neighbouring pixels, and the team sums
+// the event's denominator through part (TEAM doubles a team). Every
+// work-item runs the same rounds, the barriers between them outside any
+// branch.
 #define TEAM 32
 __kernel void projectTeams(__global const jpet_event *events, int lo, int n, __constant params_t *p,
                            __global const double *rho, __global const double *sens, __global double *acc,
@@ -161,26 +200,11 @@ __kernel void projectTeams(__global const jpet_event *events, int lo, int n, __c
 	for (int first = lo + get_group_id(0) * teams; first < n; first += get_num_groups(0) * teams) {
 		int i = first + lid / TEAM;
 		jpet_event e;
-		int rows = 0, cells = 0;
+		e.y0 = e.y1 = 0; // no rows past the last event
 		if (i < n) {
 			e = events[i];
-			rows = e.y1 - e.y0;
-			cells = (e.z1 - e.z0) * rows;
 		}
-		double d = 0.0;
-		for (int c = lane; c < cells; c += TEAM) {
-			int iz = e.z0 + c / rows, iy = e.y0 + c % rows;
-			double k = value(&e, p, iz, iy);
-			if (k >= 0.0) {
-				int pix = iz * p->ny + iy;
-				double v = k * rho[pix];
-				if (p->sensitivity) {
-					v *= sens[pix];
-				}
-				d += v;
-			}
-		}
-		part[lid] = d;
+		part[lid] = denominator(&e, p, rho, sens, e.y0 + lane, TEAM);
 		barrier(CLK_LOCAL_MEM_FENCE);
 		double denom = 0.0;
 		for (int l = lid - lane; l < lid - lane + TEAM; l++) {
@@ -191,13 +215,7 @@ __kernel void projectTeams(__global const jpet_event *events, int lo, int n, __c
 			continue;
 		}
 		double inv = 1.0 / denom;
-		for (int c = lane; c < cells; c += TEAM) {
-			int iz = e.z0 + c / rows, iy = e.y0 + c % rows;
-			double k = value(&e, p, iz, iy);
-			if (k >= 0.0) {
-				addLocal(&img[iz * p->ny + iy], k * inv);
-			}
-		}
+		FOR_CELLS(&e, p, e.y0 + lane, TEAM, { addLocal(&img[iz * p->ny + iy], k * inv); })
 	}
 	barrier(CLK_LOCAL_MEM_FENCE);
 	for (int q = lid; q < pixels; q += get_local_size(0)) {
