@@ -23,7 +23,7 @@ type Events struct {
 // no events, else the points with one layer per (event, layer) pair
 // (valid until the next call).
 func (e *Events) View(pts *Points) (*Points, error) {
-	if err := pts.checkShape(); err != nil {
+	if err := pts.CheckShape(); err != nil {
 		return nil, err
 	}
 	if len(pts.Event) == 0 {

@@ -35,7 +35,7 @@ func NewPlan(pts *Points, p Params) (*Plan, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	if err := pts.checkShape(); err != nil {
+	if err := pts.CheckShape(); err != nil {
 		return nil, err
 	}
 	c := &Clusterer{}

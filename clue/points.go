@@ -29,14 +29,15 @@ func (p *Points) Dim() int { return len(p.Coords) }
 // checks the values in its first parallel pass (Clusterer.extents) and
 // calls firstBadValue only when that finds one.
 func (p *Points) Validate() error {
-	if err := p.checkShape(); err != nil {
+	if err := p.CheckShape(); err != nil {
 		return err
 	}
 	return p.firstBadValue()
 }
 
-// checkShape checks the lengths of the columns.
-func (p *Points) checkShape() error {
+// CheckShape checks the lengths of the columns (Validate checks the
+// values too).
+func (p *Points) CheckShape() error {
 	n := p.Len()
 	if p.Dim() == 0 {
 		return fmt.Errorf("clue: points have no coordinates")

@@ -366,18 +366,31 @@ __kernel void assign(__global const uchar *kind, __global const int *up, __globa
 	}
 }
 
-// collect writes the results in input order.
+// collect writes the results in input order, the nearest-higher points'
+// indices plus base, and counts the outliers into seeds[n + 1] (seeds[n]
+// is the number of seeds), a work-group's count at a time.
 __kernel void collect(__global const int *order, __global const double *rho, __global const double *delta, __global const int *nh,
                       __global const uchar *kind, __global const int *cid, __global double *outRho, __global double *outDelta,
-                      __global int *outNH, __global uchar *outSeed, __global int *outCID, int base, int n) {
+                      __global int *outNH, __global uchar *outSeed, __global int *outCID, int base, int n, __global int *seeds) {
+	__local int outliers;
 	int k = get_global_id(0);
-	if (k >= n) {
-		return;
+	if (get_local_id(0) == 0) {
+		outliers = 0;
 	}
-	int i = order[k];
-	outRho[i] = rho[k];
-	outDelta[i] = delta[k];
-	outNH[i] = nh[k] >= 0 ? order[nh[k]] + base : -1;
-	outSeed[i] = kind[k] == SEED;
-	outCID[i] = cid[k];
+	barrier(CLK_LOCAL_MEM_FENCE);
+	if (k < n) {
+		int i = order[k];
+		outRho[i] = rho[k];
+		outDelta[i] = delta[k];
+		outNH[i] = nh[k] >= 0 ? order[nh[k]] + base : -1;
+		outSeed[i] = kind[k] == SEED;
+		outCID[i] = cid[k];
+		if (cid[k] < 0) {
+			atomic_inc(&outliers);
+		}
+	}
+	barrier(CLK_LOCAL_MEM_FENCE);
+	if (get_local_id(0) == 0 && outliers > 0) {
+		atomic_add(&seeds[n + 1], outliers);
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -62,6 +63,7 @@ type Clusterer struct {
 	kernels map[string]*opencl.Kernel
 	bufs    map[string]*opencl.Buffer // kept from run to run, grown as needed
 	events  [3]clue.Events            // a batch's view: clustered, uploaded, prepared
+	numbers [2]clue.Events            // batches' cluster ids numbered per event, two at a time
 	// BatchPoints bounds a batch of points with events (0: DefaultBatch).
 	BatchPoints int
 	Timings     Timings
@@ -216,6 +218,7 @@ func (c *Clusterer) Run(pts *clue.Points, p clue.Params) (*clue.Result, error) {
 	r := &run{c: c}
 	up := time.Now()
 	r.upload(0, b, false)
+	r.finish() // a write returns once its data is taken, maybe before it is on the device
 	c.Timings.Upload = time.Since(up)
 	if err := c.compute(r, 0, b, res, 0); err != nil {
 		return nil, err
@@ -351,7 +354,9 @@ func send[T any](b *opencl.Buffer, off int, data []T, async bool) (*opencl.Event
 func (c *Clusterer) runBatches(in *clue.Points, p clue.Params) (*clue.Result, error) {
 	c.Timings = Timings{}
 	start := time.Now()
-	if err := in.Validate(); err != nil {
+	// The values are checked batch by batch as the grids are planned; a
+	// bad one is then named by its index in the whole input.
+	if err := in.CheckShape(); err != nil {
 		return nil, err
 	}
 	res := &c.result
@@ -368,6 +373,9 @@ func (c *Clusterer) runBatches(in *clue.Points, p clue.Params) (*clue.Result, er
 		}
 	}
 	if err != nil {
+		if verr := in.Validate(); verr != nil {
+			err = verr // the batch's error names the point within the batch
+		}
 		return nil, err
 	}
 	c.Timings.Overhead = time.Since(start) - c.Timings.Total() - c.Timings.Upload - c.Timings.Download
@@ -416,9 +424,18 @@ func (c *Clusterer) clusterSpans(in *clue.Points, p clue.Params, spans [][2]int,
 	}
 	up := time.Now()
 	r.upload(0, first.b, false)
+	r.finish()
 	c.Timings.Upload = time.Since(up)
 	var pending []*opencl.Event
 	defer func() { r.wait(pending) }() // a failed batch leaves its successor's upload queued
+	// Each batch's ids are numbered per event on the host while the
+	// device clusters the next.
+	var numbering [len(c.numbers)]sync.WaitGroup
+	defer func() {
+		for i := range numbering {
+			numbering[i].Wait()
+		}
+	}()
 	next := first.b
 	for k, sp := range spans {
 		b := next
@@ -438,7 +455,9 @@ func (c *Clusterer) clusterSpans(in *clue.Points, p clue.Params, spans [][2]int,
 		if err := c.compute(r, k%2, b, &part, int32(sp[0])); err != nil {
 			return err
 		}
-		c.events[k%len(c.events)].Number(slice(in, sp), &part)
+		slot := k % len(c.numbers)
+		numbering[slot].Wait()
+		numbering[slot].Go(func() { c.numbers[slot].Number(slice(in, sp), &part) })
 		res.Clusters += part.Clusters
 		res.Outliers += part.Outliers
 	}
@@ -618,8 +637,9 @@ func (c *Clusterer) steps(r *run, set int, b *batch, res *clue.Result, base int3
 	r.launch(&t.NearestHigher, "nearestHigher", n, parBuf, counts, gcoords, layerTile, order, rho, nh, delta)
 
 	// Seeds, outliers, followers; the seeds' ids by a prefix sum of their
-	// marks in input order.
-	kind, upBuf, seedIn, cid := r.buffer("kind", n, 1), r.buffer("up", n, 4), r.buffer("seeds", n+1, 4), r.buffer("cid", n, 4)
+	// marks in input order (seeds[n] is then their number, and collect
+	// counts the outliers into seeds[n+1]).
+	kind, upBuf, seedIn, cid := r.buffer("kind", n, 1), r.buffer("up", n, 4), r.buffer("seeds", n+2, 4), r.buffer("cid", n, 4)
 	if err := r.zero(seedIn); err != nil {
 		return err
 	}
@@ -652,12 +672,12 @@ func (c *Clusterer) steps(r *run, set int, b *batch, res *clue.Result, base int3
 
 	// The results in input order.
 	oRho, oDelta, oNH, oSeed, oCID := r.buffer("outRho", n, 8), r.buffer("outDelta", n, 8), r.buffer("outNH", n, 4), r.buffer("outSeed", n, 1), r.buffer("outCID", n, 4)
-	r.launch(&t.Overhead, "collect", n, order, rho, delta, nh, kind, cid, oRho, oDelta, oNH, oSeed, oCID, base, int32(n))
+	r.launch(&t.Overhead, "collect", n, order, rho, delta, nh, kind, cid, oRho, oDelta, oNH, oSeed, oCID, base, int32(n), seedIn)
 	if r.settle() != nil { // the kernels done, so that the reads time the transfers alone
 		return r.err
 	}
 	down := time.Now()
-	var seeds [1]int32
+	var seeds [2]int32
 	transfer(r, opencl.Read, seedIn, 4*n, seeds[:])
 	transfer(r, opencl.Read, oRho, 0, res.Rho)
 	transfer(r, opencl.Read, oDelta, 0, res.Delta)
@@ -668,18 +688,8 @@ func (c *Clusterer) steps(r *run, set int, b *batch, res *clue.Result, base int3
 		return r.err
 	}
 	t.Download += time.Since(down)
-	res.Clusters = int(seeds[0])
-	for _, id := range res.ClusterID {
-		res.Outliers += b2i(id < 0)
-	}
+	res.Clusters, res.Outliers = int(seeds[0]), int(seeds[1])
 	return nil
-}
-
-func b2i(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // transfer copies between data and a buffer by move (opencl.Read or
@@ -687,6 +697,13 @@ func b2i(b bool) int {
 func transfer[T any](r *run, move func(*opencl.Buffer, int, []T) error, b *opencl.Buffer, off int, data []T) {
 	if r.err == nil {
 		r.err = move(b, off, data)
+	}
+}
+
+// finish waits for every command queued.
+func (r *run) finish() {
+	if r.err == nil {
+		r.err = r.c.ctx.Finish()
 	}
 }
 

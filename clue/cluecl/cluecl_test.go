@@ -225,3 +225,22 @@ func TestEventSpans(t *testing.T) {
 		}
 	}
 }
+
+// TestBatchesBadValue: a bad value in a later batch gives the CPU's
+// error, which names the point by its index in the whole input.
+func TestBatchesBadValue(t *testing.T) {
+	c := clusterer(t)
+	p := clue.Params{DC: 1, RhoC: 1, DeltaC: 2, DeltaO: 2}
+	const n = 100
+	pts := &clue.Points{Coords: [][]float64{make([]float64, n), make([]float64, n)}, Weight: make([]float64, n), Event: make([]int32, n)}
+	for i := range n {
+		pts.Coords[0][i], pts.Coords[1][i], pts.Weight[i], pts.Event[i] = float64(i%10), float64(i/10), 1, int32(i/10)
+	}
+	pts.Coords[1][77] = math.NaN()
+	c.BatchPoints = 20
+	_, werr := (&clue.Clusterer{}).Run(pts, p)
+	_, err := c.Run(pts, p)
+	if werr == nil || err == nil || err.Error() != werr.Error() {
+		t.Fatalf("error %v, the CPU's %v", err, werr)
+	}
+}

@@ -102,37 +102,40 @@ static void addLocal(volatile __local double *p, double v) {
 	} while (atom_cmpxchg((volatile __local ulong *)p, old.u, sum.u) != old.u);
 }
 
-// FOR_CELLS runs the statements that follow with iz, iy and k, the kernel
-// value, at every cell of event e's box inside its ellipse, in rows
-// [from, e's last) in steps of step.
-#define FOR_CELLS(e, p, from, step, ...)                                   \
-	{                                                                     \
-		ev_t c_ = eventTerms(e, p);                                       \
-		for (int iy = (from); iy < (e)->y1; iy += (step)) {               \
-			row_t r_ = rowTerms(e, &c_, p, iy);                           \
-			for (int iz = (e)->z0; iz < (e)->z1; iz++) {                  \
-				double k = cellValue(e, &c_, &r_, p, iz);                 \
-				if (k >= 0.0) {                                           \
-					__VA_ARGS__                                           \
-				}                                                         \
-			}                                                             \
-		}                                                                 \
-	}
+// What walk does at each cell of an event's ellipse: sum the event's
+// denominator, or add K / denominator to the global or a local image.
+enum { SUM, ADD_GLOBAL, ADD_LOCAL };
 
-// denominator is the sum over rows [from, e's last) in steps of step of
-// event e's K * rho * sensitivity.
-static double denominator(const jpet_event *e, __constant params_t *p, __global const double *rho, __global const double *sens,
-                          int from, int step) {
-	double denom = 0.0;
-	FOR_CELLS(e, p, from, step, {
-		int pix = iz * p->ny + iy;
-		double v = k * rho[pix];
-		if (p->sensitivity) {
-			v *= sens[pix];
+// walk does op at every cell of event e's box inside its ellipse, in rows
+// [from, e's last) in steps of step, and returns the sum (for SUM: of
+// K * rho * sensitivity). inv is 1 / the denominator; acc and img are the
+// global and the local image (img is 0 where no local image exists).
+static double walk(const jpet_event *e, __constant params_t *p, int from, int step, int op, double inv,
+                   __global const double *rho, __global const double *sens, __global double *acc, __local double *img) {
+	ev_t c = eventTerms(e, p);
+	double sum = 0.0;
+	for (int iy = from; iy < e->y1; iy += step) {
+		row_t r = rowTerms(e, &c, p, iy);
+		for (int iz = e->z0; iz < e->z1; iz++) {
+			double k = cellValue(e, &c, &r, p, iz);
+			if (k < 0.0) {
+				continue;
+			}
+			int pix = iz * p->ny + iy;
+			if (op == SUM) {
+				double v = k * rho[pix];
+				if (p->sensitivity) {
+					v *= sens[pix];
+				}
+				sum += v;
+			} else if (op == ADD_GLOBAL) {
+				add(&acc[pix], k * inv);
+			} else {
+				addLocal(&img[pix], k * inv);
+			}
 		}
-		denom += v;
-	})
-	return denom;
+	}
+	return sum;
 }
 
 // One iteration's back projection of events [lo, n), one work-item per
@@ -145,12 +148,12 @@ __kernel void project(__global const jpet_event *events, int lo, int n, __consta
 		return;
 	}
 	jpet_event e = events[i];
-	double denom = denominator(&e, p, rho, sens, e.y0, 1);
+	__local double *none = 0;
+	double denom = walk(&e, p, e.y0, 1, SUM, 0.0, rho, sens, acc, none);
 	if (denom == 0.0) {
 		return;
 	}
-	double inv = 1.0 / denom;
-	FOR_CELLS(&e, p, e.y0, 1, { add(&acc[iz * p->ny + iy], k * inv); })
+	walk(&e, p, e.y0, 1, ADD_GLOBAL, 1.0 / denom, rho, sens, acc, none);
 }
 
 // project with an image of its own per work-group, in local memory, added
@@ -166,12 +169,11 @@ __kernel void projectLocal(__global const jpet_event *events, int lo, int n, __c
 	barrier(CLK_LOCAL_MEM_FENCE);
 	for (int i = lo + get_global_id(0); i < n; i += get_global_size(0)) {
 		jpet_event e = events[i];
-		double denom = denominator(&e, p, rho, sens, e.y0, 1);
+		double denom = walk(&e, p, e.y0, 1, SUM, 0.0, rho, sens, acc, img);
 		if (denom == 0.0) {
 			continue;
 		}
-		double inv = 1.0 / denom;
-		FOR_CELLS(&e, p, e.y0, 1, { addLocal(&img[iz * p->ny + iy], k * inv); })
+		walk(&e, p, e.y0, 1, ADD_LOCAL, 1.0 / denom, rho, sens, acc, img);
 	}
 	barrier(CLK_LOCAL_MEM_FENCE);
 	for (int q = get_local_id(0); q < pixels; q += get_local_size(0)) {
@@ -204,7 +206,7 @@ __kernel void projectTeams(__global const jpet_event *events, int lo, int n, __c
 		if (i < n) {
 			e = events[i];
 		}
-		part[lid] = denominator(&e, p, rho, sens, e.y0 + lane, TEAM);
+		part[lid] = walk(&e, p, e.y0 + lane, TEAM, SUM, 0.0, rho, sens, acc, img);
 		barrier(CLK_LOCAL_MEM_FENCE);
 		double denom = 0.0;
 		for (int l = lid - lane; l < lid - lane + TEAM; l++) {
@@ -214,8 +216,7 @@ __kernel void projectTeams(__global const jpet_event *events, int lo, int n, __c
 		if (denom == 0.0) {
 			continue;
 		}
-		double inv = 1.0 / denom;
-		FOR_CELLS(&e, p, e.y0 + lane, TEAM, { addLocal(&img[iz * p->ny + iy], k * inv); })
+		walk(&e, p, e.y0 + lane, TEAM, ADD_LOCAL, 1.0 / denom, rho, sens, acc, img);
 	}
 	barrier(CLK_LOCAL_MEM_FENCE);
 	for (int q = lid; q < pixels; q += get_local_size(0)) {
