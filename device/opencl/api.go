@@ -33,6 +33,7 @@ type api struct {
 	getProgramInfo      func(p uintptr, param uint32, size uintptr, value unsafe.Pointer, ret *uintptr) int32
 	createKernel        func(p uintptr, name string, err *int32) uintptr
 	setKernelArg        func(k uintptr, index uint32, size uintptr, value unsafe.Pointer) int32
+	getKernelGroupInfo  func(k, dev uintptr, param uint32, size uintptr, value unsafe.Pointer, ret *uintptr) int32
 	createBuffer        func(ctx uintptr, flags uint64, size uintptr, host unsafe.Pointer, err *int32) uintptr
 	enqueueWrite        func(q, mem uintptr, blocking uint32, offset, size uintptr, ptr unsafe.Pointer, n uint32, wait *uintptr, ev *uintptr) int32
 	enqueueRead         func(q, mem uintptr, blocking uint32, offset, size uintptr, ptr unsafe.Pointer, n uint32, wait *uintptr, ev *uintptr) int32
@@ -92,7 +93,8 @@ func load(name string) (a *api, err error) {
 		{&a.createProgramSource, "clCreateProgramWithSource"}, {&a.createProgramBinary, "clCreateProgramWithBinary"},
 		{&a.buildProgram, "clBuildProgram"}, {&a.getProgramBuildInfo, "clGetProgramBuildInfo"},
 		{&a.getProgramInfo, "clGetProgramInfo"}, {&a.createKernel, "clCreateKernel"},
-		{&a.setKernelArg, "clSetKernelArg"}, {&a.createBuffer, "clCreateBuffer"},
+		{&a.setKernelArg, "clSetKernelArg"}, {&a.getKernelGroupInfo, "clGetKernelWorkGroupInfo"},
+		{&a.createBuffer, "clCreateBuffer"},
 		{&a.enqueueWrite, "clEnqueueWriteBuffer"}, {&a.enqueueRead, "clEnqueueReadBuffer"},
 		{&a.enqueueFill, "clEnqueueFillBuffer"}, {&a.enqueueNDRange, "clEnqueueNDRangeKernel"},
 		{&a.finish, "clFinish"}, {&a.waitForEvents, "clWaitForEvents"},

@@ -71,6 +71,9 @@ func TestRunKernel(t *testing.T) {
 		if err := k.SetArgs(buf, float32(3), int32(n)); err != nil {
 			t.Fatal(err)
 		}
+		if g, err := k.MaxGroup(); err != nil || g < 1 || g > c.Device.MaxWorkGroup {
+			t.Errorf("the kernel's largest work-group: %d, %v (the device's: %d)", g, err, c.Device.MaxWorkGroup)
+		}
 		if _, err := k.Run([]int{1024}, nil); err != nil {
 			t.Fatal(err)
 		}

@@ -210,6 +210,18 @@ func (k *Kernel) Release() error {
 	return err
 }
 
+// MaxGroup is the largest work-group the kernel runs in on its device,
+// which its registers and local memory may make smaller than the
+// device's maximum.
+func (k *Kernel) MaxGroup() (int, error) {
+	c := k.p.c
+	var n uintptr
+	if err := check("clGetKernelWorkGroupInfo", c.a.getKernelGroupInfo(k.k, c.Device.id, 0x11B0 /* CL_KERNEL_WORK_GROUP_SIZE */, unsafe.Sizeof(n), unsafe.Pointer(&n), nil)); err != nil {
+		return 0, fmt.Errorf("%w (kernel %s)", err, k.Name)
+	}
+	return int(n), nil
+}
+
 // Local is a kernel argument of that many bytes of local memory.
 type Local int
 

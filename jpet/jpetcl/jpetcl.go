@@ -113,9 +113,7 @@ func NewReconstructor(ctx *opencl.Context, s jpet.Scanner, events []jpet.Event, 
 	}
 	pixels := s.NZ * s.NY
 	d := ctx.Device
-	r.groupSize = min(256, d.MaxWorkGroup)
-	r.layout = chooseLayout(d, pixels, r.groupSize)
-	if err := r.setLayout(r.layout); err != nil {
+	if err := r.setLayout(chooseLayout(d, pixels)); err != nil {
 		return nil, err
 	}
 	if r.update, err = r.prog.Kernel("update"); err != nil {
@@ -261,31 +259,70 @@ func (r *Reconstructor) projectSent() (err error) {
 }
 
 // chooseLayout picks teams on a GPU and perEvent on other devices when a
-// work-group's image, and the teams' sums, fit in local memory (the
-// paper's image is 38 KB: GPUs have 48 KB or more), leaving 1 KB to the
-// compiler; else global.
-func chooseLayout(d opencl.Device, pixels, groupSize int) layout {
+// work-group's image, and a team's sums, fit in local memory (the paper's
+// image is 38 KB: GPUs have 48 KB or more), leaving 1 KB to the compiler;
+// else global.
+func chooseLayout(d opencl.Device, pixels int) layout {
 	switch {
-	case int64(8*(pixels+groupSize)+1024) > d.LocalMem:
+	case !fits(d, pixels, teamSize) || d.MaxWorkGroup < teamSize:
 		return global
-	case d.Type == "gpu" && groupSize%teamSize == 0:
+	case d.Type == "gpu":
 		return teams
 	}
 	return perEvent
 }
 
-// setLayout makes the projection kernel that of l.
+// fits says whether a work-group of size work-items has room for its
+// image and its sums in local memory.
+func fits(d opencl.Device, pixels, size int) bool {
+	return int64(8*(pixels+size)+1024) <= d.LocalMem
+}
+
+// setLayout makes the projection kernel that of l, in work-groups of the
+// size that suits it (see groupSize).
 func (r *Reconstructor) setLayout(l layout) error {
 	k, err := r.prog.Kernel(kernelOf[l])
 	if err != nil {
 		return err
 	}
-	if err := r.project.Release(); err != nil {
+	size, err := r.groupFor(k, l)
+	if err == nil {
+		err = r.project.Release()
+	}
+	if err != nil {
 		k.Release()
 		return err
 	}
-	r.project, r.layout = k, l
+	r.project, r.layout, r.groupSize = k, l, size
 	return nil
+}
+
+// groupFor is the work-group size of kernel k of layout l: for a local
+// image on a GPU the largest that the kernel takes (up to 1024, a
+// multiple of the team) and whose image and sums fit, so that one
+// image's local memory serves as many work-items as it can (the image
+// bounds the work-groups an SM holds); 256 elsewhere.
+func (r *Reconstructor) groupFor(k *opencl.Kernel, l layout) (int, error) {
+	d := r.ctx.Device
+	most, err := k.MaxGroup()
+	if err != nil {
+		return 0, err
+	}
+	size := min(256, most)
+	if l != global && d.Type == "gpu" {
+		size = min(1024, most)
+	}
+	if l == global {
+		return size, nil
+	}
+	if size < teamSize {
+		return 0, fmt.Errorf("jpetcl: %s runs %s in work-groups of at most %d work-items", d, k.Name, most)
+	}
+	size = size / teamSize * teamSize
+	for size > teamSize && !fits(d, r.s.NZ*r.s.NY, size) {
+		size -= teamSize
+	}
+	return size, nil
 }
 
 // start launches the projection of events [lo, hi) of buf after the

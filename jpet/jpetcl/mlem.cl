@@ -102,6 +102,14 @@ static void addLocal(volatile __local double *p, double v) {
 	} while (atom_cmpxchg((volatile __local ulong *)p, old.u, sum.u) != old.u);
 }
 
+// value is the kernel value of event e at (iz, iy), or -1 outside its
+// ellipse: the row's terms for one cell.
+static double value(const jpet_event *e, __constant params_t *p, int iz, int iy) {
+	ev_t c = eventTerms(e, p);
+	row_t r = rowTerms(e, &c, p, iy);
+	return cellValue(e, &c, &r, p, iz);
+}
+
 // What walk does at each cell of an event's ellipse: sum the event's
 // denominator, or add K / denominator to the global or a local image.
 enum { SUM, ADD_GLOBAL, ADD_LOCAL };
@@ -184,12 +192,13 @@ __kernel void projectLocal(__global const jpet_event *events, int lo, int n, __c
 }
 
 // projectLocal with the work-group's work-items in teams of TEAM, one
-// event a team, as the paper's GPU code gives a warp an event: lane l
-// takes the box's rows l, l + TEAM, ... (the paper's boxes have up to 31
-// rows), so that neighbours read neighbouring pixels, and the team sums
-// the event's denominator through part (TEAM doubles a team). Every
-// work-item runs the same rounds, the barriers between them outside any
-// branch.
+// event a team, as the paper's GPU code gives a warp an event: the lanes
+// take the box's cells in strides, so that they finish together and
+// neighbours read neighbouring pixels (each cell's terms computed anew:
+// on a GPU that costs less than lanes idle on the shorter rows), and the
+// team sums the event's denominator through part (TEAM doubles a team).
+// Every work-item runs the same rounds, the barriers between them outside
+// any branch.
 #define TEAM 32
 __kernel void projectTeams(__global const jpet_event *events, int lo, int n, __constant params_t *p,
                            __global const double *rho, __global const double *sens, __global double *acc,
@@ -202,11 +211,26 @@ __kernel void projectTeams(__global const jpet_event *events, int lo, int n, __c
 	for (int first = lo + get_group_id(0) * teams; first < n; first += get_num_groups(0) * teams) {
 		int i = first + lid / TEAM;
 		jpet_event e;
-		e.y0 = e.y1 = 0; // no rows past the last event
+		int rows = 0, cells = 0;
 		if (i < n) {
 			e = events[i];
+			rows = e.y1 - e.y0;
+			cells = (e.z1 - e.z0) * rows;
 		}
-		part[lid] = walk(&e, p, e.y0 + lane, TEAM, SUM, 0.0, rho, sens, acc, img);
+		double d = 0.0;
+		for (int c = lane; c < cells; c += TEAM) {
+			int iz = e.z0 + c / rows, iy = e.y0 + c % rows;
+			double k = value(&e, p, iz, iy);
+			if (k >= 0.0) {
+				int pix = iz * p->ny + iy;
+				double v = k * rho[pix];
+				if (p->sensitivity) {
+					v *= sens[pix];
+				}
+				d += v;
+			}
+		}
+		part[lid] = d;
 		barrier(CLK_LOCAL_MEM_FENCE);
 		double denom = 0.0;
 		for (int l = lid - lane; l < lid - lane + TEAM; l++) {
@@ -216,7 +240,14 @@ __kernel void projectTeams(__global const jpet_event *events, int lo, int n, __c
 		if (denom == 0.0) {
 			continue;
 		}
-		walk(&e, p, e.y0 + lane, TEAM, ADD_LOCAL, 1.0 / denom, rho, sens, acc, img);
+		double inv = 1.0 / denom;
+		for (int c = lane; c < cells; c += TEAM) {
+			int iz = e.z0 + c / rows, iy = e.y0 + c % rows;
+			double k = value(&e, p, iz, iy);
+			if (k >= 0.0) {
+				addLocal(&img[iz * p->ny + iy], k * inv);
+			}
+		}
 	}
 	barrier(CLK_LOCAL_MEM_FENCE);
 	for (int q = lid; q < pixels; q += get_local_size(0)) {
