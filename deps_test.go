@@ -38,6 +38,8 @@ func TestDependencyRules(t *testing.T) {
 		{"jpet", with(above, mod+"pixel", mod+"clue", mod+"jpet/")},
 		// A domain's device package: its domain and the runtime.
 		{"jpet/jpetcl", []string{mod + "pixel", mod + "clue", mod + "format", mod + "plot", mod + "cmd", "github.com/spf13"}},
+		{"clue/cluecl", []string{mod + "pixel", mod + "jpet", mod + "format", mod + "plot", mod + "cmd", "github.com/spf13"}},
+		{"pixel/pixelcl", []string{mod + "clue", mod + "jpet", mod + "pixel/pipeline", mod + "format", mod + "plot", mod + "cmd", "github.com/spf13"}},
 		// Formats: per family, none importing another family, the
 		// dispatch, the figures or the pipelines.
 		{"format/text", []string{mod + "format/columnar", mod + "format/root", mod + "plot", mod + "pixel/pipeline", mod + "cmd", "github.com/spf13", "github.com/apache", "go-hep.org"}},
@@ -53,7 +55,7 @@ func TestDependencyRules(t *testing.T) {
 		// packages use it.
 		{"device/opencl", []string{mod + "pixel", mod + "clue", mod + "jpet", mod + "format", mod + "plot", mod + "cmd", "github.com/spf13"}},
 		// Pipelines: stages and modes, whatever the output format.
-		{"pixel/pipeline", []string{mod + "format", mod + "plot", mod + "cmd", "github.com/spf13", "github.com/prometheus"}},
+		{"pixel/pipeline", []string{mod + "format", mod + "plot", mod + "device", mod + "cmd", "github.com/spf13", "github.com/prometheus"}},
 		// Live inputs and monitoring feed the pipelines; no figures,
 		// no devices, no CLI.
 		{"online", []string{mod + "plot", mod + "device", mod + "cmd", "github.com/spf13"}},

@@ -89,7 +89,8 @@ type ChunkedClusterer struct {
 	links     []int32 // pairs of carried hits to join
 	carryAt   []int32 // where a carried hit goes in the next buffer
 
-	err     error    // see Err
+	labeler ChunkLabeler // nil: the chunk step on the workers
+	err     error        // see Err
 	pending Clusters // closed clusters waiting for an earlier open one
 	small   Clusters // border clusters, then merged with the pending ones
 	merged  Clusters
@@ -126,6 +127,42 @@ func NewChunkedClusterer(cfg Config, workers, bufferHits int) (*ChunkedClusterer
 	c.small.Reset()
 	c.merged.Reset()
 	return c, nil
+}
+
+// ChunkLabeler does the chunk step of a [ChunkedClusterer] (algorithm 2)
+// for every chunk of a buffer at once, on an accelerator: package
+// pixel/pixelcl is one, on an OpenCL device. The clusterer does the rest
+// (the borders, the features, the carried hits, the order) as without
+// it, so the clusters are the same.
+type ChunkLabeler interface {
+	// Label sets, for every chunk [bounds[k], bounds[k+1]) of the
+	// time-ordered hits h and every hit i of it, parent[i] to the
+	// earliest hit of i's cluster within the chunk: each hit in turn
+	// joined with the last hit so far of each of its nine pixels (its own
+	// and those around it, on a sensor of cfg.Width x cfg.Height) whose
+	// ToA is within cfg.Dt of its own, where a hit does not replace a
+	// later one as its pixel's last.
+	Label(h *Hits, bounds []int, cfg Config, parent []int32) error
+	// Sizes are the new hits a buffer takes and the hits a chunk takes
+	// that suit the labeler (0: the clusterer's).
+	Sizes() (buffer, chunk int)
+}
+
+// SetLabeler makes l do the chunk step of every buffer from now on (nil:
+// the workers). A failed Label is reported by Err, and that buffer's
+// chunks are clustered on the workers, so that nothing is lost.
+func (c *ChunkedClusterer) SetLabeler(l ChunkLabeler) {
+	c.labeler = l
+	if l == nil {
+		return
+	}
+	buffer, chunk := l.Sizes()
+	if buffer > 0 {
+		c.size = buffer
+	}
+	if chunk > 0 {
+		c.chunk = chunk
+	}
 }
 
 // chunkWork is what a chunk's task leaves: its finished clusters and the
@@ -218,8 +255,16 @@ func (c *ChunkedClusterer) process(final bool) {
 		c.chunks = append(c.chunks, chunkWork{})
 		c.pairs = append(c.pairs, nil)
 	}
+	labeled := false
+	if c.labeler != nil {
+		err := c.labeler.Label(&c.buf, c.bounds, c.cfg, c.parent[:n])
+		if err != nil && c.err == nil {
+			c.err = err
+		}
+		labeled = err == nil
+	}
 	c.parallel(chunks, func(w, k int) {
-		c.chunkTask(w, k, chunks, final)
+		c.chunkTask(w, k, chunks, final, labeled)
 	})
 	c.parallel(chunks-1, func(w, k int) {
 		c.pairs[k] = c.pairs[k][:0]
@@ -285,17 +330,21 @@ func (c *ChunkedClusterer) quiet(b int) bool {
 	return c.stats.Late == 0 && c.buf.ToA[b]-c.buf.ToA[b-1] > c.cfg.Dt
 }
 
-// chunkTask clusters chunk k of chunks, marks the clusters that may reach
-// past it, or span more than LongSpan hits, and summarises the others, in
-// root order.
-func (c *ChunkedClusterer) chunkTask(w, k, chunks int, final bool) {
+// chunkTask clusters chunk k of chunks (unless labeled, by the labeler),
+// marks the clusters that may reach past it, or span more than LongSpan
+// hits, and summarises the others, in root order.
+func (c *ChunkedClusterer) chunkTask(w, k, chunks int, final, labeled bool) {
 	lo, hi := c.bounds[k], c.bounds[k+1]
 	parent, border, toa := c.parent, c.border, c.buf.ToA
 	for i := lo; i < hi; i++ {
-		parent[i] = int32(i)
 		border[i] = false
 	}
-	c.clusterChunk(c.mats[w], c.occs[w], lo, hi)
+	if !labeled {
+		for i := lo; i < hi; i++ {
+			parent[i] = int32(i)
+		}
+		c.clusterChunk(c.mats[w], c.occs[w], lo, hi)
+	}
 	// Clusters near a border may cross it, unless it is quiet. The
 	// buffer's start is no border (the hits before it are carried in); its
 	// end is one until the stream ends: the next buffer may reach it.

@@ -140,6 +140,7 @@ type pixelBenchOptions struct {
 	hits, repeat, runs, e2eHits int
 	rate                        float64
 	input                       inputFlags // how --file is read
+	device                      string
 }
 
 func newBenchPixelCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -163,10 +164,12 @@ and pion45 .tpx3 run in the temporary directory) decoded, sorted,
 clustered and written as Parquet and as Arrow IPC, in every mode and
 auto, with how busy the cores were and the most memory its runs took;
 before each run the previous output is removed and the disks synced, so
-that no run pays for the write-back of the one before. Prints Markdown
-tables; --plot draws Mhit/s against workers.`,
+that no run pays for the write-back of the one before. With --device,
+chunked also runs with its chunk step on that OpenCL device, in both
+tables. Prints Markdown tables; --plot draws Mhit/s against workers.`,
 		Example: `  hitflow bench pixel --plot scaling.png
-  hitflow bench pixel --datasets gamma,pion45 --hits 1000000 --repeat 5 --runs 3`,
+  hitflow bench pixel --datasets gamma,pion45 --hits 1000000 --repeat 5 --runs 3
+  hitflow bench pixel --device opencl --datasets gamma,pion45`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runBenchPixel(cmd.Context(), o, stdout, stderr)
@@ -183,6 +186,7 @@ tables; --plot draws Mhit/s against workers.`,
 	f.StringVar(&o.file, "file", "", "hit file for the end-to-end rate (default: simulate gamma and pion45 .tpx3 runs)")
 	f.IntVar(&o.e2eHits, "e2e-hits", o.e2eHits, "hits of the simulated end-to-end file (0: skip)")
 	o.input.add(f)
+	deviceFlag(f, &o.device)
 	return cmd
 }
 
@@ -198,6 +202,9 @@ func runBenchPixel(ctx context.Context, o pixelBenchOptions, stdout, stderr io.W
 		return usagef("--rate %v: must be positive", o.rate)
 	case o.e2eHits < 0:
 		return usagef("--e2e-hits %d: must be positive, or 0 for no simulated end-to-end run", o.e2eHits)
+	}
+	if err := checkDevice(o.device); err != nil {
+		return err
 	}
 	var datasets []pixelsim.Dataset
 	for _, name := range strings.Split(o.datasets, ",") {
@@ -236,7 +243,15 @@ func runBenchPixel(ctx context.Context, o pixelBenchOptions, stdout, stderr io.W
 			return err
 		}
 	}
-	return bench.RunPixel(ctx, b, stdout, stderr)
+	if o.device == "cpu" {
+		return bench.RunPixel(ctx, b, stdout, stderr)
+	}
+	lab, closeDevice, err := openLabeler(o.device)
+	if err != nil {
+		return err
+	}
+	b.Labeler, b.Device = lab, lab.Where()
+	return errors.Join(bench.RunPixel(ctx, b, stdout, stderr), closeDevice())
 }
 
 // benchFile returns --file with how cluster reads it, having read its

@@ -43,6 +43,7 @@ type clusterOptions struct {
 	timewalk                    string
 	kafka                       kafkaFlags
 	group                       groupFlags
+	device                      string
 }
 
 func newClusterCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -65,7 +66,9 @@ cores and stitched), chunked (the paper's chunked union-find); all give
 the same clusters in the same order; auto, on more than one core, times
 sequential and lanes on the first few million hits and keeps the faster
 (sequential without a trial of lanes when it leaves no core idle or
-waits for reading or writing).
+waits for reading or writing). --mode chunked --device opencl clusters
+the chunks on an OpenCL device (local definition; the other definitions
+run on the CPU cores, without --device).
 The clusters file format follows the extension: .csv (default, stdout with
 -o -), .clog (ADVACAM cluster log), .parquet (one row per cluster, compact),
 .arrow (Arrow IPC/Feather, the Parquet columns uncompressed: the fastest to
@@ -104,6 +107,7 @@ ESS ev44 messages, one event a cluster (--source, --super-resolution,
   hitflow cluster --definition global --dt 600ns --calib calib/ -o clusters.clog run.t3pa
   hitflow cluster --hits labels.csv --unsorted 1ms -o clusters.csv part1.tpx3 part2.tpx3
   hitflow cluster --mode chunked --workers 2 -o clusters.csv run.tpx3
+  hitflow cluster --mode chunked --device opencl -o clusters.arrow run.tpx3
   hitflow cluster --spool /data/spool --rotate 10m -o live.parquet tcp://127.0.0.1:8451
   hitflow cluster -o -.arrow tcp://127.0.0.1:8451 | python3 consume.py
   hitflow cluster --source det1 --tof tdc1r -o kafka://broker:9092/det1_events tcp://127.0.0.1:8451`,
@@ -136,6 +140,7 @@ ESS ev44 messages, one event a cluster (--source, --super-resolution,
 	o.kafka.add(f)
 	o.group.add(f)
 	o.live.add(f)
+	deviceFlag(f, &o.device)
 	return cmd
 }
 
@@ -154,6 +159,9 @@ func runCluster(ctx context.Context, o clusterOptions, files []string, stdin io.
 	}
 	if o.workers < 0 {
 		return usagef("--workers must not be negative")
+	}
+	if err := o.checkDevice(def, mode); err != nil {
+		return err
 	}
 	// Two tables on stdout would come out one after the other, a file no
 	// reader takes apart.
@@ -249,6 +257,14 @@ func runCluster(ctx context.Context, o clusterOptions, files []string, stdin io.
 		}
 	}
 
+	if o.device != "cpu" {
+		lab, closeDevice, err := openLabeler(o.device)
+		if err != nil {
+			return err
+		}
+		defer closeDevice()
+		job.Labeler = lab
+	}
 	if o.group.name != "" {
 		var tofEdge *tpx3.TDCEdge
 		if tof != nil {
@@ -689,4 +705,20 @@ func countStdout(names ...string) int {
 		}
 	}
 	return n
+}
+
+// checkDevice refuses a --device that cannot cluster this run: a device
+// runs the chunk step of mode chunked, for the local definition.
+func (o clusterOptions) checkDevice(def pixel.Definition, mode pixel.Mode) error {
+	switch {
+	case o.device == "cpu":
+		return nil
+	case mode != pixel.Chunked:
+		return usagef("--device %s clusters with --mode chunked, not %v", o.device, mode)
+	case def != pixel.Local:
+		return usagef("--device %s clusters the local definition; the %v definition runs on the CPU cores (leave out --device)", o.device, def)
+	case o.group.name != "":
+		return usagef("--device %s and --group: a consumer group clusters on the CPU cores", o.device)
+	}
+	return checkDevice(o.device)
 }

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"errors"
 	"strings"
 
 	"github.com/spf13/pflag"
 
 	"github.com/hitflow/hitflow/device/opencl"
+	"github.com/hitflow/hitflow/pixel/pixelcl"
 )
 
 // deviceFlag registers --device.
@@ -32,4 +34,18 @@ func openDevice(device string) (*opencl.Context, error) {
 		return nil, err
 	}
 	return d.Open()
+}
+
+// openLabeler opens the device a --device value names with the pixel
+// clustering's chunk step on it, and returns what closes both.
+func openLabeler(device string) (*pixelcl.Labeler, func() error, error) {
+	dev, err := openDevice(device)
+	if err != nil {
+		return nil, nil, err
+	}
+	l, err := pixelcl.New(dev)
+	if err != nil {
+		return nil, nil, errors.Join(err, dev.Close())
+	}
+	return l, func() error { return errors.Join(l.Close(), dev.Close()) }, nil
 }

@@ -182,3 +182,48 @@ func TestClueOnDevice(t *testing.T) {
 		t.Fatalf("bench clue --events on the device: exit %d, %s%s", code, stdout, stderr)
 	}
 }
+
+// TestClusterOnDevice: cluster --mode chunked --device opencl writes the
+// CPU's bytes (the real quad run and the built-in sample, with the hits
+// of each cluster) and names the device; a mode or definition the device
+// does not cluster is a usage error; bench pixel adds the device's rows.
+func TestClusterOnDevice(t *testing.T) {
+	for _, c := range []struct{ args, want []string }{
+		{[]string{"--device", "opencl"}, []string{"--mode chunked, not auto"}},
+		{[]string{"--device", "opencl", "--mode", "chunked", "--definition", "global"}, []string{"the global definition runs on the CPU cores"}},
+		{[]string{"--device", "gpu", "--mode", "chunked"}, []string{"want cpu, opencl or opencl:P.D"}},
+	} {
+		code, _, stderr := hitflow(t, append([]string{"cluster", "-o", filepath.Join(t.TempDir(), "x.csv")}, c.args...)...)
+		if code != 2 || !strings.Contains(stderr, c.want[0]) {
+			t.Fatalf("%v: exit %d, %s", c.args, code, stderr)
+		}
+	}
+	requireOpenCL(t)
+	dir := t.TempDir()
+	quad := "../../../shared/data/tpx3/greg_220ms_TDC_GDC_enabled_20230214_3.tpx3"
+	for _, in := range [][]string{{"--layout", "quad", quad}, nil} {
+		if len(in) > 0 {
+			if _, err := os.Stat(quad); err != nil {
+				continue
+			}
+		}
+		var outs [2][]byte
+		for i, device := range []string{"cpu", "opencl"} {
+			out, hits := filepath.Join(dir, device+".csv"), filepath.Join(dir, device+"_hits.csv")
+			code, _, stderr := hitflow(t, append([]string{"cluster", "-q", "--mode", "chunked", "--device", device, "-o", out, "--hits", hits}, in...)...)
+			if code != 0 || device == "opencl" && !strings.Contains(stderr, "chunks clustered on opencl:") {
+				t.Fatalf("%v on %s: exit %d, %s", in, device, code, stderr)
+			}
+			a, _ := os.ReadFile(out)
+			b, _ := os.ReadFile(hits)
+			outs[i] = append(a, b...)
+		}
+		if !bytes.Equal(outs[0], outs[1]) || len(outs[0]) < 1000 {
+			t.Errorf("%v: the device's outputs (%d bytes) differ from the CPU's (%d)", in, len(outs[1]), len(outs[0]))
+		}
+	}
+	code, stdout, stderr := hitflow(t, "bench", "pixel", "--device", "opencl", "--datasets", "gamma", "--modes", "chunked", "--hits", "20000", "--repeat", "1", "--runs", "1", "--e2e-hits", "20000")
+	if code != 0 || strings.Count(stdout, "| chunked, device |") != 5 {
+		t.Fatalf("bench pixel on the device: exit %d, %s%s", code, stdout, stderr)
+	}
+}

@@ -37,7 +37,14 @@ type Pixel struct {
 	Reader  tpx3.Options
 	Cluster pixel.Config
 	E2EHits int
+	// Labeler, when set, adds mode chunked with its chunk step on a
+	// device (pixel/pixelcl) on all workers, named Device.
+	Labeler pixel.ChunkLabeler
+	Device  string
 }
+
+// deviceMode names the rows of chunked on a device.
+const deviceMode = "chunked, device"
 
 // RunPixel follows the paper's method: the hits of a dataset are loaded
 // into memory, then the clock runs while the set is repeated o.Repeat
@@ -56,6 +63,9 @@ func RunPixel(ctx context.Context, o Pixel, stdout, stderr io.Writer) error {
 	header(stdout)
 	fmt.Fprintf(stdout, "Clustering only: %d hits x %d repetitions per run, median of %d runs, %.3g Mhit/s simulated, local definition, dt 200 ns.\n\n",
 		o.Hits, o.Repeat, o.Runs, o.Rate)
+	if o.Labeler != nil {
+		fmt.Fprintf(stdout, "Device (%s): %s; the rest of chunked on the workers, transfers included.\n\n", deviceMode, o.Device)
+	}
 	fmt.Fprintf(stdout, "| dataset | mean size | mode | workers | Mhit/s | efficiency | clusters per run |\n|---|---|---|---|---|---|---|\n")
 	var series []plot.Series
 	for _, d := range o.Datasets {
@@ -70,7 +80,7 @@ func RunPixel(ctx context.Context, o Pixel, stdout, stderr io.Writer) error {
 				if m == pixel.Sequential && w > 1 {
 					break
 				}
-				r, err := pixelbench.Measure(ctx, set, cfg, m, w, o.Repeat, o.Runs)
+				r, err := pixelbench.Measure(ctx, set, cfg, m, nil, w, o.Repeat, o.Runs)
 				if err != nil {
 					return err
 				}
@@ -83,6 +93,14 @@ func RunPixel(ctx context.Context, o Pixel, stdout, stderr io.Writer) error {
 				s.Workers, s.Rate = append(s.Workers, w), append(s.Rate, rate)
 			}
 			series = append(series, s)
+		}
+		if o.Labeler != nil {
+			r, err := pixelbench.Measure(ctx, set, cfg, pixel.Chunked, o.Labeler, maxWorkers, o.Repeat, o.Runs)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(stdout, "| %s | %.2f | %s | %d | %.2f | - | %d |\n", d.Name, float64(set.Hits)/float64(r.Clusters/int64(o.Repeat)),
+				deviceMode, maxWorkers, r.MhitPerS(), r.Clusters)
 		}
 	}
 	if o.Plot != "" {
@@ -163,10 +181,17 @@ func benchEndToEnd(ctx context.Context, o Pixel, inputs []e2eInput, modes []pixe
 		}
 		label := fmt.Sprintf("%s (%.0f MB)", filepath.Base(in.name), float64(fi.Size())/1e6)
 		var outOfRange int64
+		kinds := []e2eKind{}
+		for _, m := range append(slices.Clone(modes), pixel.Auto) {
+			kinds = append(kinds, e2eKind{mode: m, name: m.String()})
+		}
+		if o.Labeler != nil {
+			kinds = append(kinds, e2eKind{pixel.Chunked, o.Labeler, deviceMode})
+		}
 		for _, ext := range []string{".parquet", ".arrow"} {
-			for _, m := range append(slices.Clone(modes), pixel.Auto) {
+			for _, k := range kinds {
 				w := workers
-				if m == pixel.Sequential {
+				if k.mode == pixel.Sequential {
 					w = 1
 				}
 				var times []time.Duration
@@ -181,7 +206,7 @@ func benchEndToEnd(ctx context.Context, o Pixel, inputs []e2eInput, modes []pixe
 					watch := pixelbench.WatchMemory(5 * time.Millisecond)
 					cpu0 := cputime.Process()
 					var took time.Duration
-					sum, took, err = endToEnd(ctx, in, out, m, w)
+					sum, took, err = endToEnd(ctx, in, out, k, w)
 					cpu += cputime.Process() - cpu0
 					most = max(most, watch.Stop())
 					if err != nil {
@@ -195,7 +220,7 @@ func benchEndToEnd(ctx context.Context, o Pixel, inputs []e2eInput, modes []pixe
 				if cputime.Process() >= 0 {
 					busy = fmt.Sprintf("%.0f", 100*cpu.Seconds()/wall.Seconds())
 				}
-				fmt.Fprintf(stdout, "| %s | %s | %s | %d | %d | %d | %d | %.2f | %s | %.0f |\n", label, ext, m, w, sum.Hits, sum.OutOfRange, sum.Clusters,
+				fmt.Fprintf(stdout, "| %s | %s | %s | %d | %d | %d | %d | %.2f | %s | %.0f |\n", label, ext, k.name, w, sum.Hits, sum.OutOfRange, sum.Clusters,
 					float64(sum.Hits)/med.Seconds()/1e6, busy, float64(most)/1e6)
 				outOfRange = sum.OutOfRange
 			}
@@ -208,10 +233,18 @@ func benchEndToEnd(ctx context.Context, o Pixel, inputs []e2eInput, modes []pixe
 	return nil
 }
 
+// e2eKind is how an end-to-end run clusters: a mode, with a device's
+// chunk step or not.
+type e2eKind struct {
+	mode    pixel.Mode
+	labeler pixel.ChunkLabeler
+	name    string
+}
+
 // endToEnd runs the pipeline from in to out and returns how long it took
 // from opening the input to closing the output: the writer's last batch
 // and the file's closing are part of a user's wait.
-func endToEnd(ctx context.Context, in e2eInput, out string, mode pixel.Mode, workers int) (pipeline.Summary, time.Duration, error) {
+func endToEnd(ctx context.Context, in e2eInput, out string, k e2eKind, workers int) (pipeline.Summary, time.Duration, error) {
 	start := time.Now()
 	f, err := os.Open(in.name)
 	if err != nil {
@@ -227,7 +260,8 @@ func endToEnd(ctx context.Context, in e2eInput, out string, mode pixel.Mode, wor
 		Reader:   in.reader,
 		Unsorted: 500 * pixel.Microsecond,
 		Cluster:  in.cluster,
-		Mode:     mode,
+		Mode:     k.mode,
+		Labeler:  k.labeler,
 		Workers:  workers,
 		Clusters: cw,
 	})

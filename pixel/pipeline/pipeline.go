@@ -45,6 +45,9 @@ type Job struct {
 	Cluster     pixel.Config
 	Mode        pixel.Mode // clustering algorithm; all give the same clusters
 	Workers     int        // clustering goroutines; 0 means all cores
+	// Labeler, when set, does the chunk step of mode Chunked on an
+	// accelerator (pixel/pixelcl); the local definition only.
+	Labeler pixel.ChunkLabeler
 	Clusters    ClusterSink
 	Hits        HitSink                // optional
 	TDC         func([]tpx3.TDC) error // optional
@@ -124,6 +127,10 @@ func (j Job) Validate() error {
 		return fmt.Errorf("pipeline: %d workers: must not be negative", j.Workers)
 	case j.Mode > pixel.Chunked:
 		return fmt.Errorf("pipeline: unknown clustering mode %d", j.Mode)
+	case j.Labeler != nil && j.Mode != pixel.Chunked:
+		return fmt.Errorf("pipeline: a device clusters in mode chunked, not %v", j.Mode)
+	case j.Labeler != nil && j.Cluster.Definition != pixel.Local:
+		return fmt.Errorf("pipeline: a device clusters the local definition; the %v definition runs on the CPU cores", j.Cluster.Definition)
 	}
 	if err := j.Cluster.Validate(); err != nil {
 		return err
@@ -151,6 +158,7 @@ type Summary struct {
 	Unknown       int64 // raw packets of unknown type
 	Elapsed       time.Duration
 	Chosen        pixel.Mode // the mode auto ended with (see [Chosen])
+	Device        string     // where the chunk step ran, with a Labeler that says (a Where method)
 }
 
 // String is the one-line summary printed at the end of a run.
@@ -178,6 +186,9 @@ func (s Summary) String() string {
 	if s.TDC > 0 || s.Unknown > 0 {
 		line += fmt.Sprintf(", TDC %d, unknown packets %d", s.TDC, s.Unknown)
 	}
+	if s.Device != "" {
+		line += ", chunks clustered on " + s.Device
+	}
 	return line
 }
 
@@ -204,6 +215,12 @@ func Run(ctx context.Context, job Job) (Summary, error) {
 		return sum, err
 	}
 	defer c.Close()
+	if job.Labeler != nil {
+		c.(*pixel.ChunkedClusterer).SetLabeler(job.Labeler) // mode chunked, definition local: see Validate
+		if w, ok := job.Labeler.(interface{ Where() string }); ok {
+			sum.Device = w.Where()
+		}
+	}
 	c.KeepMembers(job.Hits != nil || job.Filter != nil && job.FilterHits || job.Clusters.NeedsMembers())
 	var sorter *pixel.Sorter
 	if w := job.window(); w > 0 {

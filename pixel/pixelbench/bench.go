@@ -71,8 +71,9 @@ func (r Result) Median() time.Duration { return r.Runs[len(r.Runs)/2] }
 func (r Result) MhitPerS() float64 { return float64(r.Hits) / r.Median().Seconds() / 1e6 }
 
 // Measure clusters the set repeat times per run, with a fresh clusterer
-// of the mode each run, and times runs runs.
-func Measure(ctx context.Context, s *Set, cfg pixel.Config, mode pixel.Mode, workers, repeat, runs int) (Result, error) {
+// of the mode each run, and times runs runs. A labeler, when not nil,
+// does the chunk step of mode chunked (see pixel.ChunkLabeler).
+func Measure(ctx context.Context, s *Set, cfg pixel.Config, mode pixel.Mode, labeler pixel.ChunkLabeler, workers, repeat, runs int) (Result, error) {
 	if repeat < 1 || runs < 1 {
 		return Result{}, fmt.Errorf("pixelbench: repeat %d and runs %d must be positive", repeat, runs)
 	}
@@ -81,6 +82,13 @@ func Measure(ctx context.Context, s *Set, cfg pixel.Config, mode pixel.Mode, wor
 		c, err := pixel.NewStream(cfg, mode, workers)
 		if err != nil {
 			return res, err
+		}
+		if labeler != nil {
+			cc, ok := c.(*pixel.ChunkedClusterer)
+			if !ok {
+				return res, fmt.Errorf("pixelbench: a device clusters in mode chunked with the local definition, not %v", mode)
+			}
+			cc.SetLabeler(labeler)
 		}
 		var clusters int64
 		start := time.Now()
@@ -98,6 +106,9 @@ func Measure(ctx context.Context, s *Set, cfg pixel.Config, mode pixel.Mode, wor
 			}
 		}
 		clusters += int64(c.Flush().Len())
+		if err := c.Err(); err != nil {
+			return res, err
+		}
 		res.Runs = append(res.Runs, time.Since(start))
 		s.shift(-pixel.Time(repeat) * s.Span)
 		if res.Clusters != 0 && clusters != res.Clusters {

@@ -29,12 +29,12 @@ func TestMeasureCountsEveryMode(t *testing.T) {
 		t.Fatalf("%d hits in %d batches", s.Hits, len(s.Batches))
 	}
 	first := s.Batches[0].ToA[0]
-	one, err := Measure(context.Background(), s, pixel.DefaultConfig(), pixel.Sequential, 1, 1, 1)
+	one, err := Measure(context.Background(), s, pixel.DefaultConfig(), pixel.Sequential, nil, 1, 1, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, mode := range []pixel.Mode{pixel.Sequential, pixel.LanesMode, pixel.Chunked} {
-		r, err := Measure(context.Background(), s, pixel.DefaultConfig(), mode, 2, 3, 2)
+		r, err := Measure(context.Background(), s, pixel.DefaultConfig(), mode, nil, 2, 3, 2)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -72,7 +72,7 @@ func TestMeasureStopsUnshifted(t *testing.T) {
 	for _, b := range s.Batches {
 		before = append(before, b.ToA...)
 	}
-	_, err = Measure(&stopAfter{context.Background(), 3}, s, pixel.DefaultConfig(), pixel.Sequential, 1, 5, 1)
+	_, err = Measure(&stopAfter{context.Background(), 3}, s, pixel.DefaultConfig(), pixel.Sequential, nil, 1, 5, 1)
 	if err != context.Canceled {
 		t.Fatalf("error %v", err)
 	}

@@ -1,0 +1,176 @@
+package pixelcl
+
+import (
+	_ "embed"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/hitflow/hitflow/device/opencl"
+	"github.com/hitflow/hitflow/pixel"
+)
+
+//go:embed pixel.cl
+var source string
+
+// buildOptions are the OpenCL compiler's options for pixel.cl.
+const buildOptions = "-cl-std=CL1.2"
+
+// Buffer and chunk sizes (pixel.ChunkLabeler's Sizes): on a GPU, large
+// buffers cut into short chunks give thousands of work-items; on other
+// devices the clusterer's own sizes, a chunk for each core.
+const (
+	gpuBuffer = 1 << 21
+	gpuChunk  = 1024
+)
+
+// Labeler is a pixel.ChunkLabeler on an OpenCL device: each chunk of a
+// buffer is clustered by one work-item with a matrix of its own, as many
+// matrices as a quarter of the device's memory holds (the work-items take
+// the chunks in turn beyond that). The buffers stay from call to call,
+// grown as needed. Streams may share it: it labels one buffer at a time.
+type Labeler struct {
+	mu     sync.Mutex
+	ctx    *opencl.Context
+	prog   *opencl.Program
+	kernel *opencl.Kernel
+	bufs   map[string]*opencl.Buffer
+	cells  int     // entries of the matrices' buffer, all zero between calls
+	bounds []int32 // the chunks' bounds as the kernel reads them
+}
+
+// New builds the kernel for the device of ctx, which stays the caller's
+// to close after the labeler.
+func New(ctx *opencl.Context) (_ *Labeler, err error) {
+	l := &Labeler{ctx: ctx, bufs: map[string]*opencl.Buffer{}}
+	defer func() {
+		if err != nil {
+			l.Close()
+		}
+	}()
+	if l.prog, err = ctx.Build(source, buildOptions); err != nil {
+		return nil, err
+	}
+	if l.kernel, err = l.prog.Kernel("label"); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// Close releases the buffers, the kernel and the program.
+func (l *Labeler) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var errs []error
+	for _, b := range l.bufs {
+		errs = append(errs, b.Release())
+	}
+	clear(l.bufs)
+	errs = append(errs, l.kernel.Release(), l.prog.Release())
+	return errors.Join(errs...)
+}
+
+// Where names the device.
+func (l *Labeler) Where() string { return l.ctx.Device.String() }
+
+// Sizes suits the device (see gpuBuffer).
+func (l *Labeler) Sizes() (buffer, chunk int) {
+	if l.ctx.Device.Type == "gpu" {
+		return gpuBuffer, gpuChunk
+	}
+	return 0, 0
+}
+
+// buffer returns the buffer of that name with room for n bytes, the last
+// call's when large enough.
+func (l *Labeler) buffer(name string, n int) (*opencl.Buffer, error) {
+	n = max(n, 8)
+	if b := l.bufs[name]; b != nil {
+		if b.Size >= n {
+			return b, nil
+		}
+		delete(l.bufs, name)
+		if err := b.Release(); err != nil {
+			return nil, err
+		}
+	}
+	b, err := l.ctx.NewBuffer(n+n/8, opencl.ReadWrite)
+	if err != nil {
+		return nil, err
+	}
+	l.bufs[name] = b
+	return b, nil
+}
+
+// Label implements pixel.ChunkLabeler.
+func (l *Labeler) Label(h *pixel.Hits, bounds []int, cfg pixel.Config, parent []int32) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.label(h, bounds, cfg, parent); err != nil {
+		return fmt.Errorf("pixelcl: %s: %w", l.ctx.Device, err)
+	}
+	return nil
+}
+
+func (l *Labeler) label(h *pixel.Hits, bounds []int, cfg pixel.Config, parent []int32) error {
+	n, chunks := h.Len(), len(bounds)-1
+	if chunks < 1 || n == 0 {
+		return nil
+	}
+	if n > 1<<31-1 {
+		return fmt.Errorf("%d hits are more than the device's 32-bit indices take", n)
+	}
+	stride := cfg.Width + 2
+	cells := stride * (cfg.Height + 2)
+	d := l.ctx.Device
+	budget := min(d.MaxAlloc, d.GlobalMem/4)
+	matrices := int(min(int64(chunks), max(1, budget/int64(4*cells))))
+	if l.cells < matrices*cells {
+		// The matrices start zero, and each work-item leaves its own so.
+		if err := l.grow("mats", 4*matrices*cells); err != nil {
+			return err
+		}
+		l.cells = l.bufs["mats"].Size / 4
+	}
+	l.bounds = l.bounds[:0]
+	for _, b := range bounds {
+		l.bounds = append(l.bounds, int32(b))
+	}
+	x, errX := l.buffer("x", 2*n)
+	y, errY := l.buffer("y", 2*n)
+	toa, errT := l.buffer("toa", 8*n)
+	bnd, errB := l.buffer("bounds", 4*len(bounds))
+	par, errP := l.buffer("parent", 4*n)
+	if err := errors.Join(errX, errY, errT, errB, errP); err != nil {
+		return err
+	}
+	if err := errors.Join(opencl.Write(x, 0, h.X), opencl.Write(y, 0, h.Y), opencl.Write(toa, 0, h.ToA), opencl.Write(bnd, 0, l.bounds)); err != nil {
+		return err
+	}
+	if err := l.kernel.SetArgs(x, y, toa, bnd, int32(chunks), int64(cfg.Dt), int32(stride), int32(cells), l.bufs["mats"], par); err != nil {
+		return err
+	}
+	if _, err := l.kernel.Run([]int{matrices}, nil); err != nil {
+		return err
+	}
+	return opencl.Read(par, 0, parent[:n])
+}
+
+// grow replaces the buffer of that name by a zeroed one of n bytes.
+func (l *Labeler) grow(name string, n int) error {
+	if b := l.bufs[name]; b != nil {
+		delete(l.bufs, name)
+		if err := b.Release(); err != nil {
+			return err
+		}
+	}
+	b, err := l.ctx.NewBuffer(n, opencl.ReadWrite)
+	if err != nil {
+		return err
+	}
+	l.bufs[name] = b
+	if err := b.Zero(); err != nil {
+		return err
+	}
+	return l.ctx.Finish()
+}
