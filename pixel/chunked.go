@@ -91,8 +91,8 @@ type ChunkedClusterer struct {
 
 	labeler ChunkLabeler // nil: the chunk step on the workers
 	err     error        // see Err
-	pending Clusters // closed clusters waiting for an earlier open one
-	small   Clusters // border clusters, then merged with the pending ones
+	pending Clusters     // closed clusters waiting for an earlier open one
+	small   Clusters     // border clusters, then merged with the pending ones
 	merged  Clusters
 	position
 	out Clusters  // Add's batch

@@ -47,11 +47,11 @@ type Job struct {
 	Workers     int        // clustering goroutines; 0 means all cores
 	// Labeler, when set, does the chunk step of mode Chunked on an
 	// accelerator (pixel/pixelcl); the local definition only.
-	Labeler pixel.ChunkLabeler
-	Clusters    ClusterSink
-	Hits        HitSink                // optional
-	TDC         func([]tpx3.TDC) error // optional
-	Progress    func(bytesDone int64)  // optional, called after each batch
+	Labeler  pixel.ChunkLabeler
+	Clusters ClusterSink
+	Hits     HitSink                // optional
+	TDC      func([]tpx3.TDC) error // optional
+	Progress func(bytesDone int64)  // optional, called after each batch
 	// Flush, when positive, is how often the writing stage flushes the
 	// sinks that can be (a Flush method): a live run's clusters leave
 	// within it, rather than when a buffer fills.
