@@ -233,26 +233,19 @@ func BenchmarkIterate(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, c := range []struct {
-		l     layout
-		group int // 0: the layout's own
-	}{{global, 0}, {perEvent, 0}, {perEvent, 256}, {teams, 0}, {teams, 256}} {
-		b.Run(fmt.Sprintf("%s/group=%d", kernelOf[c.l], c.group), func(b *testing.B) {
+	for _, l := range []layout{global, perEvent, teams} {
+		b.Run(kernelOf[l], func(b *testing.B) {
 			r, err := NewReconstructor(ctx, s, sim.Events, jpet.Options{})
 			if err != nil {
 				b.Fatal(err)
 			}
 			defer r.Close()
-			if r.layout == global && c.l != global {
+			if r.layout == global && l != global {
 				b.Skip("the image does not fit in local memory")
 			}
-			if err := r.setLayout(c.l); err != nil {
+			if err := r.setLayout(l); err != nil {
 				b.Fatal(err)
 			}
-			if c.group > 0 {
-				r.groupSize = min(c.group, r.groupSize)
-			}
-			b.ReportMetric(float64(r.groupSize), "work-items/group")
 			for b.Loop() {
 				if err := r.Iterate(); err != nil {
 					b.Fatal(err)

@@ -103,9 +103,15 @@ static void addLocal(volatile __local double *p, double v) {
 }
 
 // value is the kernel value of event e at (iz, iy), or -1 outside its
-// ellipse: the row's terms for one cell.
+// ellipse: the row's terms for one cell, once the cell is known to be
+// inside (the test is cellValue's, to the bit).
 static double value(const jpet_event *e, __constant params_t *p, int iz, int iy) {
 	ev_t c = eventTerms(e, p);
+	double dy = (p->yfirst - e->y) - (double)iy * p->pixel;
+	double dz = p->zfirst + (double)iz * p->pixel - e->z;
+	if (c.ea * dy * dy + c.eb * dy * dz + c.ec * dz * dz > 9.0) {
+		return -1.0;
+	}
 	row_t r = rowTerms(e, &c, p, iy);
 	return cellValue(e, &c, &r, p, iz);
 }
