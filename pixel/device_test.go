@@ -60,7 +60,8 @@ func TestDeviceMatchesSequential(t *testing.T) {
 }
 
 // TestDeviceLost: a device that fails during a run is reported by Err,
-// and the failed buffer is clustered on the host: nothing is lost.
+// and the failed buffer is clustered on the host: nothing is lost; the
+// labeler then serves another stream.
 func TestDeviceLost(t *testing.T) {
 	ctx, lab := labeler(t)
 	r := rand.New(rand.NewPCG(5, 6))
@@ -93,5 +94,17 @@ func TestDeviceLost(t *testing.T) {
 	}
 	if want.Len() < 100 {
 		t.Fatalf("only %d clusters", want.Len())
+	}
+	// The labeler serves the next stream as if nothing had happened.
+	c, err = pixel.NewChunkedClusterer(cfg, 2, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.SetLabeler(lab)
+	pixel.SetSizes(c, 700, 64)
+	c.KeepMembers(true)
+	got = pixel.Feed(r, c, h)
+	if err := errors.Join(c.Err(), pixel.EqualClusters(got, want)); err != nil {
+		t.Fatalf("after the failure: %v", err)
 	}
 }

@@ -3,5 +3,5 @@
 // each with a sensor-sized matrix of its chunk's last hit per pixel. The
 // clusterer (pixel.ChunkedClusterer) does the rest on the host, so the
 // clusters are the sequential clusterer's, bit for bit. See Labeler and
-// docs/pixel-device.md.
+// docs/clustering.md.
 package pixelcl

@@ -107,6 +107,7 @@ func (l *Labeler) Label(h *pixel.Hits, bounds []int, cfg pixel.Config, parent []
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err := l.label(h, bounds, cfg, parent); err != nil {
+		l.cells = 0 // a kernel cut short may leave entries: zeroed anew before the next use
 		return fmt.Errorf("pixelcl: %s: %w", l.ctx.Device, err)
 	}
 	return nil
