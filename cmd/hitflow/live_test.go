@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -51,19 +52,53 @@ func liveFile(t *testing.T, dir, ext string) (raw, clusters string) {
 // serveLive serves liveSim on a loopback port at the speed given and
 // returns the address as tcp://HOST:PORT.
 func serveLive(t *testing.T, sim pixelsim.Options, speed float64) string {
+	addr, _ := serveLiveCounted(t, sim, speed)
+	return addr
+}
+
+// serveLiveCounted is serveLive that also says how many bytes it has
+// sent, for a test that must act once the client has data.
+func serveLiveCounted(t *testing.T, sim pixelsim.Options, speed float64) (string, func() int64) {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
+	counted := &countingListener{Listener: l}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		online.Serve(ctx, l, sim, online.ServeOptions{Speed: speed})
+		online.Serve(ctx, counted, sim, online.ServeOptions{Speed: speed})
 	}()
 	t.Cleanup(func() { cancel(); <-done })
-	return "tcp://" + l.Addr().String()
+	return "tcp://" + l.Addr().String(), counted.sent.Load
+}
+
+// countingListener counts the bytes written to the connections it
+// accepts.
+type countingListener struct {
+	net.Listener
+	sent atomic.Int64
+}
+
+func (l *countingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &countingConn{Conn: c, sent: &l.sent}, nil
+}
+
+type countingConn struct {
+	net.Conn
+	sent *atomic.Int64
+}
+
+func (c *countingConn) Write(b []byte) (int, error) {
+	n, err := c.Conn.Write(b)
+	c.sent.Add(int64(n))
+	return n, err
 }
 
 func sameFiles(t *testing.T, a, b string) {
@@ -399,12 +434,12 @@ func TestLiveSignals(t *testing.T) {
 	}
 	for _, signals := range []int{1, 2} {
 		t.Run(plural(signals, "signal"), func(t *testing.T) {
-			out := filepath.Join(dir, "c.root") // slow to write
-			input := "-"
+			out := filepath.Join(dir, "c.root")                 // slow to write
+			input, sent := "-", func() int64 { return 1 << 16 } // standard input: all there at once
 			if signals == 1 {
 				sim := liveSim
 				sim.Hits, sim.RateMHz = 3_000_000, 1
-				input = serveLive(t, sim, 1)
+				input, sent = serveLiveCounted(t, sim, 1)
 			}
 			cmd := exec.Command(os.Args[0], "cluster", "-q", "-o", out, input)
 			cmd.Env = append(os.Environ(), "HITFLOW_TEST_MAIN=1")
@@ -421,7 +456,11 @@ func TestLiveSignals(t *testing.T) {
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
+			// Stopped once it has data, however slow the machine.
 			time.Sleep(700 * time.Millisecond)
+			for deadline := time.Now().Add(time.Minute); sent() < 1<<16 && time.Now().Before(deadline); {
+				time.Sleep(20 * time.Millisecond)
+			}
 			for range signals {
 				cmd.Process.Signal(syscall.SIGINT)
 				time.Sleep(5 * time.Millisecond)
