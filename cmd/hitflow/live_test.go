@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -429,7 +430,8 @@ func TestLiveSignals(t *testing.T) {
 	}
 	dir := t.TempDir()
 	backlog := filepath.Join(dir, "backlog.tpx3")
-	if code, _, stderr := hitflow(t, "simulate", "pixel", "--dataset", "pion45", "--hits", "3000000", "-q", "-o", backlog); code != 0 {
+	const backlogHits = 8_000_000 // more than the run clusters before the second signal
+	if code, _, stderr := hitflow(t, "simulate", "pixel", "--dataset", "pion45", "--hits", fmt.Sprint(backlogHits), "-q", "-o", backlog); code != 0 {
 		t.Fatal(stderr)
 	}
 	for _, signals := range []int{1, 2} {
@@ -461,9 +463,11 @@ func TestLiveSignals(t *testing.T) {
 			for deadline := time.Now().Add(time.Minute); sent() < 1<<16 && time.Now().Before(deadline); {
 				time.Sleep(20 * time.Millisecond)
 			}
+			// Signals apart, as a user's: two SIGINTs pending at once
+			// are one.
 			for range signals {
 				cmd.Process.Signal(syscall.SIGINT)
-				time.Sleep(5 * time.Millisecond)
+				time.Sleep(50 * time.Millisecond)
 			}
 			err = cmd.Wait()
 			status := 0
@@ -485,7 +489,7 @@ func TestLiveSignals(t *testing.T) {
 			if !strings.Contains(stderr.String(), says) {
 				t.Errorf("stderr does not say %q: %s", says, stderr.String())
 			}
-			if signals == 2 && c.Len() >= 3_000_000/23 {
+			if signals == 2 && c.Len() >= backlogHits/23 {
 				t.Errorf("%d clusters: the whole backlog, not cut short", c.Len())
 			}
 		})

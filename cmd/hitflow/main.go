@@ -40,7 +40,10 @@ func interruptible() context.Context {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	live := &liveSignals{again: make(chan struct{})}
 	ctx = context.WithValue(ctx, liveSignalsKey{}, live)
-	sigs := make(chan os.Signal, 1)
+	// Room for both signals that matter: Notify drops a signal that finds
+	// the channel full, and a quick double Ctrl-C could come before the
+	// first is taken.
+	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	go func() {
 		s := <-sigs
