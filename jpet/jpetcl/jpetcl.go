@@ -279,7 +279,7 @@ func fits(d opencl.Device, pixels, size int) bool {
 }
 
 // setLayout makes the projection kernel that of l, in work-groups of the
-// size that suits it (see groupSize).
+// size that suits it (see groupFor).
 func (r *Reconstructor) setLayout(l layout) error {
 	k, err := r.prog.Kernel(kernelOf[l])
 	if err != nil {

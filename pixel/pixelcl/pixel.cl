@@ -21,18 +21,24 @@ static void unite(__global int *parent, int a, int b) {
 	}
 }
 
-// label clusters chunks [bounds[k], bounds[k + 1]), a work-item a chunk
-// at a time: each hit in turn is joined with the last hit so far of each
-// of its nine pixels within dt of it, and becomes its pixel's last unless
-// that one is later. mats holds a matrix of cells entries (the sensor
-// with a border of one pixel, rows of stride) per work-item: 0, or the
-// pixel's last hit as its index in the chunk plus one; all zero between
-// uses. Then every hit points at its cluster's root.
+// label clusters chunks [bounds[k], bounds[k + 1]), work-item m of
+// matrices taking chunks m, m + matrices, ...: each hit in turn is joined
+// with the last hit so far of each of its nine pixels within dt of it,
+// and becomes its pixel's last unless that one is later. mats holds a
+// matrix of cells entries (the sensor with a border of one pixel, rows of
+// stride) per work-item: 0, or the pixel's last hit as its index in the
+// chunk plus one; all zero between uses. Then every hit points at its
+// cluster's root. Work-items past matrices (the launch is rounded up to
+// whole work-groups) do nothing.
 __kernel void label(__global const ushort *x, __global const ushort *y, __global const long *toa,
-                    __global const int *bounds, int chunks, long dt, int stride, int cells,
+                    __global const int *bounds, int chunks, long dt, int stride, int cells, int matrices,
                     __global int *mats, __global int *parent) {
-	__global int *mat = mats + (size_t)get_global_id(0) * (size_t)cells;
-	for (int k = get_global_id(0); k < chunks; k += get_global_size(0)) {
+	int m = get_global_id(0);
+	if (m >= matrices) {
+		return;
+	}
+	__global int *mat = mats + (size_t)m * (size_t)cells;
+	for (int k = m; k < chunks; k += matrices) {
 		int lo = bounds[k], hi = bounds[k + 1], base = lo - 1;
 		for (int i = lo; i < hi; i++) {
 			parent[i] = i;

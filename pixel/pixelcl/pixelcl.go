@@ -148,10 +148,17 @@ func (l *Labeler) label(h *pixel.Hits, bounds []int, cfg pixel.Config, parent []
 	if err := errors.Join(opencl.Write(x, 0, h.X), opencl.Write(y, 0, h.Y), opencl.Write(toa, 0, h.ToA), opencl.Write(bnd, 0, l.bounds)); err != nil {
 		return err
 	}
-	if err := l.kernel.SetArgs(x, y, toa, bnd, int32(chunks), int64(cfg.Dt), int32(stride), int32(cells), l.bufs["mats"], par); err != nil {
+	if err := l.kernel.SetArgs(x, y, toa, bnd, int32(chunks), int64(cfg.Dt), int32(stride), int32(cells), int32(matrices), l.bufs["mats"], par); err != nil {
 		return err
 	}
-	if _, err := l.kernel.Run([]int{matrices}, nil); err != nil {
+	// Whole work-groups of 64: left to the driver, a count of chunks
+	// with no small divisor would run in work-groups of one.
+	most, err := l.kernel.MaxGroup()
+	if err != nil {
+		return err
+	}
+	group := min(64, most)
+	if _, err := l.kernel.Run([]int{(matrices + group - 1) / group * group}, []int{group}); err != nil {
 		return err
 	}
 	return opencl.Read(par, 0, parent[:n])
