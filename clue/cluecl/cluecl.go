@@ -61,7 +61,7 @@ type Clusterer struct {
 	ctx     *opencl.Context
 	prog    *opencl.Program
 	kernels map[string]*opencl.Kernel
-	bufs    map[string]*opencl.Buffer // kept from run to run, grown as needed
+	bufs    *opencl.Buffers // kept from run to run
 	events  [3]clue.Events            // a batch's view: clustered, uploaded, prepared
 	numbers [2]clue.Events            // batches' cluster ids numbered per event, two at a time
 	// BatchPoints bounds a batch of points with events (0: DefaultBatch).
@@ -79,7 +79,7 @@ func New(ctx *opencl.Context) (_ *Clusterer, err error) {
 	if !ctx.Device.FP64 {
 		return nil, fmt.Errorf("cluecl: %s has no double precision, which CLUE's exact results need", ctx.Device)
 	}
-	c := &Clusterer{ctx: ctx, kernels: map[string]*opencl.Kernel{}, bufs: map[string]*opencl.Buffer{}}
+	c := &Clusterer{ctx: ctx, kernels: map[string]*opencl.Kernel{}, bufs: ctx.NewBuffers()}
 	defer func() {
 		if err != nil {
 			c.Close()
@@ -98,13 +98,7 @@ func New(ctx *opencl.Context) (_ *Clusterer, err error) {
 
 // Close releases the buffers, the kernels and the program.
 func (c *Clusterer) Close() error {
-	var first error
-	for _, b := range c.bufs {
-		if err := b.Release(); err != nil && first == nil {
-			first = err
-		}
-	}
-	clear(c.bufs)
+	first := c.bufs.Release()
 	for _, k := range c.kernels {
 		if err := k.Release(); err != nil && first == nil {
 			first = err
@@ -139,22 +133,8 @@ func (r *run) buffer(name string, n, size int) *opencl.Buffer {
 	if r.err != nil {
 		return nil
 	}
-	bytes := max(n, 1) * size
-	if b := r.c.bufs[name]; b != nil {
-		if b.Size >= bytes {
-			return b
-		}
-		delete(r.c.bufs, name)
-		if r.err = b.Release(); r.err != nil {
-			return nil
-		}
-	}
-	b, err := r.c.ctx.NewBuffer(bytes+bytes/8, opencl.ReadWrite)
-	if err != nil {
-		r.err = err
-		return nil
-	}
-	r.c.bufs[name] = b
+	b, err := r.c.bufs.Get(name, max(n, 1)*size)
+	r.err = err
 	return b
 }
 

@@ -182,3 +182,34 @@ func TestCodeName(t *testing.T) {
 		}
 	}
 }
+
+// TestBuffers: a named buffer is the last one while large enough, an
+// eighth larger when grown, and Release frees them all.
+func TestBuffers(t *testing.T) {
+	c := device(t)
+	_, _, _, before, _ := Live()
+	bufs := c.NewBuffers()
+	a, err := bufs.Get("a", 800)
+	if err != nil || a.Size != 900 {
+		t.Fatalf("first: %v bytes, %v", a.Size, err)
+	}
+	if again, err := bufs.Get("a", 900); err != nil || again != a {
+		t.Fatalf("within its size: a new buffer (%v)", err)
+	}
+	grown, err := bufs.Get("a", 1600)
+	if err != nil || grown == a || grown.Size != 1800 || a.mem != 0 {
+		t.Fatalf("grown: %d bytes, the old one released %v, %v", grown.Size, a.mem == 0, err)
+	}
+	if _, err := bufs.Get("b", 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, n, _ := Live(); n != before+2 {
+		t.Fatalf("%d buffers live, want %d", n, before+2)
+	}
+	if err := bufs.Release(); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, n, _ := Live(); n != before {
+		t.Fatalf("%d buffers live after Release, want %d", n, before)
+	}
+}

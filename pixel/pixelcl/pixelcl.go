@@ -34,15 +34,15 @@ type Labeler struct {
 	ctx    *opencl.Context
 	prog   *opencl.Program
 	kernel *opencl.Kernel
-	bufs   map[string]*opencl.Buffer
-	cells  int     // entries of the matrices' buffer, all zero between calls
+	bufs   *opencl.Buffers
+	cells  int     // entries of the matrices' buffer known zero between calls
 	bounds []int32 // the chunks' bounds as the kernel reads them
 }
 
 // New builds the kernel for the device of ctx, which stays the caller's
 // to close after the labeler.
 func New(ctx *opencl.Context) (_ *Labeler, err error) {
-	l := &Labeler{ctx: ctx, bufs: map[string]*opencl.Buffer{}}
+	l := &Labeler{ctx: ctx, bufs: ctx.NewBuffers()}
 	defer func() {
 		if err != nil {
 			l.Close()
@@ -61,13 +61,7 @@ func New(ctx *opencl.Context) (_ *Labeler, err error) {
 func (l *Labeler) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	var errs []error
-	for _, b := range l.bufs {
-		errs = append(errs, b.Release())
-	}
-	clear(l.bufs)
-	errs = append(errs, l.kernel.Release(), l.prog.Release())
-	return errors.Join(errs...)
+	return errors.Join(l.bufs.Release(), l.kernel.Release(), l.prog.Release())
 }
 
 // Where names the device.
@@ -79,27 +73,6 @@ func (l *Labeler) Sizes() (buffer, chunk int) {
 		return gpuBuffer, gpuChunk
 	}
 	return 0, 0
-}
-
-// buffer returns the buffer of that name with room for n bytes, the last
-// call's when large enough.
-func (l *Labeler) buffer(name string, n int) (*opencl.Buffer, error) {
-	n = max(n, 8)
-	if b := l.bufs[name]; b != nil {
-		if b.Size >= n {
-			return b, nil
-		}
-		delete(l.bufs, name)
-		if err := b.Release(); err != nil {
-			return nil, err
-		}
-	}
-	b, err := l.ctx.NewBuffer(n+n/8, opencl.ReadWrite)
-	if err != nil {
-		return nil, err
-	}
-	l.bufs[name] = b
-	return b, nil
 }
 
 // Label implements pixel.ChunkLabeler.
@@ -126,29 +99,33 @@ func (l *Labeler) label(h *pixel.Hits, bounds []int, cfg pixel.Config, parent []
 	d := l.ctx.Device
 	budget := min(d.MaxAlloc, d.GlobalMem/4)
 	matrices := int(min(int64(chunks), max(1, budget/int64(4*cells))))
+	mats, err := l.bufs.Get("mats", 4*matrices*cells)
+	if err != nil {
+		return err
+	}
 	if l.cells < matrices*cells {
 		// The matrices start zero, and each work-item leaves its own so.
-		if err := l.grow("mats", 4*matrices*cells); err != nil {
+		if err := errors.Join(mats.Zero(), l.ctx.Finish()); err != nil {
 			return err
 		}
-		l.cells = l.bufs["mats"].Size / 4
+		l.cells = mats.Size / 4
 	}
 	l.bounds = l.bounds[:0]
 	for _, b := range bounds {
 		l.bounds = append(l.bounds, int32(b))
 	}
-	x, errX := l.buffer("x", 2*n)
-	y, errY := l.buffer("y", 2*n)
-	toa, errT := l.buffer("toa", 8*n)
-	bnd, errB := l.buffer("bounds", 4*len(bounds))
-	par, errP := l.buffer("parent", 4*n)
+	x, errX := l.bufs.Get("x", 2*n)
+	y, errY := l.bufs.Get("y", 2*n)
+	toa, errT := l.bufs.Get("toa", 8*n)
+	bnd, errB := l.bufs.Get("bounds", 4*len(bounds))
+	par, errP := l.bufs.Get("parent", 4*n)
 	if err := errors.Join(errX, errY, errT, errB, errP); err != nil {
 		return err
 	}
 	if err := errors.Join(opencl.Write(x, 0, h.X), opencl.Write(y, 0, h.Y), opencl.Write(toa, 0, h.ToA), opencl.Write(bnd, 0, l.bounds)); err != nil {
 		return err
 	}
-	if err := l.kernel.SetArgs(x, y, toa, bnd, int32(chunks), int64(cfg.Dt), int32(stride), int32(cells), int32(matrices), l.bufs["mats"], par); err != nil {
+	if err := l.kernel.SetArgs(x, y, toa, bnd, int32(chunks), int64(cfg.Dt), int32(stride), int32(cells), int32(matrices), mats, par); err != nil {
 		return err
 	}
 	// Whole work-groups of 64: left to the driver, a count of chunks
@@ -162,23 +139,4 @@ func (l *Labeler) label(h *pixel.Hits, bounds []int, cfg pixel.Config, parent []
 		return err
 	}
 	return opencl.Read(par, 0, parent[:n])
-}
-
-// grow replaces the buffer of that name by a zeroed one of n bytes.
-func (l *Labeler) grow(name string, n int) error {
-	if b := l.bufs[name]; b != nil {
-		delete(l.bufs, name)
-		if err := b.Release(); err != nil {
-			return err
-		}
-	}
-	b, err := l.ctx.NewBuffer(n, opencl.ReadWrite)
-	if err != nil {
-		return err
-	}
-	l.bufs[name] = b
-	if err := b.Zero(); err != nil {
-		return err
-	}
-	return l.ctx.Finish()
 }
