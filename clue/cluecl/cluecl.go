@@ -62,8 +62,8 @@ type Clusterer struct {
 	prog    *opencl.Program
 	kernels map[string]*opencl.Kernel
 	bufs    *opencl.Buffers // kept from run to run
-	events  [3]clue.Events            // a batch's view: clustered, uploaded, prepared
-	numbers [2]clue.Events            // batches' cluster ids numbered per event, two at a time
+	events  [3]clue.Events  // a batch's view: clustered, uploaded, prepared
+	numbers [2]clue.Events  // batches' cluster ids numbered per event, two at a time
 	// BatchPoints bounds a batch of points with events (0: DefaultBatch).
 	BatchPoints int
 	Timings     Timings
