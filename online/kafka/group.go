@@ -293,10 +293,17 @@ func (m *member) run(ctx context.Context) error {
 		// Past a cancellation the transaction still ends, in its own
 		// time: what was clustered is committed.
 		end, cancel := context.WithTimeout(context.WithoutCancel(ctx), m.opt.Session+5*time.Second)
-		err := m.commit(end, idle)
+		committed, err := m.commit(end, idle)
 		cancel()
-		if err != nil || idle || ctx.Err() != nil {
+		switch {
+		case err != nil || ctx.Err() != nil || idle && committed:
 			return err
+		case idle:
+			// The finished clusters went with an aborted transaction (a
+			// rebalance as the other members leave): the partitions
+			// still held are taken again from their states and
+			// finished once quiet, or no one would finish them.
+			last = time.Now()
 		}
 	}
 }
@@ -547,8 +554,9 @@ func (m *member) readState(ctx context.Context, p int32, offset int64) (*state, 
 // commit ends the transaction: with finish, the open clusters first; then
 // each partition's state, with its offset, and the events. A transaction
 // the brokers abort (a partition handed over meanwhile) drops every task:
-// they go on from the committed states.
-func (m *member) commit(ctx context.Context, finish bool) error {
+// they go on from the committed states. It reports whether the brokers
+// committed it.
+func (m *member) commit(ctx context.Context, finish bool) (committed bool, err error) {
 	// The partitions whose state changed: an idle one costs nothing.
 	parts := make([]int32, 0, len(m.tasks))
 	for p, t := range m.tasks {
@@ -564,18 +572,17 @@ func (m *member) commit(ctx context.Context, finish bool) error {
 		emit := m.emitter(t)
 		if finish {
 			if err := t.finish(emit); err != nil {
-				return err
+				return false, err
 			}
 		}
-		var err error
 		if buf, err = t.checkpoint(emit, buf[:0]); err != nil {
-			return err
+			return false, err
 		}
 		m.pending.add(&t.member)
 		t.member = GroupStats{}
 		r := &kgo.Record{Topic: m.stateTopic, Partition: p, Key: []byte(strconv.Itoa(int(p))), Value: append([]byte(nil), buf...)}
 		if err := m.sess.ProduceSync(ctx, r).FirstErr(); err != nil {
-			return fmt.Errorf("kafka: writing the state of partition %d to %s: %w", p, m.stateTopic, err)
+			return false, fmt.Errorf("kafka: writing the state of partition %d to %s: %w", p, m.stateTopic, err)
 		}
 		stateAt[p] = r.Offset
 		t.changed = false
@@ -583,6 +590,10 @@ func (m *member) commit(ctx context.Context, finish bool) error {
 	set := func(req *kmsg.TxnOffsetCommitRequest) error {
 		// Every partition held, those without a message in this
 		// transaction too: their state may have changed (finished).
+		// None changed: no topic, and no request for it.
+		if len(parts) == 0 {
+			return nil
+		}
 		var topic *kmsg.TxnOffsetCommitRequestTopic
 		for i := range req.Topics {
 			if req.Topics[i].Topic == m.opt.In.Topic {
@@ -611,12 +622,12 @@ func (m *member) commit(ctx context.Context, finish bool) error {
 		}
 		return nil
 	}
-	committed, err := m.sess.End(kgo.PreTxnCommitFnContext(ctx, set), kgo.TryCommit)
+	committed, err = m.sess.End(kgo.PreTxnCommitFnContext(ctx, set), kgo.TryCommit)
 	if err == nil {
 		err = m.deliveryErr()
 	}
 	if err != nil {
-		return fmt.Errorf("kafka: ending a transaction: %w", err)
+		return false, fmt.Errorf("kafka: ending a transaction: %w", err)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -632,7 +643,7 @@ func (m *member) commit(ctx context.Context, finish bool) error {
 	}
 	clear(m.revoked)
 	m.pending = GroupStats{}
-	return nil
+	return committed, nil
 }
 
 // add adds the counts of an open transaction.

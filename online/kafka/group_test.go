@@ -11,8 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/hitflow/hitflow/format/ev44"
 	"github.com/hitflow/hitflow/internal/fixture"
@@ -297,5 +299,72 @@ func TestGroupTimeOfFlight(t *testing.T) {
 	got := kafkatest.CommittedEvents(t, addrs, "events")["greg"]
 	if !slices.Equal(got, want) {
 		t.Fatalf("%d events with time of flight from the group, %d from a plain run", len(got), len(want))
+	}
+}
+
+// TestGroupFinishAborted: a member going idle finishes its partitions'
+// open clusters in a last transaction; when the brokers abort that one
+// (a rebalance as the other members leave), the member takes its
+// partitions again from their states and finishes them anew, rather than
+// leaving with the last clusters of each stream unwritten.
+func TestGroupFinishAborted(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "raw"), kfake.SeedTopics(1, "events"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	addrs := c.ListenAddrs()
+	raws := groupData(t, 1, 20000)
+	proc := groupProcessing(t)
+	want := offlineEvents(t, proc, raws)
+	cl, _ := kgo.NewClient(kgo.SeedBrokers(addrs...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	defer cl.Close()
+	msgs := fixture.Rechunk(raws[0], 300)
+	publishRaw(t, cl, 0, msgs)
+	// The first commit of the end offset is the last message's; the
+	// second, the finishing one: aborted once.
+	end, seen, aborted := int64(len(msgs)), 0, false
+	c.ControlKey(int16(kmsg.TxnOffsetCommit), func(kr kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		req := kr.(*kmsg.TxnOffsetCommitRequest)
+		atEnd := false
+		for _, tp := range req.Topics {
+			for _, p := range tp.Partitions {
+				atEnd = atEnd || p.Offset == end // the only group topic (named by its id in newer requests)
+			}
+		}
+		if !atEnd || aborted {
+			return nil, nil, false
+		}
+		if seen++; seen < 2 {
+			return nil, nil, false
+		}
+		aborted = true
+		resp := req.ResponseKind().(*kmsg.TxnOffsetCommitResponse)
+		for _, tp := range req.Topics {
+			rt := kmsg.NewTxnOffsetCommitResponseTopic()
+			rt.Topic, rt.TopicID = tp.Topic, tp.TopicID
+			for _, p := range tp.Partitions {
+				rp := kmsg.NewTxnOffsetCommitResponseTopicPartition()
+				rp.Partition, rp.ErrorCode = p.Partition, kerr.RebalanceInProgress.Code
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			resp.Topics = append(resp.Topics, rt)
+		}
+		return resp, nil, true
+	})
+	st, err := RunGroup(context.Background(), GroupOptions{In: Target{addrs, "raw"}, Out: Target{addrs, "events"}, Group: "g1",
+		Processing: proc, Commit: 100 * time.Millisecond, Idle: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !aborted || st.Aborts != 1 {
+		t.Fatalf("aborted %v, %d aborts: the finishing transaction was not the one aborted", aborted, st.Aborts)
+	}
+	got := kafkatest.CommittedEvents(t, addrs, "events")
+	for src, w := range want {
+		if !slices.Equal(got[src], w) {
+			t.Errorf("source %s: %d events, want %d as clustered in one go", src, len(got[src]), len(w))
+		}
 	}
 }
