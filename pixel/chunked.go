@@ -90,9 +90,11 @@ type ChunkedClusterer struct {
 	carryAt   []int32 // where a carried hit goes in the next buffer
 
 	labeler ChunkLabeler // nil: the chunk step on the workers
-	err     error        // see Err
-	pending Clusters     // closed clusters waiting for an earlier open one
-	small   Clusters     // border clusters, then merged with the pending ones
+	job     ChunkJob
+	sumsAt  []int    // per chunk: where its records and open hits start
+	err     error    // see Err
+	pending Clusters // closed clusters waiting for an earlier open one
+	small   Clusters // border clusters, then merged with the pending ones
 	merged  Clusters
 	position
 	out Clusters  // Add's batch
@@ -135,14 +137,15 @@ func NewChunkedClusterer(cfg Config, workers, bufferHits int) (*ChunkedClusterer
 // (the borders, the features, the carried hits, the order) as without
 // it, so the clusters are the same.
 type ChunkLabeler interface {
-	// Label sets, for every chunk [bounds[k], bounds[k+1]) of the
-	// time-ordered hits h and every hit i of it, parent[i] to the
-	// earliest hit of i's cluster within the chunk: each hit in turn
-	// joined with the last hit so far of each of its nine pixels (its own
-	// and those around it, on a sensor of cfg.Width x cfg.Height) whose
-	// ToA is within cfg.Dt of its own, where a hit does not replace a
-	// later one as its pixel's last.
-	Label(h *Hits, bounds []int, cfg Config, parent []int32) error
+	// Label sets, for every chunk [Bounds[k], Bounds[k+1]) of the job's
+	// time-ordered hits and every hit i of it, Parent[i] to the earliest
+	// hit of i's cluster within the chunk: each hit in turn joined with
+	// the last hit so far of each of its nine pixels (its own and those
+	// around it, on a sensor of Config.Width x Config.Height) whose ToA is
+	// within Config.Dt of its own, where a hit does not replace a later
+	// one as its pixel's last. Asked to, and where it can, it summarises
+	// the closed clusters too (see [ChunkJob]).
+	Label(job *ChunkJob) error
 	// Sizes are the new hits a buffer takes and the hits a chunk takes
 	// that suit the labeler (0: the clusterer's).
 	Sizes() (buffer, chunk int)
@@ -255,17 +258,22 @@ func (c *ChunkedClusterer) process(final bool) {
 		c.chunks = append(c.chunks, chunkWork{})
 		c.pairs = append(c.pairs, nil)
 	}
-	labeled := false
+	labeled, summed := false, false
 	if c.labeler != nil {
-		err := c.labeler.Label(&c.buf, c.bounds, c.cfg, c.parent[:n])
+		job := c.chunkJob(chunks, final)
+		err := c.labeler.Label(job)
 		if err != nil && c.err == nil {
 			c.err = err
 		}
-		labeled = err == nil
+		labeled, summed = err == nil, err == nil && job.Summarised
 	}
-	c.parallel(chunks, func(w, k int) {
-		c.chunkTask(w, k, chunks, final, labeled)
-	})
+	if summed {
+		c.takeAllSums(chunks)
+	} else {
+		c.parallel(chunks, func(w, k int) {
+			c.chunkTask(w, k, chunks, final, labeled)
+		})
+	}
 	c.parallel(chunks-1, func(w, k int) {
 		c.pairs[k] = c.pairs[k][:0]
 		if b := c.bounds[k+1]; !c.quiet(b) {
@@ -345,17 +353,7 @@ func (c *ChunkedClusterer) chunkTask(w, k, chunks int, final, labeled bool) {
 		}
 		c.clusterChunk(c.mats[w], c.occs[w], lo, hi)
 	}
-	// Clusters near a border may cross it, unless it is quiet. The
-	// buffer's start is no border (the hits before it are carried in); its
-	// end is one until the stream ends: the next buffer may reach it.
-	dt := c.cfg.Dt
-	start, end := Time(-1<<62), Time(1<<62)
-	if k > 0 && !c.quiet(lo) {
-		start = toa[lo] + dt
-	}
-	if k < chunks-1 && !c.quiet(hi) || k == chunks-1 && !final {
-		end = toa[hi-1] - dt
-	}
+	start, end := c.reach(k, chunks, final)
 	// The carried hits' clusters are finished with the border ones: they
 	// may carry folded sums, and links to join.
 	carried := int32(c.carried)
@@ -423,6 +421,61 @@ func (c *ChunkedClusterer) chunkTask(w, k, chunks int, final, labeled bool) {
 		from = to
 	}
 	out.truncate(m)
+}
+
+// reach returns the times at or before which, and at or after which, a
+// hit of chunk k of chunks makes its cluster one that may cross the
+// chunk's borders: clusters near a border may cross it, unless it is
+// quiet. The buffer's start is no border (the hits before it are carried
+// in); its end is one until the stream ends: the next buffer may reach it.
+func (c *ChunkedClusterer) reach(k, chunks int, final bool) (start, end Time) {
+	lo, hi, toa, dt := c.bounds[k], c.bounds[k+1], c.buf.ToA, c.cfg.Dt
+	start, end = Time(-1<<62), Time(1<<62)
+	if k > 0 && !c.quiet(lo) {
+		start = toa[lo] + dt
+	}
+	if k < chunks-1 && !c.quiet(hi) || k == chunks-1 && !final {
+		end = toa[hi-1] - dt
+	}
+	return start, end
+}
+
+// chunkJob is the labeler's job for the buffer's chunks. The sums are
+// asked for unless the clusters keep their members (which the host
+// gathers), and only when the new hits' arrival numbers follow their
+// indices, so that a span of hits is a span of indices.
+func (c *ChunkedClusterer) chunkJob(chunks int, final bool) *ChunkJob {
+	n := c.buf.Len()
+	j := &c.job
+	j.Hits, j.Bounds, j.Config, j.Parent = &c.buf, c.bounds, c.cfg, c.parent[:n]
+	j.Summarised = false
+	j.Summarise = !c.keep && (n == c.carried || c.seq[n-1]-c.seq[c.carried] == int64(n-1-c.carried))
+	if !j.Summarise {
+		return j
+	}
+	j.Start, j.End = j.Start[:0], j.End[:0]
+	for k := range chunks {
+		start, end := c.reach(k, chunks, final)
+		j.Start, j.End = append(j.Start, start), append(j.End, end)
+	}
+	j.Carried, j.Span = c.carried, c.cfg.span()
+	return j
+}
+
+// takeAllSums takes every chunk's clusters from the labeler's sums, on
+// the workers.
+func (c *ChunkedClusterer) takeAllSums(chunks int) {
+	at := growLen(c.sumsAt, 2*chunks)
+	c.sumsAt = at
+	closedAt, openAt := 0, 0
+	for k := range chunks {
+		at[2*k], at[2*k+1] = closedAt, openAt
+		closedAt += int(c.job.Closed[k])
+		openAt += int(c.job.Open[k])
+	}
+	c.parallel(chunks, func(_, k int) {
+		c.takeSums(k, &c.job, at[2*k], at[2*k+1])
+	})
 }
 
 // join joins the hits of each pair.

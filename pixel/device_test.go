@@ -2,6 +2,7 @@ package pixel_test
 
 import (
 	"errors"
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -31,7 +32,9 @@ func labeler(t *testing.T) (*opencl.Context, *pixelcl.Labeler) {
 // on the device gives the sequential clusterer's clusters, features and
 // counts on every stream of the differential tests (hot pixels, tracks
 // crossing many chunks, clusters larger than a chunk, pile-up, late hits,
-// clock restarts), in buffers and chunks of random sizes.
+// clock restarts), in buffers and chunks of random sizes. Keeping the
+// members, the host sums the clusters; else the device sums the closed
+// ones.
 func TestDeviceMatchesSequential(t *testing.T) {
 	_, lab := labeler(t)
 	pixel.AgainstSequential(t, 60, 11, func(t *testing.T, r *rand.Rand, seed int, cfg pixel.Config, h *pixel.Hits, seq *pixel.Clusterer, want *pixel.Clusters) {
@@ -45,13 +48,18 @@ func TestDeviceMatchesSequential(t *testing.T) {
 		c.SetLabeler(lab)
 		buffer, chunk := 1+r.IntN(1+h.Len()), 1+r.IntN(200)
 		pixel.SetSizes(c, buffer, chunk)
-		c.KeepMembers(true)
+		keep := r.IntN(2) == 0
+		c.KeepMembers(keep)
 		got := pixel.Feed(r, c, h)
 		if err := c.Err(); err != nil {
 			t.Fatal(err)
 		}
-		if err := pixel.EqualClusters(got, want); err != nil {
-			t.Fatalf("seed %d (%d hits, dt %d, buffers of %d, chunks of %d): %v", seed, h.Len(), cfg.Dt, buffer, chunk, err)
+		equal := pixel.EqualFeatures
+		if keep {
+			equal = pixel.EqualClusters
+		}
+		if err := equal(got, want); err != nil {
+			t.Fatalf("seed %d (%d hits, dt %d, buffers of %d, chunks of %d, members kept %v): %v", seed, h.Len(), cfg.Dt, buffer, chunk, keep, err)
 		}
 		if cs, ss := c.Stats(), seq.Stats(); cs != ss {
 			t.Fatalf("seed %d: stats %+v, sequential %+v", seed, cs, ss)
@@ -106,5 +114,44 @@ func TestDeviceLost(t *testing.T) {
 	got = pixel.Feed(r, c, h)
 	if err := errors.Join(c.Err(), pixel.EqualClusters(got, want)); err != nil {
 		t.Fatalf("after the failure: %v", err)
+	}
+}
+
+// TestDeviceEnergies: the device's energy sums and peaks are the host's
+// bit for bit on the energies at the edges of their conversion: NaN and
+// infinities, both zeros, subnormals, the clamp at MaxEnergy and values
+// whose fixed-point form is cut.
+func TestDeviceEnergies(t *testing.T) {
+	_, lab := labeler(t)
+	edges := []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), 0, float32(math.Copysign(0, -1)),
+		math.SmallestNonzeroFloat32, -math.SmallestNonzeroFloat32, 0x1p-40, 0x1.8p-41, -0x1.fffffep-40,
+		pixel.MaxEnergy, -pixel.MaxEnergy, math.Nextafter32(pixel.MaxEnergy, 0), 1e30, -1e30, 3.3, -7.25, 1e-7}
+	r := rand.New(rand.NewPCG(7, 8))
+	h := &pixel.Hits{}
+	for i := range 20000 {
+		// Clusters of 1 to 3 hits on a pixel and its right neighbour.
+		c := i / 3
+		h.X, h.Y = append(h.X, uint16(c%50*2+i%2)), append(h.Y, uint16(c/50%50))
+		h.ToA, h.ToT = append(h.ToA, pixel.Time(c*1000+i%3)), append(h.ToT, uint16(1+r.IntN(50)))
+		h.E = append(h.E, edges[r.IntN(len(edges))])
+	}
+	cfg := pixel.Config{Dt: 10, Width: 100, Height: 50}
+	seq, err := pixel.NewClusterer(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := pixel.Feed(r, seq, h)
+	c, err := pixel.NewChunkedClusterer(cfg, 2, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.SetLabeler(lab)
+	pixel.SetSizes(c, 5000, 300)
+	got := pixel.Feed(r, c, h)
+	if err := errors.Join(c.Err(), pixel.EqualFeatures(got, want)); err != nil {
+		t.Fatal(err)
+	}
+	if want.Len() < 6000 {
+		t.Fatalf("only %d clusters", want.Len())
 	}
 }

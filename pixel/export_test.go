@@ -6,6 +6,7 @@ var (
 	AgainstSequential = againstSequential
 	Feed              = feed
 	EqualClusters     = equalClusters
+	EqualFeatures     = equalFeatures
 )
 
 // SetSizes sets the new hits a buffer of c takes and the hits a chunk

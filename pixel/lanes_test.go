@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"sync/atomic"
@@ -98,19 +99,29 @@ func feedWatching(r *rand.Rand, s Stream, h *Hits, watch func()) *Clusters {
 
 // equalClusters reports the first difference between two outputs.
 func equalClusters(a, b *Clusters) error {
-	if a.Len() != b.Len() {
-		return fmt.Errorf("%d clusters, want %d", a.Len(), b.Len())
-	}
-	for i := range a.Len() {
-		if a.ID[i] != b.ID[i] || a.root[i] != b.root[i] || a.Size[i] != b.Size[i] || a.FirstToA[i] != b.FirstToA[i] ||
-			a.LastToA[i] != b.LastToA[i] || a.ToTSum[i] != b.ToTSum[i] || a.ESum[i] != b.ESum[i] ||
-			a.X[i] != b.X[i] || a.Y[i] != b.Y[i] || a.XMin[i] != b.XMin[i] || a.XMax[i] != b.XMax[i] ||
-			a.YMin[i] != b.YMin[i] || a.YMax[i] != b.YMax[i] || a.Max[i] != b.Max[i] {
-			return fmt.Errorf("cluster %d differs", i)
-		}
+	if err := equalFeatures(a, b); err != nil {
+		return err
 	}
 	if !slices.Equal(a.Start, b.Start) || !slices.Equal(a.Members.ToT, b.Members.ToT) || !slices.Equal(a.Members.E, b.Members.E) {
 		return fmt.Errorf("members differ")
+	}
+	return nil
+}
+
+// equalFeatures compares the clusters' ids and features, bit for bit (a
+// zero's sign too).
+func equalFeatures(a, b *Clusters) error {
+	if a.Len() != b.Len() {
+		return fmt.Errorf("%d clusters, want %d", a.Len(), b.Len())
+	}
+	same := func(x, y float64) bool { return math.Float64bits(x) == math.Float64bits(y) }
+	for i := range a.Len() {
+		if a.ID[i] != b.ID[i] || a.root[i] != b.root[i] || a.Size[i] != b.Size[i] || a.FirstToA[i] != b.FirstToA[i] ||
+			a.LastToA[i] != b.LastToA[i] || a.ToTSum[i] != b.ToTSum[i] || !same(a.ESum[i], b.ESum[i]) ||
+			!same(a.X[i], b.X[i]) || !same(a.Y[i], b.Y[i]) || a.XMin[i] != b.XMin[i] || a.XMax[i] != b.XMax[i] ||
+			a.YMin[i] != b.YMin[i] || a.YMax[i] != b.YMax[i] || !same(a.Max[i], b.Max[i]) {
+			return fmt.Errorf("cluster %d differs", i)
+		}
 	}
 	return nil
 }

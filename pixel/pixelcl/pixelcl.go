@@ -27,16 +27,20 @@ const (
 // Labeler is a pixel.ChunkLabeler on an OpenCL device: each chunk of a
 // buffer is clustered by one work-item with a matrix of its own, as many
 // matrices as a quarter of the device's memory holds (the work-items take
-// the chunks in turn beyond that). The buffers stay from call to call,
-// grown as needed. Streams may share it: it labels one buffer at a time.
+// the chunks in turn beyond that); asked to, a work-item per chunk then
+// sums its closed clusters, and only those sums and the hits of the open
+// clusters come back. The buffers stay from call to call, grown as
+// needed. Streams may share it: it labels one buffer at a time.
 type Labeler struct {
-	mu     sync.Mutex
-	ctx    *opencl.Context
-	prog   *opencl.Program
-	kernel *opencl.Kernel
-	bufs   *opencl.Buffers
-	cells  int     // entries of the matrices' buffer known zero between calls
-	bounds []int32 // the chunks' bounds as the kernel reads them
+	mu               sync.Mutex
+	ctx              *opencl.Context
+	prog             *opencl.Program
+	label, count     *opencl.Kernel
+	sum              *opencl.Kernel
+	bufs             *opencl.Buffers
+	cells            int     // entries of the matrices' buffer known zero between calls
+	bounds           []int32 // the chunks' bounds as the kernels read them
+	closedAt, openAt []int32
 }
 
 // New builds the kernel for the device of ctx, which stays the caller's
@@ -51,8 +55,13 @@ func New(ctx *opencl.Context) (_ *Labeler, err error) {
 	if l.prog, err = ctx.Build(source, buildOptions); err != nil {
 		return nil, err
 	}
-	if l.kernel, err = l.prog.Kernel("label"); err != nil {
-		return nil, err
+	for _, k := range []struct {
+		name string
+		to   **opencl.Kernel
+	}{{"label", &l.label}, {"count", &l.count}, {"sum", &l.sum}} {
+		if *k.to, err = l.prog.Kernel(k.name); err != nil {
+			return nil, err
+		}
 	}
 	return l, nil
 }
@@ -61,7 +70,7 @@ func New(ctx *opencl.Context) (_ *Labeler, err error) {
 func (l *Labeler) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return errors.Join(l.bufs.Release(), l.kernel.Release(), l.prog.Release())
+	return errors.Join(l.bufs.Release(), l.label.Release(), l.count.Release(), l.sum.Release(), l.prog.Release())
 }
 
 // Where names the device.
@@ -76,24 +85,56 @@ func (l *Labeler) Sizes() (buffer, chunk int) {
 }
 
 // Label implements pixel.ChunkLabeler.
-func (l *Labeler) Label(h *pixel.Hits, bounds []int, cfg pixel.Config, parent []int32) error {
+func (l *Labeler) Label(job *pixel.ChunkJob) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if err := l.label(h, bounds, cfg, parent); err != nil {
+	if err := l.run(job); err != nil {
 		l.cells = 0 // a kernel cut short may leave entries: zeroed anew before the next use
 		return fmt.Errorf("pixelcl: %s: %w", l.ctx.Device, err)
 	}
 	return nil
 }
 
-func (l *Labeler) label(h *pixel.Hits, bounds []int, cfg pixel.Config, parent []int32) error {
-	n, chunks := h.Len(), len(bounds)-1
+func (l *Labeler) run(job *pixel.ChunkJob) error {
+	h := job.Hits
+	n, chunks := h.Len(), len(job.Bounds)-1
 	if chunks < 1 || n == 0 {
+		job.Summarised = job.Summarise
+		job.Closed, job.Open = growLen(job.Closed, max(chunks, 0)), growLen(job.Open, max(chunks, 0))
+		clear(job.Closed)
+		clear(job.Open)
 		return nil
 	}
 	if n > 1<<31-1 {
 		return fmt.Errorf("%d hits are more than the device's 32-bit indices take", n)
 	}
+	l.bounds = l.bounds[:0]
+	for _, b := range job.Bounds {
+		l.bounds = append(l.bounds, int32(b))
+	}
+	x, errX := l.bufs.Get("x", 2*n)
+	y, errY := l.bufs.Get("y", 2*n)
+	toa, errT := l.bufs.Get("toa", 8*n)
+	bnd, errB := l.bufs.Get("bounds", 4*len(l.bounds))
+	par, errP := l.bufs.Get("parent", 4*n)
+	if err := errors.Join(errX, errY, errT, errB, errP); err != nil {
+		return err
+	}
+	if err := errors.Join(opencl.Write(x, 0, h.X), opencl.Write(y, 0, h.Y), opencl.Write(toa, 0, h.ToA), opencl.Write(bnd, 0, l.bounds)); err != nil {
+		return err
+	}
+	if err := l.labelChunks(job, x, y, toa, bnd, par); err != nil {
+		return err
+	}
+	if job.Summarise {
+		return l.summarise(job, x, y, toa, bnd, par)
+	}
+	return opencl.Read(par, 0, job.Parent[:n])
+}
+
+// labelChunks runs the chunk step, leaving each hit's root in par.
+func (l *Labeler) labelChunks(job *pixel.ChunkJob, x, y, toa, bnd, par *opencl.Buffer) error {
+	chunks, cfg := len(job.Bounds)-1, job.Config
 	stride := cfg.Width + 2
 	cells := stride * (cfg.Height + 2)
 	d := l.ctx.Device
@@ -110,33 +151,97 @@ func (l *Labeler) label(h *pixel.Hits, bounds []int, cfg pixel.Config, parent []
 		}
 		l.cells = mats.Size / 4
 	}
-	l.bounds = l.bounds[:0]
-	for _, b := range bounds {
-		l.bounds = append(l.bounds, int32(b))
-	}
-	x, errX := l.bufs.Get("x", 2*n)
-	y, errY := l.bufs.Get("y", 2*n)
-	toa, errT := l.bufs.Get("toa", 8*n)
-	bnd, errB := l.bufs.Get("bounds", 4*len(bounds))
-	par, errP := l.bufs.Get("parent", 4*n)
-	if err := errors.Join(errX, errY, errT, errB, errP); err != nil {
+	if err := l.label.SetArgs(x, y, toa, bnd, int32(chunks), int64(cfg.Dt), int32(stride), int32(cells), int32(matrices), mats, par); err != nil {
 		return err
 	}
-	if err := errors.Join(opencl.Write(x, 0, h.X), opencl.Write(y, 0, h.Y), opencl.Write(toa, 0, h.ToA), opencl.Write(bnd, 0, l.bounds)); err != nil {
+	return launch(l.label, matrices)
+}
+
+// summarise sums the closed clusters of the labelled chunks and lists the
+// open clusters' hits (see pixel.ChunkJob).
+func (l *Labeler) summarise(job *pixel.ChunkJob, x, y, toa, bnd, par *opencl.Buffer) error {
+	h := job.Hits
+	n, chunks := h.Len(), len(job.Bounds)-1
+	start, errS := l.bufs.Get("start", 8*chunks)
+	end, errE := l.bufs.Get("end", 8*chunks)
+	reach, errR := l.bufs.Get("reach", n)
+	last, errL := l.bufs.Get("last", 4*n)
+	closed, errC := l.bufs.Get("closed", 4*chunks)
+	opened, errO := l.bufs.Get("opened", 4*chunks)
+	if err := errors.Join(errS, errE, errR, errL, errC, errO); err != nil {
 		return err
 	}
-	if err := l.kernel.SetArgs(x, y, toa, bnd, int32(chunks), int64(cfg.Dt), int32(stride), int32(cells), int32(matrices), mats, par); err != nil {
+	if err := errors.Join(opencl.Write(start, 0, job.Start[:chunks]), opencl.Write(end, 0, job.End[:chunks])); err != nil {
 		return err
 	}
-	// Whole work-groups of 64: left to the driver, a count of chunks
-	// with no small divisor would run in work-groups of one.
-	most, err := l.kernel.MaxGroup()
+	err := l.count.SetArgs(toa, par, bnd, int32(chunks), start, end, int32(job.Carried), job.Span, reach, last, closed, opened)
+	if err != nil {
+		return err
+	}
+	if err := launch(l.count, chunks); err != nil {
+		return err
+	}
+	job.Closed, job.Open = growLen(job.Closed, chunks), growLen(job.Open, chunks)
+	if err := errors.Join(opencl.Read(closed, 0, job.Closed), opencl.Read(opened, 0, job.Open)); err != nil {
+		return err
+	}
+	l.closedAt, l.openAt = l.closedAt[:0], l.openAt[:0]
+	var closedN, openN int
+	for k := range chunks {
+		l.closedAt, l.openAt = append(l.closedAt, int32(closedN)), append(l.openAt, int32(openN))
+		closedN += int(job.Closed[k])
+		openN += int(job.Open[k])
+	}
+	fields, calibrated := pixel.SumFields, int32(0)
+	if h.Calibrated() {
+		fields, calibrated = pixel.SumFieldsCalibrated, 1
+	}
+	closedAt, errC := l.bufs.Get("closedAt", 4*chunks)
+	openAt, errO := l.bufs.Get("openAt", 4*chunks)
+	tot, errT := l.bufs.Get("tot", 2*n)
+	energy, errE := l.bufs.Get("energy", 4*max(1, len(h.E)))
+	slot, errSl := l.bufs.Get("slot", 4*n)
+	sums, errSu := l.bufs.Get("sums", 8*fields*max(1, closedN))
+	openHits, errH := l.bufs.Get("openHits", 4*max(1, openN))
+	if err := errors.Join(errC, errO, errT, errE, errSl, errSu, errH); err != nil {
+		return err
+	}
+	err = errors.Join(opencl.Write(closedAt, 0, l.closedAt), opencl.Write(openAt, 0, l.openAt), opencl.Write(tot, 0, h.ToT), opencl.Write(energy, 0, h.E))
+	if err != nil {
+		return err
+	}
+	err = l.sum.SetArgs(x, y, toa, tot, energy, calibrated, int32(fields), par, bnd, int32(chunks), job.Span, reach, last, closedAt, openAt, slot, sums, openHits)
+	if err != nil {
+		return err
+	}
+	if err := launch(l.sum, chunks); err != nil {
+		return err
+	}
+	job.Sums, job.OpenHits = growLen(job.Sums, fields*closedN), growLen(job.OpenHits, openN)
+	if err := errors.Join(opencl.Read(sums, 0, job.Sums), opencl.Read(openHits, 0, job.OpenHits), opencl.Read(par, 0, job.Parent[:n])); err != nil {
+		return err
+	}
+	job.Summarised = true
+	return nil
+}
+
+// launch runs k on items work-items in whole work-groups of 64: left to
+// the driver, a count with no small divisor would run in work-groups of
+// one. The extra work-items do nothing.
+func launch(k *opencl.Kernel, items int) error {
+	most, err := k.MaxGroup()
 	if err != nil {
 		return err
 	}
 	group := min(64, most)
-	if _, err := l.kernel.Run([]int{(matrices + group - 1) / group * group}, []int{group}); err != nil {
-		return err
+	_, err = k.Run([]int{(items + group - 1) / group * group}, []int{group})
+	return err
+}
+
+// growLen is s with length n, its storage kept when large enough.
+func growLen[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
 	}
-	return opencl.Read(par, 0, parent[:n])
+	return s[:n]
 }
