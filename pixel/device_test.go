@@ -67,9 +67,10 @@ func TestDeviceMatchesSequential(t *testing.T) {
 	})
 }
 
-// TestDeviceLost: a device that fails during a run is reported by Err,
-// and the failed buffer is clustered on the host: nothing is lost; the
-// labeler then serves another stream.
+// TestDeviceLost: a device that fails at any command of a run is
+// reported by Err, and the failed buffer is clustered on the host:
+// nothing is lost; the labeler then serves another stream. With members
+// kept the device labels only; else it also sums.
 func TestDeviceLost(t *testing.T) {
 	ctx, lab := labeler(t)
 	r := rand.New(rand.NewPCG(5, 6))
@@ -85,35 +86,48 @@ func TestDeviceLost(t *testing.T) {
 	}
 	seq.KeepMembers(true)
 	want := pixel.Feed(r, seq, h)
-	c, err := pixel.NewChunkedClusterer(cfg, 2, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.SetLabeler(lab)
-	pixel.SetSizes(c, 700, 64)
-	c.KeepMembers(true)
-	ctx.InjectFailure(opencl.ErrLost)
-	got := pixel.Feed(r, c, h)
-	if err := c.Err(); !errors.Is(err, opencl.ErrLost) {
-		t.Fatalf("Err %v", err)
-	}
-	if err := pixel.EqualClusters(got, want); err != nil {
-		t.Fatal(err)
-	}
 	if want.Len() < 100 {
 		t.Fatalf("only %d clusters", want.Len())
 	}
-	// The labeler serves the next stream as if nothing had happened.
-	c, err = pixel.NewChunkedClusterer(cfg, 2, 0)
-	if err != nil {
-		t.Fatal(err)
+	run := func(keep bool) error {
+		c, err := pixel.NewChunkedClusterer(cfg, 2, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.SetLabeler(lab)
+		pixel.SetSizes(c, 700, 64)
+		c.KeepMembers(keep)
+		got := pixel.Feed(r, c, h)
+		equal := pixel.EqualFeatures
+		if keep {
+			equal = pixel.EqualClusters
+		}
+		if err := equal(got, want); err != nil {
+			t.Fatalf("members kept %v: %v", keep, err)
+		}
+		return c.Err()
 	}
-	c.SetLabeler(lab)
-	pixel.SetSizes(c, 700, 64)
-	c.KeepMembers(true)
-	got = pixel.Feed(r, c, h)
-	if err := errors.Join(c.Err(), pixel.EqualClusters(got, want)); err != nil {
-		t.Fatalf("after the failure: %v", err)
+	for _, keep := range []bool{true, false} {
+		failed := 0
+		for after := 0; ; after++ {
+			ctx.InjectFailureAfter(after, opencl.ErrLost)
+			err := run(keep)
+			if err == nil {
+				ctx.InjectFailure(nil) // not reached: disarmed
+				break
+			}
+			if !errors.Is(err, opencl.ErrLost) {
+				t.Fatalf("members kept %v, failing after %d commands: %v", keep, after, err)
+			}
+			failed++
+			// The labeler serves the next stream as if nothing had happened.
+			if err := run(keep); err != nil {
+				t.Fatalf("members kept %v, after failing at %d: %v", keep, after, err)
+			}
+		}
+		if failed < 20 {
+			t.Fatalf("members kept %v: only %d runs failed", keep, failed)
+		}
 	}
 }
 

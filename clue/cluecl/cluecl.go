@@ -1,6 +1,7 @@
 package cluecl
 
 import (
+	"cmp"
 	_ "embed"
 	"errors"
 	"fmt"
@@ -41,6 +42,10 @@ type plan struct {
 // the device's profiling reports it) and the transfers.
 type Timings struct {
 	clue.Timings
+	// Upload and Download are the wall times of the transfers; with
+	// events in batches, Upload is the first batch's (the others overlap
+	// the kernels) and Download the device's time for the reads, which
+	// overlap the next batch's kernels.
 	Upload, Download time.Duration
 	// Host is the part of the overhead spent on the host checking the
 	// points and planning the grid (with events: the batches' sum, which
@@ -61,9 +66,9 @@ type Clusterer struct {
 	ctx     *opencl.Context
 	prog    *opencl.Program
 	kernels map[string]*opencl.Kernel
-	bufs    *opencl.Buffers // kept from run to run
-	events  [3]clue.Events  // a batch's view: clustered, uploaded, prepared
-	numbers [2]clue.Events  // batches' cluster ids numbered per event, two at a time
+	bufs    *opencl.Buffers   // kept from run to run
+	events  [3]clue.Events    // a batch's view: clustered, uploaded, prepared
+	numbers [sets]clue.Events // batches' cluster ids numbered per event, one per set
 	// BatchPoints bounds a batch of points with events (0: DefaultBatch).
 	BatchPoints int
 	Timings     Timings
@@ -173,6 +178,12 @@ func (r *run) settle() error {
 
 func roundUp(n, m int) int { return (n + m - 1) / m * m }
 
+// sets is the number of sets of input and output buffers: a batch is
+// uploaded into one set while the one before is clustered in the other,
+// and clustered into one while the one before is read back from the
+// other.
+const sets = 2
+
 // DefaultBatch is the most points of a batch (see Clusterer.BatchPoints).
 const DefaultBatch = 1 << 22
 
@@ -200,7 +211,7 @@ func (c *Clusterer) Run(pts *clue.Points, p clue.Params) (*clue.Result, error) {
 	r.upload(0, b, false)
 	r.finish() // a write returns once its data is taken, maybe before it is on the device
 	c.Timings.Upload = time.Since(up)
-	if err := c.compute(r, 0, b, res, 0); err != nil {
+	if err := c.compute(r, 0, b, res, 0, nil); err != nil {
 		return nil, err
 	}
 	c.events[0].Number(pts, res)
@@ -358,16 +369,19 @@ func (c *Clusterer) runBatches(in *clue.Points, p clue.Params) (*clue.Result, er
 		}
 		return nil, err
 	}
-	c.Timings.Overhead = time.Since(start) - c.Timings.Total() - c.Timings.Upload - c.Timings.Download
+	// The downloads overlap the kernels of the next batch: the part that
+	// does not is in the overhead.
+	c.Timings.Overhead = time.Since(start) - c.Timings.Total() - c.Timings.Upload
 	return res, nil
 }
 
 // clusterSpans clusters the stretches spans of in, each of whole events,
-// into the same stretches of res. Three batches are in hand at a time: a
+// into the same stretches of res. Four batches are in hand at a time: a
 // goroutine prepares one on the host (its view and grid) while the one
-// before is uploaded on the transfer queue and the one before that is
-// clustered.
-func (c *Clusterer) clusterSpans(in *clue.Points, p clue.Params, spans [][2]int, res *clue.Result) error {
+// before is uploaded on the upload queue, the one before that is
+// clustered, and the results of the one before that come back on the
+// download queue and are numbered per event on the host.
+func (c *Clusterer) clusterSpans(in *clue.Points, p clue.Params, spans [][2]int, res *clue.Result) (err error) {
 	type prepared struct {
 		b   *batch
 		err error
@@ -408,13 +422,20 @@ func (c *Clusterer) clusterSpans(in *clue.Points, p clue.Params, spans [][2]int,
 	c.Timings.Upload = time.Since(up)
 	var pending []*opencl.Event
 	defer func() { r.wait(pending) }() // a failed batch leaves its successor's upload queued
-	// Each batch's ids are numbered per event on the host while the
-	// device clusters the next.
-	var numbering [len(c.numbers)]sync.WaitGroup
+	// Each batch's results are read back, and its ids numbered per event
+	// on the host, while the device clusters the next; the batch after
+	// that waits for them, as it reuses their output buffers.
+	var numbering [sets]sync.WaitGroup
+	var numberErr [sets]error
+	var download atomic.Int64
 	defer func() {
 		for i := range numbering {
 			numbering[i].Wait()
+			if err == nil && numberErr[i] != nil {
+				err = fmt.Errorf("cluecl: %s: %w", c.ctx.Device.Name, numberErr[i])
+			}
 		}
+		c.Timings.Download += time.Duration(download.Load())
 	}()
 	next := first.b
 	for k, sp := range spans {
@@ -429,15 +450,29 @@ func (c *Clusterer) clusterSpans(in *clue.Points, p clue.Params, spans [][2]int,
 				return nb.err
 			}
 			next = nb.b
-			pending = r.upload((k+1)%2, next, true)
+			pending = r.upload((k+1)%sets, next, true)
+		}
+		set := k % sets
+		numbering[set].Wait()
+		if err := numberErr[set]; err != nil {
+			return fmt.Errorf("cluecl: %s: %w", c.ctx.Device.Name, err)
 		}
 		part := window(res, sp)
-		if err := c.compute(r, k%2, b, &part, int32(sp[0])); err != nil {
+		var reads []*opencl.Event
+		err := c.compute(r, set, b, &part, int32(sp[0]), &reads)
+		numbering[set].Go(func() {
+			for _, e := range reads {
+				d, err := e.Elapsed()
+				download.Add(int64(d))
+				numberErr[set] = cmp.Or(numberErr[set], err, e.Release())
+			}
+			if err == nil && numberErr[set] == nil {
+				c.numbers[set].Number(slice(in, sp), &part)
+			}
+		})
+		if err != nil {
 			return err
 		}
-		slot := k % len(c.numbers)
-		numbering[slot].Wait()
-		numbering[slot].Go(func() { c.numbers[slot].Number(slice(in, sp), &part) })
 		res.Clusters += part.Clusters
 		res.Outliers += part.Outliers
 	}
@@ -577,16 +612,19 @@ func scatter(grouped *clue.Result, perm []int, res *clue.Result) {
 // compute clusters a batch whose input is in the buffers of set and
 // reads its results into res, the nearest-higher points' indices plus
 // base.
-func (c *Clusterer) compute(r *run, set int, b *batch, res *clue.Result, base int32) error {
-	err := c.steps(r, set, b, res, base)
+func (c *Clusterer) compute(r *run, set int, b *batch, res *clue.Result, base int32, queued *[]*opencl.Event) error {
+	err := c.steps(r, set, b, res, base, queued)
 	if err := errors.Join(err, r.settle()); err != nil {
 		return fmt.Errorf("cluecl: %s: %w", c.ctx.Device.Name, err)
 	}
 	return nil
 }
 
-// steps are the steps of a batch, the first error ending them.
-func (c *Clusterer) steps(r *run, set int, b *batch, res *clue.Result, base int32) error {
+// steps are the steps of a batch, the first error ending them. With
+// queued not nil, the results are read back on the download queue, the
+// reads' events appended to *queued: res must not be touched, nor the
+// output buffers of set used, until they are done.
+func (c *Clusterer) steps(r *run, set int, b *batch, res *clue.Result, base int32, queued *[]*opencl.Event) error {
 	pts, pl, t := b.pts, b.pl, &c.Timings
 	n, dim := pts.Len(), pts.Dim()
 	parBuf, coords, weight, layer, layers := r.inputs(set, b)
@@ -650,8 +688,10 @@ func (c *Clusterer) steps(r *run, set int, b *batch, res *clue.Result, base int3
 	}
 	r.launch(&t.Expansion, "assign", n, kind, upBuf, cid, int32(n))
 
-	// The results in input order.
-	oRho, oDelta, oNH, oSeed, oCID := r.buffer("outRho", n, 8), r.buffer("outDelta", n, 8), r.buffer("outNH", n, 4), r.buffer("outSeed", n, 1), r.buffer("outCID", n, 4)
+	// The results in input order, into the output buffers of set.
+	name := func(s string) string { return fmt.Sprint(s, set) }
+	oRho, oDelta, oNH := r.buffer(name("outRho"), n, 8), r.buffer(name("outDelta"), n, 8), r.buffer(name("outNH"), n, 4)
+	oSeed, oCID := r.buffer(name("outSeed"), n, 1), r.buffer(name("outCID"), n, 4)
 	r.launch(&t.Overhead, "collect", n, order, rho, delta, nh, kind, cid, oRho, oDelta, oNH, oSeed, oCID, base, int32(n), seedIn)
 	if r.settle() != nil { // the kernels done, so that the reads time the transfers alone
 		return r.err
@@ -659,17 +699,31 @@ func (c *Clusterer) steps(r *run, set int, b *batch, res *clue.Result, base int3
 	down := time.Now()
 	var seeds [2]int32
 	transfer(r, opencl.Read, seedIn, 4*n, seeds[:])
-	transfer(r, opencl.Read, oRho, 0, res.Rho)
-	transfer(r, opencl.Read, oDelta, 0, res.Delta)
-	transfer(r, opencl.Read, oNH, 0, res.NH)
-	transfer(r, opencl.Read, oSeed, 0, res.IsSeed)
-	transfer(r, opencl.Read, oCID, 0, res.ClusterID)
-	if r.err != nil {
-		return r.err
-	}
-	t.Download += time.Since(down)
 	res.Clusters, res.Outliers = int(seeds[0]), int(seeds[1])
-	return nil
+	fetch(r, oRho, res.Rho, queued)
+	fetch(r, oDelta, res.Delta, queued)
+	fetch(r, oNH, res.NH, queued)
+	fetch(r, oSeed, res.IsSeed, queued)
+	fetch(r, oCID, res.ClusterID, queued)
+	if r.err == nil && queued == nil {
+		t.Download += time.Since(down)
+	}
+	return r.err
+}
+
+// fetch reads b into data: at once, or queued on the download queue, the
+// read's event appended to *queued.
+func fetch[T any](r *run, b *opencl.Buffer, data []T, queued *[]*opencl.Event) {
+	switch {
+	case r.err != nil || len(data) == 0:
+	case queued == nil:
+		r.err = opencl.Read(b, 0, data)
+	default:
+		var e *opencl.Event
+		if e, r.err = opencl.ReadAsync(b, 0, data); e != nil {
+			*queued = append(*queued, e)
+		}
+	}
 }
 
 // transfer copies between data and a buffer by move (opencl.Read or
@@ -690,12 +744,12 @@ func (r *run) finish() {
 // zero queues the clearing of buffers.
 func (r *run) zero(bufs ...*opencl.Buffer) error {
 	for _, b := range bufs {
-		if err := b.Zero(); err != nil {
-			r.err = err
-			return err
+		if r.err != nil { // the buffers of a failed run may not exist
+			return r.err
 		}
+		r.err = b.Zero()
 	}
-	return nil
+	return r.err
 }
 
 // scan turns data[0:len) into its exclusive prefix sums: each work-group

@@ -1,6 +1,7 @@
 package cluecl
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/hitflow/hitflow/clue"
 	"github.com/hitflow/hitflow/clue/cluesim"
+	"github.com/hitflow/hitflow/device/opencl"
 	"github.com/hitflow/hitflow/internal/devicetest"
 )
 
@@ -242,5 +244,57 @@ func TestBatchesBadValue(t *testing.T) {
 	_, err := c.Run(pts, p)
 	if werr == nil || err == nil || err.Error() != werr.Error() {
 		t.Fatalf("error %v, the CPU's %v", err, werr)
+	}
+}
+
+// TestBatchesDeviceLost: a device lost at any command of a run in
+// batches (an upload, a kernel, a read queued beside the next batch's
+// kernels) fails the run with that error and leaves nothing queued; the
+// next run gives the CPU's results.
+func TestBatchesDeviceLost(t *testing.T) {
+	c := clusterer(t)
+	r := rand.New(rand.NewPCG(9, 37))
+	pts := &clue.Points{Coords: [][]float64{nil, nil}}
+	for e := range 5 {
+		for range 60 {
+			pts.Coords[0] = append(pts.Coords[0], float64(r.IntN(12)))
+			pts.Coords[1] = append(pts.Coords[1], float64(r.IntN(12)))
+			pts.Weight = append(pts.Weight, 1)
+			pts.Event = append(pts.Event, int32(e))
+		}
+	}
+	p := clue.Params{DC: 1.5, RhoC: 2, DeltaC: 2, DeltaO: 3}
+	want, err := (&clue.Clusterer{}).Run(pts, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, batch := range []int{70, 0} { // five batches, or one run
+		c.BatchPoints = batch
+		failed := 0
+		for after := 0; ; after++ {
+			c.ctx.InjectFailureAfter(after, opencl.ErrLost)
+			_, err := c.Run(pts, p)
+			if err == nil {
+				c.ctx.InjectFailure(nil) // not reached: disarmed
+				break                    // the run had fewer commands
+			}
+			if !errors.Is(err, opencl.ErrLost) {
+				t.Fatalf("batches of %d, failing after %d commands: %v", batch, after, err)
+			}
+			failed++
+			if _, _, _, _, events := opencl.Live(); events != 0 {
+				t.Fatalf("batches of %d, failing after %d commands: %d events left", batch, after, events)
+			}
+			got, err := c.Run(pts, p)
+			if err == nil {
+				err = same(got, want)
+			}
+			if err != nil {
+				t.Fatalf("batches of %d, the run after failing at %d: %v", batch, after, err)
+			}
+		}
+		if failed < 30 {
+			t.Fatalf("batches of %d: only %d runs failed: the commands were not all reached", batch, failed)
+		}
 	}
 }

@@ -9,20 +9,25 @@ import (
 	"unsafe"
 )
 
-// Context is a device opened for work: an OpenCL context and two
-// in-order command queues with profiling, one for the kernels and one for
-// the transfers that overlap them (see WriteAsync). It is used from one
-// goroutine; Close releases it, and everything made from it must be
-// released before.
+// Context is a device opened for work: an OpenCL context and three
+// in-order command queues with profiling, one for the kernels and one
+// each for the uploads and the downloads that overlap them (see
+// WriteAsync and ReadAsync), so that a device with a copy engine each way
+// moves data both ways at once. It is used from one goroutine (an
+// Event's Wait excepted); Close releases it, and everything made from it
+// must be released before.
 type Context struct {
 	a      *api
 	Device Device
 	ctx    uintptr
 	queue  uintptr
 	xfer   uintptr
-	// fail, when set, is returned by the next enqueued command in place of
-	// the driver's answer: tests inject a lost device with it.
-	fail error
+	down   uintptr
+	// fail, when set, is returned by the command enqueued after failIn
+	// more in place of the driver's answer: tests inject a lost device
+	// with it.
+	fail   error
+	failIn int
 }
 
 // live counts the OpenCL objects not yet released, for the tests that
@@ -51,19 +56,18 @@ func (d Device) Open() (*Context, error) {
 	if err := check("clCreateContext", code); err != nil {
 		return nil, fmt.Errorf("%v (device %s)", err, d)
 	}
-	q, err := newQueue(a, ctx, dev)
-	if err != nil {
-		a.releaseContext(ctx)
-		return nil, err
-	}
-	x, err := newQueue(a, ctx, dev)
-	if err != nil {
-		a.releaseQueue(q)
-		a.releaseContext(ctx)
-		return nil, err
+	var queues [3]uintptr
+	for i := range queues {
+		if queues[i], err = newQueue(a, ctx, dev); err != nil {
+			for _, q := range queues[:i] {
+				a.releaseQueue(q)
+			}
+			a.releaseContext(ctx)
+			return nil, err
+		}
 	}
 	live.contexts.Add(1)
-	return &Context{a: a, Device: d, ctx: ctx, queue: q, xfer: x}, nil
+	return &Context{a: a, Device: d, ctx: ctx, queue: queues[0], xfer: queues[1], down: queues[2]}, nil
 }
 
 // newQueue makes an in-order command queue with profiling.
@@ -84,20 +88,36 @@ func (c *Context) Close() error {
 	if c.ctx == 0 {
 		return nil
 	}
-	err := errors.Join(check("clFinish", c.a.finish(c.queue)), check("clFinish", c.a.finish(c.xfer)),
-		check("clReleaseCommandQueue", c.a.releaseQueue(c.queue)), check("clReleaseCommandQueue", c.a.releaseQueue(c.xfer)),
-		check("clReleaseContext", c.a.releaseContext(c.ctx)))
-	c.ctx, c.queue, c.xfer = 0, 0, 0
+	var err error
+	for _, q := range []uintptr{c.queue, c.xfer, c.down} {
+		err = errors.Join(err, check("clFinish", c.a.finish(q)))
+	}
+	for _, q := range []uintptr{c.queue, c.xfer, c.down} {
+		err = errors.Join(err, check("clReleaseCommandQueue", c.a.releaseQueue(q)))
+	}
+	err = errors.Join(err, check("clReleaseContext", c.a.releaseContext(c.ctx)))
+	c.ctx, c.queue, c.xfer, c.down = 0, 0, 0, 0
 	live.contexts.Add(-1)
 	return err
 }
 
 // InjectFailure makes the next enqueued command fail with err: for tests
 // of what a run does when its device is lost.
-func (c *Context) InjectFailure(err error) { c.fail = err }
+func (c *Context) InjectFailure(err error) { c.InjectFailureAfter(0, err) }
 
-// injected returns and clears an injected failure.
+// InjectFailureAfter makes the command enqueued after the next n fail
+// with err, so that a test can fail a run at each of its steps in turn.
+func (c *Context) InjectFailureAfter(n int, err error) { c.fail, c.failIn = err, n }
+
+// injected returns and clears an injected failure that is due.
 func (c *Context) injected() error {
+	if c.fail == nil {
+		return nil
+	}
+	if c.failIn > 0 {
+		c.failIn--
+		return nil
+	}
 	err := c.fail
 	c.fail = nil
 	return err
@@ -198,7 +218,7 @@ func (c *Context) Finish() error {
 	if err := c.injected(); err != nil {
 		return err
 	}
-	return errors.Join(check("clFinish", c.a.finish(c.xfer)), check("clFinish", c.a.finish(c.queue)))
+	return errors.Join(check("clFinish", c.a.finish(c.xfer)), check("clFinish", c.a.finish(c.down)), check("clFinish", c.a.finish(c.queue)))
 }
 
 // Event is a command in flight: a transfer or a kernel.
@@ -260,21 +280,35 @@ func waitList(events []*Event) (n uint32, list *uintptr) {
 	return uint32(len(ids)), &ids[0]
 }
 
-// WriteAsync copies data to the buffer at byte offset off on the transfer
+// WriteAsync copies data to the buffer at byte offset off on the upload
 // queue, after the commands of after, and returns at once: kernels
 // already queued run meanwhile. data must stay unchanged until the
 // returned event is done.
 func WriteAsync[T any](b *Buffer, off int, data []T, after ...*Event) (*Event, error) {
+	return async(b, off, data, after, "writing", "clEnqueueWriteBuffer", b.c.xfer, b.c.a.enqueueWrite)
+}
+
+// ReadAsync copies the buffer from byte offset off into data on the
+// download queue, after the commands of after, and returns at once. data
+// must stay reachable, and be neither read nor written, until the
+// returned event is done.
+func ReadAsync[T any](b *Buffer, off int, data []T, after ...*Event) (*Event, error) {
+	return async(b, off, data, after, "reading", "clEnqueueReadBuffer", b.c.down, b.c.a.enqueueRead)
+}
+
+// async queues a transfer of data on queue without waiting for it.
+func async[T any](b *Buffer, off int, data []T, after []*Event, verb, op string, queue uintptr,
+	enqueue func(q, mem uintptr, blocking uint32, offset, size uintptr, ptr unsafe.Pointer, n uint32, wait *uintptr, ev *uintptr) int32) (*Event, error) {
 	n := len(data) * int(unsafe.Sizeof(*new(T)))
 	if n == 0 {
-		return nil, fmt.Errorf("opencl: an empty write")
+		return nil, fmt.Errorf("opencl: an empty transfer")
 	}
-	if err := b.ready("writing", off, n); err != nil {
+	if err := b.ready(verb, off, n); err != nil {
 		return nil, err
 	}
 	nw, list := waitList(after)
 	e := &Event{c: b.c}
-	if err := check("clEnqueueWriteBuffer", b.c.a.enqueueWrite(b.c.xfer, b.mem, 0, uintptr(off), uintptr(n), unsafe.Pointer(&data[0]), nw, list, &e.ev)); err != nil {
+	if err := check(op, enqueue(queue, b.mem, 0, uintptr(off), uintptr(n), unsafe.Pointer(&data[0]), nw, list, &e.ev)); err != nil {
 		return nil, err
 	}
 	live.events.Add(1)

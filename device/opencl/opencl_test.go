@@ -213,3 +213,73 @@ func TestBuffers(t *testing.T) {
 		t.Fatalf("%d buffers live after Release, want %d", n, before)
 	}
 }
+
+// TestAsyncTransfers: an upload and a download queued with their events
+// happen in the order the events give, beside a kernel on its own queue,
+// and a download past the buffer's end or of nothing is refused.
+func TestAsyncTransfers(t *testing.T) {
+	c := device(t)
+	CacheDir = ""
+	prog, err := c.Build(scale, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := prog.Kernel("scale")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 1 << 16
+	a, errA := c.NewBuffer(4*n, ReadWrite)
+	b, errB := c.NewBuffer(4*n, ReadWrite)
+	if err := errors.Join(errA, errB); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := errors.Join(a.Release(), b.Release(), k.Release(), prog.Release()); err != nil {
+			t.Error(err)
+		}
+	}()
+	in := make([]float32, n)
+	for i := range in {
+		in[i] = float32(i)
+	}
+	up, err := WriteAsync(a, 0, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The kernel scales b meanwhile, on the kernels' queue.
+	if err := errors.Join(Write(b, 0, in), k.SetArgs(b, float32(2), int32(n))); err != nil {
+		t.Fatal(err)
+	}
+	ran, err := k.Start([]int{n}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Half of a back, after its upload; all of b, after the kernel.
+	half, all := make([]float32, n/2), make([]float32, n)
+	downA, errA := ReadAsync(a, 4*n/2, half, up)
+	downB, errB := ReadAsync(b, 0, all, ran)
+	if err := errors.Join(errA, errB, downA.Wait(), downB.Wait(), up.Release(), ran.Release()); err != nil {
+		t.Fatal(err)
+	}
+	for i := range half {
+		if half[i] != float32(n/2+i) {
+			t.Fatalf("a[%d] = %v, want %v", n/2+i, half[i], n/2+i)
+		}
+	}
+	for i := range all {
+		if want := float32(i)*2 + float32(i); all[i] != want {
+			t.Fatalf("b[%d] = %v, want %v", i, all[i], want)
+		}
+	}
+	if _, err := ReadAsync(a, 4*n-4, half); err == nil {
+		t.Fatal("a download past the buffer's end")
+	}
+	if _, err := ReadAsync(a, 0, []float32{}); err == nil {
+		t.Fatal("an empty download")
+	}
+	c.InjectFailure(ErrLost)
+	if _, err := ReadAsync(a, 0, half); !errors.Is(err, ErrLost) {
+		t.Fatalf("injected failure: %v", err)
+	}
+}

@@ -107,14 +107,8 @@ func TestBatchesSentEachIteration(t *testing.T) {
 			t.Fatal(err)
 		}
 		r.batch = batch
-		if !resident { // as if the device were small
-			r.evBuf.Release()
-			for i := range r.batches {
-				if r.batches[i], err = ctx.NewBuffer(48*batch, opencl.ReadOnly); err != nil {
-					t.Fatal(err)
-				}
-			}
-			r.evBuf, r.resident = nil, false
+		if !resident {
+			sendInBatches(t, ctx, r, batch)
 		}
 		for it := range 2 {
 			var done []int
@@ -136,8 +130,24 @@ func TestBatchesSentEachIteration(t *testing.T) {
 	compare(t, "batches", images[1], images[0], 1e-12, 1e-12)
 }
 
-// TestDeviceLost: an iteration whose device fails returns the error and
-// leaves the image of the last whole iteration.
+// sendInBatches makes r send its events in batches, as if the device
+// were small.
+func sendInBatches(t *testing.T, ctx *opencl.Context, r *Reconstructor, batch int) {
+	t.Helper()
+	r.batch = batch
+	r.evBuf.Release()
+	for i := range r.batches {
+		var err error
+		if r.batches[i], err = ctx.NewBuffer(48*batch, opencl.ReadOnly); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.evBuf, r.resident = nil, false
+}
+
+// TestDeviceLost: an iteration whose device fails at any of its commands
+// (a launch, an upload of a batch, a read) returns the error, leaves no
+// command in flight and the image of the last whole iteration.
 func TestDeviceLost(t *testing.T) {
 	ctx := device(t)
 	s := jpet.PaperScanner().WithDefaults()
@@ -145,25 +155,45 @@ func TestDeviceLost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := NewReconstructor(ctx, s, sim.Events, jpet.Options{})
-	if err != nil {
-		t.Fatal(err)
+	for _, resident := range []bool{true, false} {
+		r, err := NewReconstructor(ctx, s, sim.Events, jpet.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		if !resident {
+			sendInBatches(t, ctx, r, 400)
+		}
+		if err := r.Iterate(); err != nil {
+			t.Fatal(err)
+		}
+		img, _ := r.Image()
+		before := append([]float64(nil), img...)
+		failed := 0
+		for after := 0; ; after++ {
+			ctx.InjectFailureAfter(after, opencl.ErrLost)
+			err := r.Iterate()
+			if err == nil {
+				ctx.InjectFailure(nil) // not reached: disarmed
+				break                  // the iteration had fewer commands
+			}
+			if !errors.Is(err, opencl.ErrLost) || r.Iterations() != 1 {
+				t.Fatalf("resident %v, failing after %d commands: error %v after %d iterations", resident, after, err, r.Iterations())
+			}
+			if _, _, _, _, events := opencl.Live(); events != 0 {
+				t.Fatalf("resident %v, failing after %d commands: %d events left", resident, after, events)
+			}
+			img, err := r.Image()
+			if err != nil {
+				t.Fatal(err)
+			}
+			compare(t, "after the failure", img, before, 0, 0)
+			failed++
+		}
+		if least := map[bool]int{true: 2, false: 10}[resident]; failed < least { // the launch and the read; also the uploads
+			t.Fatalf("resident %v: only %d iterations failed", resident, failed)
+		}
 	}
-	defer r.Close()
-	if err := r.Iterate(); err != nil {
-		t.Fatal(err)
-	}
-	img, _ := r.Image()
-	before := append([]float64(nil), img...)
-	ctx.InjectFailure(opencl.ErrLost)
-	if err := r.Iterate(); !errors.Is(err, opencl.ErrLost) || r.Iterations() != 1 {
-		t.Fatalf("error %v after %d iterations", err, r.Iterations())
-	}
-	after, err := r.Image()
-	if err != nil {
-		t.Fatal(err)
-	}
-	compare(t, "after the failure", after, before, 0, 0)
 }
 
 // TestAuthorsReconstruction: the authors' set A reconstructed on the
