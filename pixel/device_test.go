@@ -34,7 +34,7 @@ func labeler(t *testing.T) (*opencl.Context, *pixelcl.Labeler) {
 // crossing many chunks, clusters larger than a chunk, pile-up, late hits,
 // clock restarts), in buffers and chunks of random sizes. Keeping the
 // members, the host sums the clusters; else the device sums the closed
-// ones.
+// ones, unless told not to.
 func TestDeviceMatchesSequential(t *testing.T) {
 	_, lab := labeler(t)
 	pixel.AgainstSequential(t, 60, 11, func(t *testing.T, r *rand.Rand, seed int, cfg pixel.Config, h *pixel.Hits, seq *pixel.Clusterer, want *pixel.Clusters) {
@@ -50,6 +50,7 @@ func TestDeviceMatchesSequential(t *testing.T) {
 		pixel.SetSizes(c, buffer, chunk)
 		keep := r.IntN(2) == 0
 		c.KeepMembers(keep)
+		lab.SetSums(r.IntN(4) != 0)
 		got := pixel.Feed(r, c, h)
 		if err := c.Err(); err != nil {
 			t.Fatal(err)
@@ -107,6 +108,7 @@ func TestDeviceLost(t *testing.T) {
 		}
 		return c.Err()
 	}
+	lab.SetSums(true)
 	for _, keep := range []bool{true, false} {
 		failed := 0
 		for after := 0; ; after++ {
@@ -160,6 +162,7 @@ func TestDeviceEnergies(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.SetLabeler(lab)
+	lab.SetSums(true)
 	pixel.SetSizes(c, 5000, 300)
 	got := pixel.Feed(r, c, h)
 	if err := errors.Join(c.Err(), pixel.EqualFeatures(got, want)); err != nil {

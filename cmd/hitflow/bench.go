@@ -166,7 +166,8 @@ auto, with how busy the cores were and the most memory its runs took;
 before each run the previous output is removed and the disks synced, so
 that no run pays for the write-back of the one before. With --device,
 chunked also runs with its chunk step on that OpenCL device, in both
-tables. Prints Markdown tables; --plot draws Mhit/s against workers.`,
+tables: clustering only twice, the closed clusters summed on the device
+and on the host; end to end as the device does by default. Prints Markdown tables; --plot draws Mhit/s against workers.`,
 		Example: `  hitflow bench pixel --plot scaling.png
   hitflow bench pixel --datasets gamma,pion45 --hits 1000000 --repeat 5 --runs 3
   hitflow bench pixel --device opencl --datasets gamma,pion45`,

@@ -46,6 +46,45 @@ type Pixel struct {
 // deviceMode names the rows of chunked on a device.
 const deviceMode = "chunked, device"
 
+// summer is a labeler that can leave the closed clusters' sums to the
+// host (pixelcl.Labeler).
+type summer interface {
+	Sums() bool
+	SetSums(on bool)
+}
+
+// deviceRows adds the clustering-only rows of chunked on the device:
+// with a labeler that can sum or not, one row each way, and the labeler
+// left as it was.
+func (o *Pixel) deviceRows(ctx context.Context, set *pixelbench.Set, cfg pixel.Config, workers int, stdout io.Writer) error {
+	if o.Labeler == nil {
+		return nil
+	}
+	type variant struct {
+		name string
+		sums bool
+	}
+	variants := []variant{{deviceMode, false}}
+	s, ok := o.Labeler.(summer)
+	if ok {
+		was := s.Sums()
+		defer s.SetSums(was)
+		variants = []variant{{deviceMode + ", sums on the device", true}, {deviceMode + ", sums on the host", false}}
+	}
+	for _, v := range variants {
+		if ok {
+			s.SetSums(v.sums)
+		}
+		r, err := pixelbench.Measure(ctx, set, cfg, pixel.Chunked, o.Labeler, workers, o.Repeat, o.Runs)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "| %s | %.2f | %s | %d | %.2f | - | %d |\n", set.Name, float64(set.Hits)/float64(r.Clusters/int64(o.Repeat)),
+			v.name, workers, r.MhitPerS(), r.Clusters)
+	}
+	return nil
+}
+
 // RunPixel follows the paper's method: the hits of a dataset are loaded
 // into memory, then the clock runs while the set is repeated o.Repeat
 // times with a ToA offset and clustered (local definition, dt 200 ns);
@@ -64,7 +103,12 @@ func RunPixel(ctx context.Context, o Pixel, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "Clustering only: %d hits x %d repetitions per run, median of %d runs, %.3g Mhit/s simulated, local definition, dt 200 ns.\n\n",
 		o.Hits, o.Repeat, o.Runs, o.Rate)
 	if o.Labeler != nil {
-		fmt.Fprintf(stdout, "Device (%s): %s; the rest of chunked on the workers, transfers included.\n\n", deviceMode, o.Device)
+		where := ""
+		if s, ok := o.Labeler.(summer); ok {
+			where = map[bool]string{true: " (end to end, the closed clusters summed on the device, its default)",
+				false: " (end to end, the closed clusters summed on the host, its default)"}[s.Sums()]
+		}
+		fmt.Fprintf(stdout, "Device (%s): %s; the rest of chunked on the workers, transfers included%s.\n\n", deviceMode, o.Device, where)
 	}
 	fmt.Fprintf(stdout, "| dataset | mean size | mode | workers | Mhit/s | efficiency | clusters per run |\n|---|---|---|---|---|---|---|\n")
 	var series []plot.Series
@@ -94,13 +138,8 @@ func RunPixel(ctx context.Context, o Pixel, stdout, stderr io.Writer) error {
 			}
 			series = append(series, s)
 		}
-		if o.Labeler != nil {
-			r, err := pixelbench.Measure(ctx, set, cfg, pixel.Chunked, o.Labeler, maxWorkers, o.Repeat, o.Runs)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(stdout, "| %s | %.2f | %s | %d | %.2f | - | %d |\n", d.Name, float64(set.Hits)/float64(r.Clusters/int64(o.Repeat)),
-				deviceMode, maxWorkers, r.MhitPerS(), r.Clusters)
+		if err := o.deviceRows(ctx, set, cfg, maxWorkers, stdout); err != nil {
+			return err
 		}
 	}
 	if o.Plot != "" {
