@@ -226,6 +226,19 @@ func (s *Scanner) Lines() iter.Seq[[]byte] {
 	}
 }
 
+// Rest is the unread text of a Part (nil for a Scanner of a reader), for
+// a parser that takes many lines at a time; Advance then says how much of
+// it it took.
+func (s *Scanner) Rest() []byte { return s.data }
+
+// Advance takes the first n bytes of Rest, which hold the given number of
+// whole lines, as read.
+func (s *Scanner) Advance(n int, lines int64) {
+	s.data = s.data[n:]
+	s.line += lines
+	s.off += int64(n)
+}
+
 // Err is the error that ended Lines, nil at the end of the input.
 func (s *Scanner) Err() error { return s.err }
 

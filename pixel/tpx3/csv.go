@@ -67,7 +67,107 @@ func NewCSVReader(r io.Reader, name string) Reader {
 		dst.Append(uint16(x), uint16(y), pixel.TimeFromNs(ns), uint16(tot))
 		return nil
 	}
+	tr.bulk = func(text []byte, dst *pixel.Hits) (int, int64) {
+		if cols != [4]int{0, 1, 2, 3} {
+			return 0, 0
+		}
+		return csvBulk(text, dst)
+	}
 	return tr
+}
+
+// csvBulk parses the leading lines of text that have the common form
+// "x,y,toa_ns,tot" (plain unsigned decimals, the pixel and the ToT of at
+// most five digits, each line ended by "\n" or "\r\n") into dst, as the
+// line parser would; it stops at the first other line, and returns the
+// bytes and the lines it took. A tight loop with the hits written in
+// place: the lines of a hit file are almost all of this form.
+func csvBulk(text []byte, dst *pixel.Hits) (int, int64) {
+	text = text[:bytes.LastIndexByte(text, '\n')+1]
+	most := bytes.Count(text, []byte{'\n'})
+	if most == 0 {
+		return 0, 0
+	}
+	base := dst.Len()
+	dst.Reserve(most)
+	xs, ys, ts, tots := dst.X[base:base+most], dst.Y[base:base+most], dst.ToA[base:base+most], dst.ToT[base:base+most]
+	k, at := 0, 0 // the hits, and where the line being parsed starts
+	for k < most {
+		x, i, ok := small(text, at)
+		if !ok || text[i] != ',' {
+			break
+		}
+		y, i, ok := small(text, i+1)
+		if !ok || text[i] != ',' {
+			break
+		}
+		t, i, ok := nanoseconds(text, i+1)
+		if !ok || text[i] != ',' {
+			break
+		}
+		tot, i, ok := small(text, i+1)
+		if ok && text[i] == '\r' {
+			i++
+		}
+		if !ok || text[i] != '\n' {
+			break
+		}
+		xs[k], ys[k], ts[k], tots[k] = uint16(x), uint16(y), t, uint16(tot)
+		k++
+		at = i + 1
+	}
+	dst.X, dst.Y, dst.ToA, dst.ToT = dst.X[:base+k], dst.Y[:base+k], dst.ToA[:base+k], dst.ToT[:base+k]
+	return at, int64(k)
+}
+
+// small reads the unsigned decimal of one to five digits at text[i:], at
+// most 0xFFFF, and returns it and the index of the byte after it, which
+// text must have.
+func small(text []byte, i int) (uint32, int, bool) {
+	var v uint32
+	j := i
+	for ; text[j]-'0' < 10; j++ {
+		v = v*10 + uint32(text[j]-'0')
+	}
+	return v, j, j > i && j-i <= 5 && v <= 0xFFFF
+}
+
+// unsigned reads the unsigned decimal of one to 17 digits at text[i:] (as
+// scanDecimals takes them), and returns it and the index of the byte
+// after it, which text must have.
+func unsigned(text []byte, i int) (int64, int, bool) {
+	var v int64
+	j := i
+	for ; text[j]-'0' < 10; j++ {
+		v = v*10 + int64(text[j]-'0')
+	}
+	return v, j, j > i && j-i <= 17
+}
+
+// nanoseconds reads an unsigned plain decimal at text[i:] as a time, as
+// scanDecimals and decimal.time do, and returns it and the index of the
+// byte after it, which text must have.
+func nanoseconds(text []byte, i int) (pixel.Time, int, bool) {
+	var mant int64
+	j := i
+	for ; text[j]-'0' < 10; j++ {
+		mant = mant*10 + int64(text[j]-'0')
+	}
+	digits, scale := j-i, 0
+	if text[j] == '.' {
+		j++
+		f := j
+		for ; text[j]-'0' < 10; j++ {
+			mant = mant*10 + int64(text[j]-'0')
+		}
+		scale = j - f
+		digits += scale
+	}
+	if digits == 0 || digits > 17 {
+		return 0, j, false
+	}
+	t, ok := decimal{mant, scale}.time()
+	return t, j, ok
 }
 
 func header(sc *textscan.Scanner, f [][]byte, cols *[4]int, width *int) error {

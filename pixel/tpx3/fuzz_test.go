@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -12,16 +13,22 @@ import (
 )
 
 // readInParts reads every hit of data, a text format in blocks of block
-// bytes cut into parts parts (block 0: the reader's own), and returns the
-// hits, the counts and the error that ended the reading.
-func readInParts(t *testing.T, f Format, data []byte, block, parts int) (pixel.Hits, Stats, error) {
+// bytes cut into parts parts (block 0: the reader's own), with the
+// format's bulk path or line by line only, and returns the hits, the
+// counts and the error that ended the reading.
+func readInParts(t *testing.T, f Format, data []byte, block, parts int, bulk bool) (pixel.Hits, Stats, error) {
 	r, err := NewReader(bytes.NewReader(data), "fuzz", Options{Format: f, Width: 256, Height: 256})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tr, ok := r.(*textReader); ok && block > 0 {
-		tr.block = block
-		tr.setParts(parts)
+	if tr, ok := r.(*textReader); ok {
+		if block > 0 {
+			tr.block = block
+			tr.setParts(parts)
+		}
+		if !bulk {
+			tr.bulk = nil
+		}
 	}
 	var all, h pixel.Hits
 	for {
@@ -38,12 +45,19 @@ func readInParts(t *testing.T, f Format, data []byte, block, parts int) (pixel.H
 
 // sameReading checks that the text readers give the same hits, errors and
 // counts whether the text is parsed in one piece on one goroutine or in
-// blocks of a few bytes cut into three parts.
+// blocks of a few bytes cut into three parts, and with their bulk path
+// or line by line only.
 func sameReading(t *testing.T, f Format, data []byte) {
-	h1, st1, err1 := readInParts(t, f, data, 1<<30, 1)
-	h3, st3, err3 := readInParts(t, f, data, 1+len(data)%17, 3)
-	if fmt.Sprint(err1) != fmt.Sprint(err3) || st1 != st3 || !slices.Equal(hitsOf(&h1), hitsOf(&h3)) {
-		t.Fatalf("one piece: %d hits, %v, %+v\nin parts: %d hits, %v, %+v", h1.Len(), err1, st1, h3.Len(), err3, st3)
+	h1, st1, err1 := readInParts(t, f, data, 1<<30, 1, true)
+	for _, c := range []struct {
+		block, parts int
+		bulk         bool
+	}{{1 + len(data)%17, 3, true}, {1 << 30, 1, false}, {1 + len(data)%13, 2, false}} {
+		h, st, err := readInParts(t, f, data, c.block, c.parts, c.bulk)
+		if fmt.Sprint(err1) != fmt.Sprint(err) || st1 != st || !slices.Equal(hitsOf(&h1), hitsOf(&h)) {
+			t.Fatalf("one piece: %d hits, %v, %+v\nin blocks of %d in %d parts, bulk %v: %d hits, %v, %+v",
+				h1.Len(), err1, st1, c.block, c.parts, c.bulk, h.Len(), err, st)
+		}
 	}
 }
 
@@ -97,12 +111,14 @@ func FuzzRaw(f *testing.F) {
 func FuzzT3PA(f *testing.F) {
 	f.Add([]byte("Index\tMatrix Index\tToA\tToT\tFToA\tOverflow\n0\t513\t100\t7\t3\t0\n"))
 	f.Add([]byte("Index\tMatrix Index\tToA\tToT\tFToA\tOverflow\r\n1\t-5\t1\t1\t1\t0\r\n"))
+	f.Add([]byte("Index\tMatrix Index\tToA\tToT\tFToA\tOverflow\n1\t65535\t12345678901234567\t65535\t15\t1\r\n2\t65536\t1\t1\t1\t0\n3\t1\t1\t1\t1\t0\t9\n4\t1\t1\t1\t1"))
 	f.Fuzz(func(t *testing.T, data []byte) { fuzzReader(t, T3PA, data) })
 }
 
 func FuzzKatherine(f *testing.F) {
 	f.Add([]byte("# c\n257 40 2 9\n258\t41\t0\t10\n"))
 	f.Add([]byte("99999999999 1 1 1\n"))
+	f.Add([]byte("65535 12345678901234567 15 65535\r\n65536 1 1 1\n1  1 1 1\n1 1 1 1 # c\n1 1 1 1"))
 	f.Fuzz(func(t *testing.T, data []byte) { fuzzReader(t, Katherine, data) })
 }
 
@@ -110,6 +126,10 @@ func FuzzCSV(f *testing.F) {
 	f.Add([]byte("x,y,toa_ns,tot\n1,2,3.5,4\n"))
 	f.Add([]byte("tot,toa_ns,y,x,cluster\n1,1e300,2,3,4\n"))
 	f.Add([]byte("1,2,3,4\n,,,\n"))
+	// The edges of the bulk path: line ends, digits, signs, blanks.
+	f.Add([]byte("x,y,toa_ns,tot\r\n65535,0,12345678901234567,65535\r\n65536,1,2,3\n1,2,123456789012345678,4\n"))
+	f.Add([]byte("x,y,toa_ns,tot\n001,02,.5,00007\n1,2,3.,4\n1,2,+3,4\n1, 2,3,4\n1,2,3,4,5\n1,2,3,4\r1\n# c\n\n1,2,-0.015625,4"))
+	f.Add([]byte("x,y,toa_ns,tot\n1,2,3,000004\n1,2,3,4\n1,2,3e2,4\n\"1\",2,3,4\n1,2,3,4\n"))
 	f.Fuzz(func(t *testing.T, data []byte) { fuzzReader(t, CSV, data) })
 }
 
@@ -128,4 +148,64 @@ func FuzzLabelled(f *testing.F) {
 			t.Fatalf("%d hits, %d labels", l.Hits.Len(), len(l.Labels))
 		}
 	})
+}
+
+// TestBulk: text hit files of lines mostly in the common form each
+// format's bulk path takes, with lines at its edges mixed in (numbers
+// beyond the sensor or 16 bits, of 17 and 18 digits, with signs, blanks,
+// fractions or exponents; missing and extra fields; CRLF, comments,
+// blank lines, quotes; a last line without its end), read the same with
+// the bulk path as line by line; also under a header that puts the
+// columns in another order, which the bulk path leaves to the lines.
+func TestBulk(t *testing.T) {
+	for _, c := range []struct {
+		f             Format
+		header, other string
+		line          func(r *rand.Rand, i int) string
+		odd           []string
+	}{
+		{CSV, "x,y,toa_ns,tot\n", "tot,toa_ns,y,x\n",
+			func(r *rand.Rand, _ int) string {
+				return fmt.Sprintf("%d,%d,%d.%0*d,%d", r.IntN(70000), r.IntN(300), r.Int64N(1e12), r.IntN(7), r.IntN(1000), r.IntN(1100))
+			},
+			[]string{"65535,65535,99999999999999999,65535", "65536,1,2,3", "1,2,3,000004", "001,02,.5,00007", "1,2,3.,4",
+				"1,2,+3,4", "1,2,-3.25,4", " 1,2,3,4", "1,2 ,3,4", "1,2,3,4,5", "1,2,3e2,4", "1,2,123456789012345678,4",
+				"1,2,1.2345678901234567,4", "# comment", "", "\"1\",2,3,4", "1,2,3", "1.0,2,3,4", "1,2,3,4.0", "a,b,c,d", "1,2,3,4\r"}},
+		{T3PA, "Index\tMatrix Index\tToA\tToT\tFToA\tOverflow\n", "Index\tToA\tMatrix Index\tToT\tFToA\tOverflow\n",
+			func(r *rand.Rand, i int) string {
+				return fmt.Sprintf("%d\t%d\t%d\t%d\t%d\t%d", i, r.IntN(70000), r.Int64N(1e12), r.IntN(1100), r.IntN(16), r.IntN(2))
+			},
+			[]string{"1\t65535\t99999999999999999\t65535\t15\t0", "1\t65536\t2\t3\t4\t0", "1\t-1\t2\t3\t4\t0", "1\t2\t3\t65536\t4\t0",
+				"1\t2\t3\t4\t5\t0\t7", "1\t2\t3\t4\t5", "1\t2.0\t3\t4\t5\t0", "1\t2\t123456789012345678\t4\t5\t0", " 1\t2\t3\t4\t5\t0",
+				"1\t2\t3\t4\t5\t0 ", "", "x\t2\t3\t4\t5\t0", "1\t2\t3\t4\t5\t0\r", "1\t\t3\t4\t5\t0", "+1\t2\t3\t4\t5\t0"}},
+		{Katherine, "", "# no header\n",
+			func(r *rand.Rand, _ int) string {
+				return fmt.Sprintf("%d %d %d %d", r.IntN(70000), r.Int64N(1e12), r.IntN(16), r.IntN(1100))
+			},
+			[]string{"65535 99999999999999999 15 65535", "65536 1 2 3", "1  2 3 4", "1\t2 3 4", "1 2 3 4 # c", "# c", "", "1 2 3",
+				"1 2 3 4 5", "-1 2 3 4", "1 2 3 65536", "1 123456789012345678 3 4", "1 2.0 3 4", "1 2 3 4\r", " 1 2 3 4"}},
+	} {
+		for seed := range 150 {
+			r := rand.New(rand.NewPCG(uint64(seed), 39))
+			var b strings.Builder
+			b.WriteString(c.header)
+			if seed%5 == 0 {
+				b.Reset()
+				b.WriteString(c.other)
+			}
+			for i := range 300 {
+				if r.IntN(8) == 0 {
+					b.WriteString(c.odd[r.IntN(len(c.odd))])
+				} else {
+					b.WriteString(c.line(r, i))
+				}
+				b.WriteString([]string{"\n", "\r\n"}[r.IntN(2)])
+			}
+			data := []byte(b.String())
+			if seed%3 == 0 { // no end to the last line
+				data = bytes.TrimRight(data, "\r\n")
+			}
+			sameReading(t, c.f, data)
+		}
+	}
 }

@@ -51,5 +51,8 @@ func NewKatherineReader(r io.Reader, name string, width, height int) Reader {
 		s.appendLinear(dst, &tr.stats, v[0], pixel.Time(v[1]*1600-v[2]*100), v[3])
 		return nil
 	}
+	tr.bulk = func(text []byte, dst *pixel.Hits) (int, int64) {
+		return linearBulk(text, dst, s, ' ', 4, [4]int{0, 1, 2, 3})
+	}
 	return tr
 }

@@ -77,6 +77,12 @@ func NewT3PAReader(r io.Reader, name string, width, height int) Reader {
 		s.appendLinear(dst, &tr.stats, v[0], pixel.Time(v[1]*1600-v[3]*100), v[2])
 		return nil
 	}
+	tr.bulk = func(text []byte, dst *pixel.Hits) (int, int64) {
+		if sep != '\t' || fields != 6 || need != [4]int{1, 2, 3, 4} {
+			return 0, 0
+		}
+		return linearBulk(text, dst, s, '\t', 6, [4]int{1, 2, 4, 3})
+	}
 	return tr
 }
 

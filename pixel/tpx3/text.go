@@ -1,6 +1,7 @@
 package tpx3
 
 import (
+	"bytes"
 	"io"
 	"runtime"
 	"sync"
@@ -50,6 +51,10 @@ type textReader struct {
 	block int // bytes of text a Read parses
 	ready func() bool
 	parse func(st *lineState, line []byte, dst *pixel.Hits) error
+	// bulk, when set, is a fast path that parses the leading lines of
+	// text that are in the format's common form into dst and returns the
+	// bytes and lines it took; parse takes the line it stops at.
+	bulk func(text []byte, dst *pixel.Hits) (n int, lines int64)
 }
 
 // blockBytes is how much text a Read parses: about 60,000 hits of CSV.
@@ -101,15 +106,7 @@ func (r *textReader) read(dst *pixel.Hits) error {
 		st, h := &r.parts[k], &r.hits[k]
 		st.sc = p
 		h.Reset()
-		wg.Go(func() {
-			r.errs[k] = nil
-			for line := range p.Lines() {
-				if r.errs[k] = r.parse(st, line, h); r.errs[k] != nil {
-					return
-				}
-			}
-			r.errs[k] = p.Err()
-		})
+		wg.Go(func() { r.errs[k] = r.parsePart(st, p, h) })
 	}
 	wg.Wait()
 	for k, p := range parts {
@@ -120,6 +117,36 @@ func (r *textReader) read(dst *pixel.Hits) error {
 		}
 	}
 	return nil
+}
+
+// parsePart parses the lines of a part into h: runs of them by bulk, the
+// others (and all of them without bulk) one by one. A part whose lines
+// bulk does not take twice in a row (a form it does not know) is parsed
+// line by line from there on.
+func (r *textReader) parsePart(st *lineState, p *textscan.Scanner, h *pixel.Hits) error {
+	bulk, missed := r.bulk, 0
+	for {
+		if bulk != nil {
+			n, lines := bulk(p.Rest(), h)
+			p.Advance(n, lines)
+			if missed = missed + 1; lines > 0 {
+				missed = 0
+			}
+			if missed == 2 {
+				bulk = nil
+			}
+		}
+		line, err := p.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err == nil {
+			err = r.parse(st, line, h)
+		}
+		if err != nil {
+			return err
+		}
+	}
 }
 
 // count adds the counts of a part (or of the header's lines) to the
@@ -263,4 +290,53 @@ func scanDecimals(line []byte, sep byte, out []decimal) (int, bool) {
 			i++
 		}
 	}
+}
+
+// linearBulk parses the leading lines of text that have the common form of
+// the formats with a linear pixel index (.t3pa, Katherine): fields
+// unsigned decimals separated by one sep byte, fields of them, of which
+// col names the index, ToA, FToA and ToT, the pixel inside the sensor,
+// each line ended by "\n" or "\r\n". It reads them into dst as the line
+// parsers would, stops at the first other line, and returns the bytes and
+// the lines it took.
+func linearBulk(text []byte, dst *pixel.Hits, s sensor, sep byte, fields int, col [4]int) (int, int64) {
+	text = text[:bytes.LastIndexByte(text, '\n')+1]
+	most := bytes.Count(text, []byte{'\n'})
+	if most == 0 || fields > len(lineState{}.nums) {
+		return 0, 0
+	}
+	base := dst.Len()
+	dst.Reserve(most)
+	xs, ys, ts, tots := dst.X[base:base+most], dst.Y[base:base+most], dst.ToA[base:base+most], dst.ToT[base:base+most]
+	pixels := int64(s.width) * int64(s.height)
+	var v [len(lineState{}.nums)]int64
+	k, at := 0, 0 // the hits, and where the line being parsed starts
+	for k < most {
+		i, ok := at, true
+		for f := range fields {
+			if f > 0 {
+				if text[i] != sep {
+					ok = false
+					break
+				}
+				i++
+			}
+			if v[f], i, ok = unsigned(text, i); !ok {
+				break
+			}
+		}
+		if ok && text[i] == '\r' {
+			i++
+		}
+		idx, toa, ftoa, tot := v[col[0]], v[col[1]], v[col[2]], v[col[3]]
+		if !ok || text[i] != '\n' || idx >= pixels || tot > 0xFFFF {
+			break
+		}
+		xs[k], ys[k] = uint16(idx%int64(s.width)), uint16(idx/int64(s.width))
+		ts[k], tots[k] = pixel.Time(toa*1600-ftoa*100), uint16(tot)
+		k++
+		at = i + 1
+	}
+	dst.X, dst.Y, dst.ToA, dst.ToT = dst.X[:base+k], dst.Y[:base+k], dst.ToA[:base+k], dst.ToT[:base+k]
+	return at, int64(k)
 }
