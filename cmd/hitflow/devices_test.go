@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -59,15 +60,19 @@ func TestPetOnDevice(t *testing.T) {
 	if code, _, stderr := hitflow(t, "pet", "simulate", "--emissions", "5000", "--seed", "2", "-o", prefix); code != 0 {
 		t.Fatalf("simulate: %s", stderr)
 	}
-	var images [2]jpet.Image
-	for i, device := range []string{"cpu", "opencl"} {
-		out := filepath.Join(dir, device)
-		code, _, stderr := hitflow(t, "pet", "reconstruct", prefix+".bin", "--iterations", "3", "--png-every", "0", "--sensitivity", "--device", device, "-o", out)
+	var images [3]jpet.Image
+	for i, run := range []struct{ device, precision string }{{"cpu", "double"}, {"opencl", "double"}, {"opencl", "single"}} {
+		out := filepath.Join(dir, run.device+run.precision)
+		code, _, stderr := hitflow(t, "pet", "reconstruct", prefix+".bin", "--iterations", "3", "--png-every", "0", "--sensitivity",
+			"--device", run.device, "--precision", run.precision, "-o", out)
 		if code != 0 {
-			t.Fatalf("%s: exit %d, %s", device, code, stderr)
+			t.Fatalf("%+v: exit %d, %s", run, code, stderr)
 		}
-		if device == "opencl" && !strings.Contains(stderr, "3 iterations on opencl:") {
+		if run.device == "opencl" && !strings.Contains(stderr, "3 iterations on opencl:") {
 			t.Errorf("the summary does not name the device: %s", stderr)
+		}
+		if single := strings.Contains(stderr, "single precision"); single != (run.precision == "single") {
+			t.Errorf("%+v: the summary says single precision %v: %s", run, single, stderr)
 		}
 		f, err := os.Open(out + ".nrrd")
 		if err != nil {
@@ -79,13 +84,26 @@ func TestPetOnDevice(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	peak := slices.Max(images[0].Values)
 	for p, want := range images[0].Values {
 		if got := images[1].Values[p]; math.Abs(got-want) > 1e-6*math.Abs(want) {
 			t.Fatalf("pixel %d: %v on the device, %v on the CPU", p, got, want)
 		}
+		if got := images[2].Values[p]; want > 1e-3*peak && math.Abs(got-want) > 1e-5*want {
+			t.Fatalf("pixel %d: %v on the device in single precision, %v on the CPU", p, got, want)
+		}
+	}
+	for _, c := range []struct{ args, want string }{
+		{"--precision single", "--precision single needs --device opencl"},
+		{"--device opencl --precision half", `--precision: precision "half": want double or single`},
+	} {
+		args := append([]string{"pet", "reconstruct", prefix + ".bin", "-o", filepath.Join(dir, "x")}, strings.Fields(c.args)...)
+		if code, _, stderr := hitflow(t, args...); code != 2 || !strings.Contains(stderr, c.want) {
+			t.Fatalf("%s: exit %d, %s", c.args, code, stderr)
+		}
 	}
 	code, stdout, stderr := hitflow(t, "bench", "pet", "--events", "1000", "--device", "opencl")
-	if code != 0 || strings.Count(stdout, "| 1000 |") != 2 || !strings.Contains(stdout, "Device: opencl:") {
+	if code != 0 || strings.Count(stdout, "| 1000 |") != 4 || strings.Count(stdout, "| device, single precision |") != 2 || !strings.Contains(stdout, "Device: opencl:") {
 		t.Fatalf("bench pet --device opencl: exit %d, %s%s", code, stdout, stderr)
 	}
 }

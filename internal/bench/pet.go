@@ -19,7 +19,8 @@ import (
 // (the median is shown). On the CPU (dev nil) it runs on one worker and
 // on all cores; the first iteration computes every kernel value and keeps
 // as many as cache bytes allow, and the next ones read them. On an OpenCL
-// device every iteration computes them.
+// device every iteration computes them, in double precision and with the
+// kernel values in single (see jpetcl.Single).
 func PET(ctx context.Context, events int, cache int64, dev *opencl.Context, stdout io.Writer) error {
 	s := jpet.PaperScanner().WithDefaults()
 	// About 80 % of the emissions are detected with angles in (-pi/4, pi/4).
@@ -33,20 +34,25 @@ func PET(ctx context.Context, events int, cache int64, dev *opencl.Context, stdo
 		fmt.Fprintf(stdout, "Device: %s\n\n", dev.Device)
 	}
 	fmt.Fprintf(stdout, "| events | kernel | where | kept events | first iteration (s) | next iterations (s, median of 5) | ns per event |\n|---|---|---|---|---|---|---|\n")
-	where := []int{1}
+	type run struct {
+		label     string
+		workers   int
+		precision jpetcl.Precision
+	}
+	where := []run{{cpuWorkers(1), 1, jpetcl.Double}}
 	if n := runtime.GOMAXPROCS(0); n > 1 {
-		where = append(where, n)
+		where = append(where, run{cpuWorkers(n), n, jpetcl.Double})
 	}
 	if dev != nil {
-		where = []int{0}
+		where = []run{{"device", 0, jpetcl.Double}, {"device, single precision", 0, jpetcl.Single}}
 	}
 	for _, kind := range []jpet.KernelKind{jpet.Analytic, jpet.Gaussian} {
 		for _, w := range where {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			opt := jpet.Options{Kernel: kind, Workers: w, KernelCache: cache}
-			r, err := jpetcl.New(dev, s, ev, opt)
+			opt := jpet.Options{Kernel: kind, Workers: w.workers, KernelCache: cache}
+			r, err := jpetcl.New(dev, s, ev, opt, w.precision)
 			if err != nil {
 				return err
 			}
@@ -61,9 +67,9 @@ func PET(ctx context.Context, events int, cache int64, dev *opencl.Context, stdo
 			if err := r.Close(); err != nil {
 				return err
 			}
-			label, kept := cpuWorkers(w), fmt.Sprint(r.KeptEvents())
+			label, kept := w.label, fmt.Sprint(r.KeptEvents())
 			if dev != nil {
-				label, kept = "device", "-"
+				kept = "-"
 			}
 			next := slices.Clone(times[1:])
 			slices.Sort(next)

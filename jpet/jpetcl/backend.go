@@ -1,6 +1,7 @@
 package jpetcl
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/hitflow/hitflow/device/opencl"
@@ -22,16 +23,29 @@ type Reconstruction interface {
 
 // New prepares the events on the CPU cores when dev is nil, else on the
 // device of dev, which stays the caller's to close after the
-// reconstruction.
-func New(dev *opencl.Context, s jpet.Scanner, events []jpet.Event, opt jpet.Options) (Reconstruction, error) {
+// reconstruction, computing in precision p (the CPU: Double only).
+func New(dev *opencl.Context, s jpet.Scanner, events []jpet.Event, opt jpet.Options, p Precision) (Reconstruction, error) {
 	if dev == nil {
+		if p != Double {
+			return nil, fmt.Errorf("%s precision is for a device: the CPU computes in double", p)
+		}
 		r, err := jpet.NewReconstructor(s, events, opt)
 		if err != nil {
 			return nil, err
 		}
 		return cpu{r}, nil
 	}
-	return NewReconstructor(dev, s, events, opt)
+	r, err := NewReconstructor(dev, s, events, opt)
+	if err != nil {
+		return nil, err
+	}
+	if p == Double {
+		return r, nil
+	}
+	if err := r.SetPrecision(p); err != nil {
+		return nil, errors.Join(err, r.Close())
+	}
+	return r, nil
 }
 
 type cpu struct{ *jpet.Reconstructor }
@@ -51,6 +65,9 @@ func (r *Reconstructor) KeptEvents() int { return 0 }
 // Where names the device, and says when the events are sent in batches.
 func (r *Reconstructor) Where() string {
 	where := r.ctx.Device.String()
+	if r.precision == Single {
+		where += ", kernel values in single precision"
+	}
 	if !r.resident {
 		where += ", events sent in batches"
 	}

@@ -1,8 +1,9 @@
 // List-mode MLEM of a two-strip J-PET on an OpenCL device: the formulas of
-// package jpet (kernel.go, mlem.go), in double precision, one work-item
-// per event. Contraction into fused multiply-adds is off so that the
-// ellipse test, on which a pixel's membership of an event hangs, rounds as
-// the Go code does.
+// package jpet (kernel.go, mlem.go), in double precision (with SINGLE
+// defined, the kernel values' square roots and exponentials in single
+// precision), one work-item per event. Contraction into fused
+// multiply-adds is off so that the ellipse test, on which a pixel's
+// membership of an event hangs, rounds as the Go code does.
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
 #pragma OPENCL FP_CONTRACT OFF
@@ -54,7 +55,11 @@ static row_t rowTerms(const jpet_event *e, const ev_t *c, __constant params_t *p
 	double b3 = -2.0 * dyr * c->sec;
 	double aCa = (a1 * a1 + a2 * a2) * p->isz2 + a3 * a3 * p->isdl2;
 	if (p->gaussian) {
+#ifdef SINGLE
+		r.scale = (double)((float)p->norm * rsqrt((float)aCa));
+#else
 		r.scale = p->norm / sqrt(aCa);
+#endif
 		r.qrow = 2.0 * p->isdl2 * c->sec2 * dyr * dyr;
 		return r;
 	}
@@ -75,6 +80,20 @@ static double cellValue(const jpet_event *e, const ev_t *c, const row_t *r, __co
 		return -1.0;
 	}
 	double u = dz - r->dyrt;
+#ifdef SINGLE
+	// The exponent in double (its terms cancel), the reciprocal of n from
+	// single precision by a Newton step; the square root and the
+	// exponential, the costly operations in double on a GPU, in single.
+	if (p->gaussian) {
+		return (double)((float)r->scale * exp((float)(-p->isz2 * u * u - r->qrow)));
+	}
+	double n = r->n0 + r->n1 * u;
+	double b = r->b0 + r->b1 * u;
+	double a = 2.0 * p->isz2 * u * u + r->a0;
+	double inv = (double)(1.0f / (float)n);
+	inv = inv * (2.0 - n * inv);
+	return (double)((float)p->norm * rsqrt((float)n) * exp((float)(-0.5 * (a - b * b * inv))));
+#else
 	if (p->gaussian) {
 		return r->scale * exp(-p->isz2 * u * u - r->qrow);
 	}
@@ -82,6 +101,7 @@ static double cellValue(const jpet_event *e, const ev_t *c, const row_t *r, __co
 	double b = r->b0 + r->b1 * u;
 	double a = 2.0 * p->isz2 * u * u + r->a0;
 	return p->norm / sqrt(n) * exp(-0.5 * (a - b * b / n));
+#endif
 }
 
 // Adds v to *p: a compare-and-swap loop, OpenCL 1.2 having no atomic add
