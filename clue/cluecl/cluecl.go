@@ -66,9 +66,13 @@ type Clusterer struct {
 	ctx     *opencl.Context
 	prog    *opencl.Program
 	kernels map[string]*opencl.Kernel
-	bufs    *opencl.Buffers   // kept from run to run
-	events  [3]clue.Events    // a batch's view: clustered, uploaded, prepared
-	numbers [sets]clue.Events // batches' cluster ids numbered per event, one per set
+	bufs    *opencl.Buffers // kept from run to run
+	events  [3]clue.Events  // a batch's view: clustered, uploaded, prepared
+	staging [sets]staging   // pinned memory of batches
+	// pinnedLimit bounds the pinned memory of a run's batches in bytes
+	// (DefaultPinned; tests set 0 for the Go heap's path).
+	pinnedLimit int
+	numbers     [sets]clue.Events // batches' cluster ids numbered per event, one per set
 	// BatchPoints bounds a batch of points with events (0: DefaultBatch).
 	BatchPoints int
 	Timings     Timings
@@ -84,7 +88,7 @@ func New(ctx *opencl.Context) (_ *Clusterer, err error) {
 	if !ctx.Device.FP64 {
 		return nil, fmt.Errorf("cluecl: %s has no double precision, which CLUE's exact results need", ctx.Device)
 	}
-	c := &Clusterer{ctx: ctx, kernels: map[string]*opencl.Kernel{}, bufs: ctx.NewBuffers()}
+	c := &Clusterer{ctx: ctx, kernels: map[string]*opencl.Kernel{}, bufs: ctx.NewBuffers(), pinnedLimit: DefaultPinned}
 	defer func() {
 		if err != nil {
 			c.Close()
@@ -103,7 +107,7 @@ func New(ctx *opencl.Context) (_ *Clusterer, err error) {
 
 // Close releases the buffers, the kernels and the program.
 func (c *Clusterer) Close() error {
-	first := c.bufs.Release()
+	first := errors.Join(c.bufs.Release(), c.releaseStaging())
 	for _, k := range c.kernels {
 		if err := k.Release(); err != nil && first == nil {
 			first = err
@@ -184,6 +188,12 @@ func roundUp(n, m int) int { return (n + m - 1) / m * m }
 // other.
 const sets = 2
 
+// DefaultPinned is the most page-locked host memory the batches of a run
+// take (see staging): batches of DefaultBatch points of two coordinates
+// take 0.44 GB; past it, as for a single event of tens of millions of
+// points, the transfers go from and into the Go heap.
+const DefaultPinned = 1 << 30
+
 // DefaultBatch is the most points of a batch (see Clusterer.BatchPoints).
 const DefaultBatch = 1 << 22
 
@@ -244,8 +254,17 @@ func sized[T any](s []T, n int) []T {
 // upload queued reads stays here until it is done.
 type batch struct {
 	pts *clue.Points // one layer per (event, layer)
+	up  *clue.Points // pts staged in pinned memory, to upload from (nil: pts)
 	pl  *clue.Plan
 	par []plan // one
+}
+
+// upPoints are the points to upload.
+func (b *batch) upPoints() *clue.Points {
+	if b.up != nil {
+		return b.up
+	}
+	return b.pts
 }
 
 // prepare checks the points and the parameters and plans the grid; the
@@ -289,17 +308,18 @@ func (r *run) inputs(set int, b *batch) (par, coords, weight, layer, layers *ope
 func (r *run) upload(set int, b *batch, async bool) []*opencl.Event {
 	par, coords, weight, layer, layers := r.inputs(set, b)
 	var done []*opencl.Event
-	n := b.pts.Len()
+	pts := b.upPoints()
+	n := pts.Len()
 	for _, w := range []struct {
 		buf  *opencl.Buffer
 		off  int
 		data any
-	}{{par, 0, b.par}, {weight, 0, b.pts.Weight}, {layer, 0, b.pts.Layer}, {layers, 0, b.pl.Layers}} {
+	}{{par, 0, b.par}, {weight, 0, pts.Weight}, {layer, 0, pts.Layer}, {layers, 0, b.pl.Layers}} {
 		if r.err == nil {
 			done = r.write(w.buf, w.off, w.data, async, done)
 		}
 	}
-	for d, col := range b.pts.Coords {
+	for d, col := range pts.Coords {
 		if r.err == nil {
 			done = r.write(coords, 8*d*n, col, async, done)
 		}
@@ -389,6 +409,13 @@ func (c *Clusterer) clusterSpans(in *clue.Points, p clue.Params, spans [][2]int,
 	// Unbuffered: the goroutine starts batch k+3, in batch k's view, once
 	// batch k is done.
 	ready, stop, done := make(chan prepared), make(chan struct{}), make(chan struct{})
+	// Pinned memory for the batches, unless they would take more than
+	// pinnedLimit of it (one event of many millions of points).
+	longest := 0
+	for _, sp := range spans {
+		longest = max(longest, sp[1]-sp[0])
+	}
+	staged := sets*(inBytes(longest, in.Dim())+outBytes(longest)) <= c.pinnedLimit && c.stage(longest, in.Dim())
 	var host atomic.Int64
 	defer func() {
 		close(stop)
@@ -400,6 +427,9 @@ func (c *Clusterer) clusterSpans(in *clue.Points, p clue.Params, spans [][2]int,
 		for k, sp := range spans {
 			t0 := time.Now()
 			b, err := c.prepare(slice(in, sp), p, &c.events[k%len(c.events)])
+			if err == nil && staged { // the set's last upload is done (see the loop below)
+				b.up = stagePoints(c.staging[k%sets].in, b.pts)
+			}
 			host.Add(int64(time.Since(t0)))
 			select {
 			case ready <- prepared{b, err}:
@@ -457,9 +487,15 @@ func (c *Clusterer) clusterSpans(in *clue.Points, p clue.Params, spans [][2]int,
 		if err := numberErr[set]; err != nil {
 			return fmt.Errorf("cluecl: %s: %w", c.ctx.Device.Name, err)
 		}
-		part := window(res, sp)
+		part, dst := window(res, sp), (*clue.Result)(nil)
+		dst = &part
+		var views clue.Result
+		if staged {
+			views = resultViews(c.staging[set].out, sp[1]-sp[0])
+			dst = &views
+		}
 		var reads []*opencl.Event
-		err := c.compute(r, set, b, &part, int32(sp[0]), &reads)
+		err := c.compute(r, set, b, dst, int32(sp[0]), &reads)
 		numbering[set].Go(func() {
 			for _, e := range reads {
 				d, err := e.Elapsed()
@@ -467,14 +503,17 @@ func (c *Clusterer) clusterSpans(in *clue.Points, p clue.Params, spans [][2]int,
 				numberErr[set] = cmp.Or(numberErr[set], err, e.Release())
 			}
 			if err == nil && numberErr[set] == nil {
+				if staged {
+					copyResult(&part, &views)
+				}
 				c.numbers[set].Number(slice(in, sp), &part)
 			}
 		})
 		if err != nil {
 			return err
 		}
-		res.Clusters += part.Clusters
-		res.Outliers += part.Outliers
+		res.Clusters += dst.Clusters
+		res.Outliers += dst.Outliers
 	}
 	return nil
 }

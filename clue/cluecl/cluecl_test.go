@@ -193,6 +193,7 @@ func TestBatches(t *testing.T) {
 			}
 		}
 		c.BatchPoints = 1 + n/8
+		c.pinnedLimit = []int{DefaultPinned, 0}[seed%3/2] // staged, or from and into the Go heap
 		want, werr := cpu.Run(pts, p)
 		got, err := c.Run(pts, p)
 		if werr != nil || err != nil {

@@ -38,6 +38,8 @@ type api struct {
 	enqueueWrite        func(q, mem uintptr, blocking uint32, offset, size uintptr, ptr unsafe.Pointer, n uint32, wait *uintptr, ev *uintptr) int32
 	enqueueRead         func(q, mem uintptr, blocking uint32, offset, size uintptr, ptr unsafe.Pointer, n uint32, wait *uintptr, ev *uintptr) int32
 	enqueueFill         func(q, mem uintptr, pattern unsafe.Pointer, patternSize, offset, size uintptr, n uint32, wait *uintptr, ev *uintptr) int32
+	enqueueMap          func(q, mem uintptr, blocking uint32, flags uint64, offset, size uintptr, n uint32, wait *uintptr, ev *uintptr, err *int32) unsafe.Pointer
+	enqueueUnmap        func(q, mem uintptr, ptr unsafe.Pointer, n uint32, wait *uintptr, ev *uintptr) int32
 	enqueueNDRange      func(q, k uintptr, dim uint32, offset, global, local *uintptr, n uint32, wait *uintptr, ev *uintptr) int32
 	finish              func(q uintptr) int32
 	waitForEvents       func(n uint32, evs *uintptr) int32
@@ -97,6 +99,7 @@ func load(name string) (a *api, err error) {
 		{&a.createBuffer, "clCreateBuffer"},
 		{&a.enqueueWrite, "clEnqueueWriteBuffer"}, {&a.enqueueRead, "clEnqueueReadBuffer"},
 		{&a.enqueueFill, "clEnqueueFillBuffer"}, {&a.enqueueNDRange, "clEnqueueNDRangeKernel"},
+		{&a.enqueueMap, "clEnqueueMapBuffer"}, {&a.enqueueUnmap, "clEnqueueUnmapMemObject"},
 		{&a.finish, "clFinish"}, {&a.waitForEvents, "clWaitForEvents"},
 		{&a.getProfilingInfo, "clGetEventProfilingInfo"}, {&a.releaseEvent, "clReleaseEvent"},
 		{&a.releaseMem, "clReleaseMemObject"}, {&a.releaseKernel, "clReleaseKernel"},

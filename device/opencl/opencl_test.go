@@ -283,3 +283,64 @@ func TestAsyncTransfers(t *testing.T) {
 		t.Fatalf("injected failure: %v", err)
 	}
 }
+
+// TestPinned: values staged in pinned memory go to the device and come
+// back into pinned memory, by queued transfers; views check their
+// bounds; nothing is left behind.
+func TestPinned(t *testing.T) {
+	c := device(t)
+	CacheDir = ""
+	prog, err := c.Build(scale, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := prog.Kernel("scale")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 1 << 12
+	in, errI := c.NewPinned(4 * n)
+	out, errO := c.NewPinned(8 + 4*n)
+	buf, errB := c.NewBuffer(4*n, ReadWrite)
+	if err := errors.Join(errI, errO, errB); err != nil {
+		t.Fatal(err)
+	}
+	v := Slice[float32](in, 0, n)
+	for i := range v {
+		v[i] = float32(i)
+	}
+	up, err := WriteAsync(buf, 0, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := k.SetArgs(buf, float32(2), int32(n)); err != nil {
+		t.Fatal(err)
+	}
+	ran, err := k.Start([]int{n}, nil, up)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := Slice[float32](out, 8, n)
+	down, err := ReadAsync(buf, 0, got, ran)
+	if err := errors.Join(err, down.Wait(), up.Release(), ran.Release()); err != nil {
+		t.Fatal(err)
+	}
+	for i := range got {
+		if want := float32(i)*2 + float32(i); got[i] != want {
+			t.Fatalf("value %d: %v, want %v", i, got[i], want)
+		}
+	}
+	for _, bad := range []func(){func() { Slice[float64](out, 4, 1) }, func() { Slice[float32](out, 8, n+3) }} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Error("a view out of bounds or misaligned")
+				}
+			}()
+			bad()
+		}()
+	}
+	if err := errors.Join(in.Release(), out.Release(), in.Release(), buf.Release(), k.Release(), prog.Release()); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,101 @@
+package cluecl
+
+import (
+	"errors"
+
+	"github.com/hitflow/hitflow/clue"
+	"github.com/hitflow/hitflow/device/opencl"
+)
+
+// staging is the pinned host memory of a set of buffers (see
+// opencl.Pinned): a batch's inputs are copied there by the goroutine that
+// prepares it, and its results read back there, so that both transfers
+// run at the bus's speed beside the kernels, where from the Go heap a
+// driver copies the data through a buffer of its own first.
+type staging struct{ in, out *opencl.Pinned }
+
+// inBytes and outBytes are the pinned bytes a batch of n points of dim
+// coordinates takes: coordinates and weights (8 bytes each), layers (4),
+// and rho, delta (8), nearest-higher, cluster (4), seed (1).
+func inBytes(n, dim int) int { return n * (8*dim + 8 + 4) }
+func outBytes(n int) int     { return 25 * n }
+
+// stage gives both sets pinned memory for batches of up to n points of
+// dim coordinates, kept from run to run and grown as needed. It reports
+// false where the device gives none: the transfers then go from and into
+// the Go heap, as fast as the driver moves those.
+func (c *Clusterer) stage(n, dim int) bool {
+	for i := range c.staging {
+		s := &c.staging[i]
+		for _, p := range []struct {
+			mem  **opencl.Pinned
+			size int
+		}{{&s.in, inBytes(n, dim)}, {&s.out, outBytes(n)}} {
+			if *p.mem != nil && len((*p.mem).Bytes) >= p.size {
+				continue
+			}
+			err := (*p.mem).Release()
+			*p.mem = nil
+			if err == nil {
+				*p.mem, err = c.ctx.NewPinned(max(p.size, 1))
+			}
+			if err != nil {
+				c.releaseStaging()
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// releaseStaging frees the pinned memory.
+func (c *Clusterer) releaseStaging() error {
+	var errs []error
+	for i := range c.staging {
+		s := &c.staging[i]
+		errs = append(errs, s.in.Release(), s.out.Release())
+		s.in, s.out = nil, nil
+	}
+	return errors.Join(errs...)
+}
+
+// stagePoints copies the columns of pts into p and returns them as views
+// of it, to upload from.
+func stagePoints(p *opencl.Pinned, pts *clue.Points) *clue.Points {
+	n, off := pts.Len(), 0
+	put := func(col []float64) []float64 {
+		v := opencl.Slice[float64](p, off, n)
+		copy(v, col)
+		off += 8 * n
+		return v
+	}
+	up := &clue.Points{Coords: make([][]float64, pts.Dim()), Weight: put(pts.Weight)}
+	for d, col := range pts.Coords {
+		up.Coords[d] = put(col)
+	}
+	if len(pts.Layer) > 0 {
+		up.Layer = opencl.Slice[int32](p, off, n)
+		copy(up.Layer, pts.Layer)
+	}
+	return up
+}
+
+// resultViews are the result columns of n points in p, to read into.
+func resultViews(p *opencl.Pinned, n int) clue.Result {
+	return clue.Result{
+		Rho: opencl.Slice[float64](p, 0, n), Delta: opencl.Slice[float64](p, 8*n, n),
+		NH: opencl.Slice[int32](p, 16*n, n), ClusterID: opencl.Slice[int32](p, 20*n, n),
+		IsSeed: opencl.Slice[bool](p, 24*n, n),
+	}
+}
+
+// copyResult copies the columns and counts of src into dst, of the same
+// length.
+func copyResult(dst, src *clue.Result) {
+	copy(dst.Rho, src.Rho)
+	copy(dst.Delta, src.Delta)
+	copy(dst.NH, src.NH)
+	copy(dst.ClusterID, src.ClusterID)
+	copy(dst.IsSeed, src.IsSeed)
+	dst.Clusters, dst.Outliers = src.Clusters, src.Outliers
+}
