@@ -443,13 +443,16 @@ func (c *ChunkedClusterer) reach(k, chunks int, final bool) (start, end Time) {
 // chunkJob is the labeler's job for the buffer's chunks. The sums are
 // asked for unless the clusters keep their members (which the host
 // gathers), and only when the new hits' arrival numbers follow their
-// indices, so that a span of hits is a span of indices.
+// indices, so that a span of hits is a span of indices, and the buffer
+// carries energies exactly when the clusters do (the records' layout
+// follows the buffer).
 func (c *ChunkedClusterer) chunkJob(chunks int, final bool) *ChunkJob {
 	n := c.buf.Len()
 	j := &c.job
 	j.Hits, j.Bounds, j.Config, j.Parent = &c.buf, c.bounds, c.cfg, c.parent[:n]
 	j.Summarised = false
-	j.Summarise = !c.keep && (n == c.carried || c.seq[n-1]-c.seq[c.carried] == int64(n-1-c.carried))
+	j.Summarise = !c.keep && c.buf.Calibrated() == c.calibrated &&
+		(n == c.carried || c.seq[n-1]-c.seq[c.carried] == int64(n-1-c.carried))
 	if !j.Summarise {
 		return j
 	}
