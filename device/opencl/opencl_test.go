@@ -41,6 +41,28 @@ __kernel void scale(__global float *v, float f, int n) {
 }
 `
 
+// scaleKernel builds the kernel scale (not from the cache), released at
+// the test's end.
+func scaleKernel(t *testing.T, c *Context) *Kernel {
+	t.Helper()
+	CacheDir = ""
+	prog, err := c.Build(scale, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := prog.Kernel("scale")
+	if err != nil {
+		prog.Release()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := errors.Join(k.Release(), prog.Release()); err != nil {
+			t.Error(err)
+		}
+	})
+	return k
+}
+
 func TestRunKernel(t *testing.T) {
 	c := device(t)
 	CacheDir = t.TempDir()
@@ -219,15 +241,7 @@ func TestBuffers(t *testing.T) {
 // and a download past the buffer's end or of nothing is refused.
 func TestAsyncTransfers(t *testing.T) {
 	c := device(t)
-	CacheDir = ""
-	prog, err := c.Build(scale, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	k, err := prog.Kernel("scale")
-	if err != nil {
-		t.Fatal(err)
-	}
+	k := scaleKernel(t, c)
 	const n = 1 << 16
 	a, errA := c.NewBuffer(4*n, ReadWrite)
 	b, errB := c.NewBuffer(4*n, ReadWrite)
@@ -235,7 +249,7 @@ func TestAsyncTransfers(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() {
-		if err := errors.Join(a.Release(), b.Release(), k.Release(), prog.Release()); err != nil {
+		if err := errors.Join(a.Release(), b.Release()); err != nil {
 			t.Error(err)
 		}
 	}()
@@ -289,15 +303,7 @@ func TestAsyncTransfers(t *testing.T) {
 // bounds; nothing is left behind.
 func TestPinned(t *testing.T) {
 	c := device(t)
-	CacheDir = ""
-	prog, err := c.Build(scale, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	k, err := prog.Kernel("scale")
-	if err != nil {
-		t.Fatal(err)
-	}
+	k := scaleKernel(t, c)
 	const n = 1 << 12
 	in, errI := c.NewPinned(4 * n)
 	out, errO := c.NewPinned(8 + 4*n)
@@ -340,7 +346,7 @@ func TestPinned(t *testing.T) {
 			bad()
 		}()
 	}
-	if err := errors.Join(in.Release(), out.Release(), in.Release(), buf.Release(), k.Release(), prog.Release()); err != nil {
+	if err := errors.Join(in.Release(), out.Release(), in.Release(), buf.Release()); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -72,14 +72,7 @@ func TestMatchesCPU(t *testing.T) {
 				dev.groupSize = teamSize
 			}
 			for it := 1; it <= 3; it++ {
-				cpu.Iterate()
-				if err := dev.Iterate(); err != nil {
-					t.Fatal(err)
-				}
-				img, err := dev.Image()
-				if err != nil {
-					t.Fatal(err)
-				}
+				img := iterateBoth(t, cpu, dev, 1)
 				compare(t, fmt.Sprintf("%+v, %s, iteration %d", opt, kernelOf[l], it), img, cpu.Image(), 1e-9, 1e-12)
 			}
 			if err := dev.Close(); err != nil {
@@ -323,16 +316,7 @@ func TestSinglePrecision(t *testing.T) {
 		if !strings.Contains(dev.Where(), "single precision") {
 			t.Fatalf("Where: %q", dev.Where())
 		}
-		for range 10 {
-			cpu.Iterate()
-			if err := dev.Iterate(); err != nil {
-				t.Fatal(err)
-			}
-		}
-		img, err := dev.Image()
-		if err != nil {
-			t.Fatal(err)
-		}
+		img := iterateBoth(t, cpu, dev, 10)
 		what := fmt.Sprintf("%+v, %s", opt, kernelOf[dev.layout])
 		compare(t, what, img, cpu.Image(), 1e-5, 1e-6)
 		worst := 0.0
@@ -362,7 +346,14 @@ func TestSinglePrecision(t *testing.T) {
 	if err := errors.Join(dev.SetPrecision(Single), dev.SetPrecision(Double)); err != nil {
 		t.Fatal(err)
 	}
-	for range 3 {
+	compare(t, "single, then double", iterateBoth(t, cpu, dev, 3), cpu.Image(), 1e-9, 1e-12)
+}
+
+// iterateBoth runs n iterations on the CPU and on the device, and returns
+// the device's image.
+func iterateBoth(t *testing.T, cpu *jpet.Reconstructor, dev *Reconstructor, n int) []float64 {
+	t.Helper()
+	for range n {
 		cpu.Iterate()
 		if err := dev.Iterate(); err != nil {
 			t.Fatal(err)
@@ -372,5 +363,5 @@ func TestSinglePrecision(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	compare(t, "single, then double", img, cpu.Image(), 1e-9, 1e-12)
+	return img
 }
