@@ -369,17 +369,18 @@ func TestSortByTile(t *testing.T) {
 					c.key[i] = c.key[i-1] // runs of one tile, as sorted input makes
 				}
 			}
+			keys := slices.Clone(c.key[:tc.n]) // pos takes their storage
 			c.sortByTile(pts)
 			want := make([]int32, tc.n)
 			for i := range want {
 				want[i] = int32(i)
 			}
-			slices.SortStableFunc(want, func(a, b int32) int { return int(c.key[a]) - int(c.key[b]) })
+			slices.SortStableFunc(want, func(a, b int32) int { return int(keys[a]) - int(keys[b]) })
 			if !slices.Equal(c.order[:tc.n], want) {
 				t.Fatalf("n %d, %d tiles, %d workers: order differs from the stable sort", tc.n, tc.tiles, workers)
 			}
 			starts := make([]int32, tc.tiles+1) // by counting, the plain way
-			for _, k := range c.key[:tc.n] {
+			for _, k := range keys {
 				starts[k+1]++
 			}
 			for tile := range tc.tiles {
@@ -392,10 +393,10 @@ func TestSortByTile(t *testing.T) {
 			}
 			for k, i := range c.order[:tc.n] {
 				f := float64(i)
-				if c.pos[i] != int32(k) || c.layerTile[k] != c.key[i]/int32(per)*int32(per) ||
+				if c.pos[i] != int32(k) || c.layerTile[k] != keys[i]/int32(per)*int32(per) ||
 					c.coords[0][k] != f || c.coords[1][k] != -f || c.weight[k] != 2*f {
 					t.Fatalf("n %d, %d tiles, %d workers: grid point %d (input %d): pos %d, layer tile %d (per %d, tile %d), x %v, y %v, weight %v",
-						tc.n, tc.tiles, workers, k, i, c.pos[i], c.layerTile[k], per, c.key[i], c.coords[0][k], c.coords[1][k], c.weight[k])
+						tc.n, tc.tiles, workers, k, i, c.pos[i], c.layerTile[k], per, keys[i], c.coords[0][k], c.coords[1][k], c.weight[k])
 				}
 			}
 		}
