@@ -487,8 +487,8 @@ func (c *Clusterer) clusterSpans(in *clue.Points, p clue.Params, spans [][2]int,
 		if err := numberErr[set]; err != nil {
 			return fmt.Errorf("cluecl: %s: %w", c.ctx.Device.Name, err)
 		}
-		part, dst := window(res, sp), (*clue.Result)(nil)
-		dst = &part
+		part := window(res, sp)
+		dst := &part
 		var views clue.Result
 		if staged {
 			views = resultViews(c.staging[set].out, sp[1]-sp[0])
