@@ -213,7 +213,7 @@ round-off).`,
 	f.StringVar(&o.truth, "truth", "", `phantom file, or "paper", to measure the image against`)
 	cacheFlag(f, &o.cache)
 	deviceFlag(f, &o.device)
-	f.StringVar(&o.precision, "precision", o.precision, "with --device opencl: double, or single for the kernel values' square roots and exponentials (faster on a GPU; the image within about 1e-6 of double's)")
+	f.StringVar(&o.precision, "precision", o.precision, "with --device opencl: double, or single for the kernel values' square roots and exponentials (faster on a GPU; the image within a few 1e-6 of double's)")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress bar")
 	f.Float64Var(&o.margin, "off-strip", o.margin, "drop events with a hit beyond a strip end by more than this many sigma_z (negative: keep all)")
 	f.StringVarP(&o.out, "output", "o", "", "output prefix")

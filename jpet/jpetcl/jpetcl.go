@@ -77,7 +77,15 @@ func ParsePrecision(s string) (Precision, error) {
 	return Double, fmt.Errorf("precision %q: want double or single", s)
 }
 
-func (p Precision) String() string { return [...]string{Double: "double", Single: "single"}[p] }
+func (p Precision) String() string {
+	switch p {
+	case Double:
+		return "double"
+	case Single:
+		return "single"
+	}
+	return fmt.Sprintf("Precision(%d)", int(p))
+}
 
 // Reconstructor runs list-mode MLEM iterations on an OpenCL device, as
 // jpet.Reconstructor does on the CPU cores: the same events, kernels, boxes
@@ -289,7 +297,7 @@ func (r *Reconstructor) projectSent() (err error) {
 
 // SetPrecision builds the kernels for p; the next iteration uses them.
 // On an error the kernels stay as they were.
-func (r *Reconstructor) SetPrecision(p Precision) (err error) {
+func (r *Reconstructor) SetPrecision(p Precision) error {
 	opts := buildOptions
 	if p == Single {
 		opts += " -DSINGLE"
