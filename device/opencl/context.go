@@ -13,9 +13,10 @@ import (
 // in-order command queues with profiling, one for the kernels and one
 // each for the uploads and the downloads that overlap them (see
 // WriteAsync and ReadAsync), so that a device with a copy engine each way
-// moves data both ways at once. It is used from one goroutine (an
-// Event's Wait excepted); Close releases it, and everything made from it
-// must be released before.
+// moves data both ways at once. It is used from one goroutine, but for
+// the Wait, Elapsed and Release of an Event, which may be another's (the
+// driver's calls are safe from any thread); Close releases it, and
+// everything made from it must be released before.
 type Context struct {
 	a      *api
 	Device Device
