@@ -134,9 +134,24 @@ func (s *Shaper) shape(xs, ys []uint16) Shape {
 	return sh
 }
 
+// smallCluster is the most hits whose distinct pixels distinct finds by
+// comparing each with those before, in the grid's order (the first hit on
+// each pixel), without mapping them: too few to have an inner pixel.
+const smallCluster = 8
+
 // distinct lists the distinct pixels of the hits in keys, and maps them
 // in the grid (or sorts them, for a box beyond maxGrid).
 func (s *Shaper) distinct(xs, ys []uint16) {
+	if len(xs) <= smallCluster { // most clusters: a look at the few before
+		s.useGrid = false
+		s.keys = s.keys[:0]
+		for i := range xs {
+			if k := uint32(xs[i])<<16 | uint32(ys[i]); !slices.Contains(s.keys, k) {
+				s.keys = append(s.keys, k)
+			}
+		}
+		return
+	}
 	xmin, xmax, ymin, ymax := xs[0], xs[0], ys[0], ys[0]
 	for i := range xs {
 		xmin, xmax, ymin, ymax = min(xmin, xs[i]), max(xmax, xs[i]), min(ymin, ys[i]), max(ymax, ys[i])
