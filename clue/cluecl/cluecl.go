@@ -503,10 +503,12 @@ func (c *Clusterer) clusterSpans(in *clue.Points, p clue.Params, spans [][2]int,
 				numberErr[set] = cmp.Or(numberErr[set], err, e.Release())
 			}
 			if err == nil && numberErr[set] == nil {
+				// Numbered where the results landed: pinned memory is
+				// already mapped, the run's result perhaps not yet.
+				c.numbers[set].Number(slice(in, sp), dst)
 				if staged {
 					copyResult(&part, &views)
 				}
-				c.numbers[set].Number(slice(in, sp), &part)
 			}
 		})
 		if err != nil {

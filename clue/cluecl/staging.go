@@ -2,6 +2,8 @@ package cluecl
 
 import (
 	"errors"
+	"runtime"
+	"sync"
 
 	"github.com/hitflow/hitflow/clue"
 	"github.com/hitflow/hitflow/device/opencl"
@@ -63,20 +65,27 @@ func (c *Clusterer) releaseStaging() error {
 // of it, to upload from.
 func stagePoints(p *opencl.Pinned, pts *clue.Points) *clue.Points {
 	n, off := pts.Len(), 0
-	put := func(col []float64) []float64 {
+	view := func() []float64 {
 		v := opencl.Slice[float64](p, off, n)
-		copy(v, col)
 		off += 8 * n
 		return v
 	}
-	up := &clue.Points{Coords: make([][]float64, pts.Dim()), Weight: put(pts.Weight)}
-	for d, col := range pts.Coords {
-		up.Coords[d] = put(col)
+	up := &clue.Points{Coords: make([][]float64, pts.Dim()), Weight: view()}
+	for d := range pts.Coords {
+		up.Coords[d] = view()
 	}
 	if len(pts.Layer) > 0 {
 		up.Layer = opencl.Slice[int32](p, off, n)
-		copy(up.Layer, pts.Layer)
 	}
+	inParts(n, func(lo, hi int) {
+		copy(up.Weight[lo:hi], pts.Weight[lo:hi])
+		for d, col := range pts.Coords {
+			copy(up.Coords[d][lo:hi], col[lo:hi])
+		}
+		if len(up.Layer) > 0 {
+			copy(up.Layer[lo:hi], pts.Layer[lo:hi])
+		}
+	})
 	return up
 }
 
@@ -92,10 +101,29 @@ func resultViews(p *opencl.Pinned, n int) clue.Result {
 // copyResult copies the columns and counts of src into dst, of the same
 // length.
 func copyResult(dst, src *clue.Result) {
-	copy(dst.Rho, src.Rho)
-	copy(dst.Delta, src.Delta)
-	copy(dst.NH, src.NH)
-	copy(dst.ClusterID, src.ClusterID)
-	copy(dst.IsSeed, src.IsSeed)
+	inParts(len(src.Rho), func(lo, hi int) {
+		copy(dst.Rho[lo:hi], src.Rho[lo:hi])
+		copy(dst.Delta[lo:hi], src.Delta[lo:hi])
+		copy(dst.NH[lo:hi], src.NH[lo:hi])
+		copy(dst.ClusterID[lo:hi], src.ClusterID[lo:hi])
+		copy(dst.IsSeed[lo:hi], src.IsSeed[lo:hi])
+	})
 	dst.Clusters, dst.Outliers = src.Clusters, src.Outliers
 }
+
+// inParts runs f over [0, n) in parts on all cores. The staging copies
+// go so: a batch's columns are tens of megabytes, and their destination
+// is often memory not touched yet, whose first writes cost a page fault
+// each 4 KiB, which one goroutine would pay alone for the whole batch.
+func inParts(n int, f func(lo, hi int)) {
+	parts := min(runtime.GOMAXPROCS(0), max(1, n/minPart))
+	var wg sync.WaitGroup
+	for k := range parts {
+		wg.Go(func() { f(k*n/parts, (k+1)*n/parts) })
+	}
+	wg.Wait()
+}
+
+// minPart is the fewest points a part of inParts takes: below it,
+// starting a goroutine costs more than it saves.
+const minPart = 1 << 16
