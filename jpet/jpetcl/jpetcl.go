@@ -44,12 +44,18 @@ const (
 	perEvent
 	// teams: as perEvent, but a team of 32 work-items an event.
 	teams
+	// segments: as teams, each work-item a stretch of the cells inside
+	// the event's ellipse, row after row.
+	segments
 )
 
-var kernelOf = [...]string{global: "project", perEvent: "projectLocal", teams: "projectTeams"}
+var kernelOf = [...]string{global: "project", perEvent: "projectLocal", teams: "projectTeams", segments: "projectSegments"}
 
-// teamSize is TEAM of mlem.cl.
-const teamSize = 32
+// teamSize is TEAM of mlem.cl, maxRows MAXROWS.
+const (
+	teamSize = 32
+	maxRows  = 64
+)
 
 // Precision is how the device computes the kernel values.
 type Precision int
@@ -320,24 +326,36 @@ func (r *Reconstructor) SetPrecision(p Precision) error {
 	return errors.Join(oldUpdate.Release(), oldProg.Release())
 }
 
-// chooseLayout picks teams on a GPU and perEvent on other devices when a
-// work-group's image, and a team's sums, fit in local memory (the paper's
-// image is 38 KB: GPUs have 48 KB or more), leaving 1 KB to the compiler;
-// else global.
+// chooseLayout picks segments (else teams) on a GPU and perEvent on other
+// devices when a work-group's image, and a team's sums and tables, fit in
+// local memory (the paper's image is 38 KB: GPUs have 48 KB or more),
+// leaving 1 KB to the compiler; else global.
 func chooseLayout(d opencl.Device, pixels int) layout {
 	switch {
-	case !fits(d, pixels, teamSize) || d.MaxWorkGroup < teamSize:
+	case !fits(d, pixels, teamSize, perEvent) || d.MaxWorkGroup < teamSize:
 		return global
-	case d.Type == "gpu":
-		return teams
+	case d.Type != "gpu":
+		return perEvent
+	case fits(d, pixels, teamSize, segments):
+		return segments
 	}
-	return perEvent
+	return teams
 }
 
-// fits says whether a work-group of size work-items has room for its
-// image and its sums in local memory.
-func fits(d opencl.Device, pixels, size int) bool {
-	return int64(8*(pixels+size)+1024) <= d.LocalMem
+// fits says whether a work-group of size work-items of layout l has room
+// in local memory for its image, its sums and, for segments, its teams'
+// rows (localTables).
+func fits(d opencl.Device, pixels, size int, l layout) bool {
+	return int64(8*(pixels+size)+localTables(l, size)+1024) <= d.LocalMem
+}
+
+// localTables is the local memory of the rows' tables of a work-group of
+// size work-items of layout l: MAXROWS firsts and counts a team.
+func localTables(l layout, size int) int {
+	if l != segments {
+		return 0
+	}
+	return 2 * 4 * maxRows * (size / teamSize)
 }
 
 // setLayout makes the projection kernel that of l, in work-groups of the
@@ -377,7 +395,7 @@ func (r *Reconstructor) groupFor(k *opencl.Kernel, l layout) (int, error) {
 		return 0, fmt.Errorf("jpetcl: %s runs %s in work-groups of at most %d work-items", d, k.Name, most)
 	}
 	size = size / teamSize * teamSize
-	for size > teamSize && !fits(d, r.s.NZ*r.s.NY, size) {
+	for size > teamSize && !fits(d, r.s.NZ*r.s.NY, size, l) {
 		size -= teamSize
 	}
 	return size, nil
@@ -398,12 +416,15 @@ func (r *Reconstructor) start(buf *opencl.Buffer, lo, hi int, after ...*opencl.E
 		err = r.project.SetArgs(buf, int32(lo), int32(hi), r.parBuf, r.rho, r.sens, r.acc, opencl.Local(8*pixels), int32(pixels))
 	case teams:
 		err = r.project.SetArgs(buf, int32(lo), int32(hi), r.parBuf, r.rho, r.sens, r.acc, opencl.Local(8*pixels), int32(pixels), opencl.Local(8*r.groupSize))
+	case segments:
+		tables := opencl.Local(localTables(segments, r.groupSize) / 2)
+		err = r.project.SetArgs(buf, int32(lo), int32(hi), r.parBuf, r.rho, r.sens, r.acc, opencl.Local(8*pixels), int32(pixels), opencl.Local(8*r.groupSize), tables, tables)
 	}
 	if err != nil {
 		return nil, err
 	}
 	perGroup := r.groupSize
-	if r.layout == teams {
+	if r.layout == teams || r.layout == segments {
 		perGroup /= teamSize
 	}
 	// Enough work-groups to fill the device, few enough that adding

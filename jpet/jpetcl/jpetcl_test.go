@@ -53,7 +53,7 @@ func TestMatchesCPU(t *testing.T) {
 		{Kernel: jpet.Analytic}, {Kernel: jpet.Gaussian}, {Kernel: jpet.Analytic, Sensitivity: true},
 		{Kernel: jpet.Gaussian, AuthorsBox: true}, {Kernel: jpet.Analytic, Sensitivity: true, AuthorsBox: true},
 	} {
-		for _, l := range []layout{global, perEvent, teams} {
+		for _, l := range []layout{global, perEvent, teams, segments} {
 			cpu, err := jpet.NewReconstructor(s, sim.Events, jpet.Options{Kernel: opt.Kernel, Sensitivity: opt.Sensitivity, AuthorsBox: opt.AuthorsBox, Workers: 1})
 			if err != nil {
 				t.Fatal(err)
@@ -248,6 +248,56 @@ func TestAuthorsReconstruction(t *testing.T) {
 	}
 }
 
+// TestSegmentsLargeEvents: with 1.5 mm pixels the boxes reach past the
+// MAXROWS rows that segments' tables hold (those events go cell by cell)
+// and many ellipses hold more cells than the values a team keeps between
+// its passes (the rest computed anew); both layouts of teams still give
+// the CPU's image.
+func TestSegmentsLargeEvents(t *testing.T) {
+	ctx := device(t)
+	s := jpet.PaperScanner()
+	s.R, s.L, s.Pixel = 0.0525, 0.06, 0.0015
+	s = s.WithDefaults()
+	sim, err := jpet.Simulate(context.Background(), s, jpet.PaperPhantom(), jpet.SimOptions{Emissions: 4000, Seed: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, cells := 0, 0
+	for _, e := range s.EventKernels(sim.Events, false) {
+		if r := int(e.Y1 - e.Y0); r > maxRows {
+			rows++
+		} else if r*int(e.Z1-e.Z0) > 2*teamSize*16 {
+			cells++
+		}
+	}
+	if rows == 0 || cells == 0 {
+		t.Fatalf("%d events of more than %d rows, %d tabled of more than twice the kept cells: the test misses a path", rows, maxRows, cells)
+	}
+	for _, opt := range []jpet.Options{{Kernel: jpet.Analytic}, {Kernel: jpet.Gaussian, Sensitivity: true}} {
+		for _, l := range []layout{teams, segments} {
+			if !fits(ctx.Device, s.NZ*s.NY, teamSize, l) {
+				t.Skipf("the image does not fit in local memory on %s", ctx.Device)
+			}
+			cpu, err := jpet.NewReconstructor(s, sim.Events, jpet.Options{Kernel: opt.Kernel, Sensitivity: opt.Sensitivity, Workers: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			dev, err := NewReconstructor(ctx, s, sim.Events, opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := dev.setLayout(l); err != nil {
+				t.Fatal(err)
+			}
+			img := iterateBoth(t, cpu, dev, 2)
+			compare(t, fmt.Sprintf("%+v, %s", opt, kernelOf[l]), img, cpu.Image(), 1e-9, 1e-12)
+			if err := dev.Close(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
 // BenchmarkIterate times an iteration of about 10^6 events of the paper's
 // phantom in each layout the device takes, in each precision (ns/op: one
 // iteration).
@@ -261,7 +311,7 @@ func BenchmarkIterate(b *testing.B) {
 	for _, run := range []struct {
 		l layout
 		p Precision
-	}{{global, Double}, {perEvent, Double}, {teams, Double}, {perEvent, Single}, {teams, Single}} {
+	}{{global, Double}, {perEvent, Double}, {teams, Double}, {segments, Double}, {perEvent, Single}, {teams, Single}, {segments, Single}} {
 		b.Run(kernelOf[run.l]+"/"+run.p.String(), func(b *testing.B) {
 			r, err := NewReconstructor(ctx, s, sim.Events, jpet.Options{})
 			if err != nil {
@@ -310,7 +360,7 @@ func TestSinglePrecision(t *testing.T) {
 			t.Fatal(err)
 		}
 		dev := r.(*Reconstructor)
-		if err := dev.setLayout([]layout{global, perEvent, teams}[i%3]); err != nil {
+		if err := dev.setLayout([]layout{global, perEvent, teams, segments}[i%4]); err != nil {
 			t.Fatal(err)
 		}
 		if !strings.Contains(dev.Where(), "single precision") {

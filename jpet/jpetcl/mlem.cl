@@ -283,6 +283,187 @@ __kernel void projectTeams(__global const jpet_event *events, int lo, int n, __c
 	}
 }
 
+// projectSegments is projectTeams with each lane of a team taking a
+// stretch of the event's cells that are inside its ellipse, row after
+// row, instead of every TEAM-th cell of its box: a lane computes a row's
+// terms once for the row's cells it takes rather than once a cell, no lane
+// idles on a cell outside the ellipse, and the first pass's kernel values
+// (up to KEPT a lane) are kept for the second. The team first finds each
+// row's stretch inside the ellipse by the ellipse test itself (a lane a
+// row), into first and count (MAXROWS a team); an event of more rows goes
+// cell by cell as in projectTeams.
+#define MAXROWS 64
+#define KEPT 16
+__kernel void projectSegments(__global const jpet_event *events, int lo, int n, __constant params_t *p,
+                              __global const double *rho, __global const double *sens, __global double *acc,
+                              __local double *img, int pixels, __local double *part, __local int *firsts,
+                              __local int *counts) {
+	int lid = get_local_id(0), lane = lid % TEAM, teams = get_local_size(0) / TEAM;
+	__local int *first = firsts + lid / TEAM * MAXROWS, *count = counts + lid / TEAM * MAXROWS;
+	for (int q = lid; q < pixels; q += get_local_size(0)) {
+		img[q] = 0.0;
+	}
+	barrier(CLK_LOCAL_MEM_FENCE);
+	for (int at = lo + get_group_id(0) * teams; at < n; at += get_num_groups(0) * teams) {
+		int i = at + lid / TEAM;
+		jpet_event e;
+		ev_t c;
+		int rows = 0;
+		if (i < n) {
+			e = events[i];
+			c = eventTerms(&e, p);
+			rows = e.y1 - e.y0;
+		}
+		bool tabled = rows <= MAXROWS;
+		for (int q = lane; tabled && q < rows; q += TEAM) {
+			// the ellipse test of rowTerms and cellValue, to the bit
+			double dy = (p->yfirst - e.y) - (double)(e.y0 + q) * p->pixel;
+			double ady2 = c.ea * dy * dy, bdy = c.eb * dy;
+			int z = e.z0, end = e.z1;
+			for (; z < end; z++) {
+				double dz = p->zfirst + (double)z * p->pixel - e.z;
+				if (ady2 + bdy * dz + c.ec * dz * dz <= 9.0) {
+					break;
+				}
+			}
+			for (; end > z; end--) {
+				double dz = p->zfirst + (double)(end - 1) * p->pixel - e.z;
+				if (ady2 + bdy * dz + c.ec * dz * dz <= 9.0) {
+					break;
+				}
+			}
+			first[q] = z;
+			count[q] = end - z;
+		}
+		barrier(CLK_LOCAL_MEM_FENCE);
+		// The lane's stretch [from, to) of the team's cells, and the row
+		// and column of its first.
+		int total = 0;
+		for (int q = 0; tabled && q < rows; q++) {
+			total += count[q];
+		}
+		int each = (total + TEAM - 1) / TEAM, from = min(total, lane * each), to = min(total, from + each);
+		int row = 0, skip = from;
+		while (tabled && row < rows && skip >= count[row]) {
+			skip -= count[row++];
+		}
+		double kept[KEPT];
+		double d = 0.0;
+		if (tabled) {
+			row_t r;
+			int iz = 0, left = 0; // the cell's column, the cells left in its row
+			for (int cell = from, j = 0; cell < to; cell++, j++) {
+				if (left == 0) {
+					if (cell > from) {
+						row++;
+						skip = 0;
+						while (count[row] == 0) {
+							row++;
+						}
+					}
+					r = rowTerms(&e, &c, p, e.y0 + row);
+					iz = first[row] + skip;
+					left = count[row] - skip;
+				}
+				double k = cellValue(&e, &c, &r, p, iz);
+				if (j < KEPT) {
+					kept[j] = k;
+				}
+				if (k >= 0.0) {
+					int pix = iz * p->ny + e.y0 + row;
+					double v = k * rho[pix];
+					if (p->sensitivity) {
+						v *= sens[pix];
+					}
+					d += v;
+				}
+				iz++;
+				left--;
+			}
+		} else {
+			int cells = (e.z1 - e.z0) * rows;
+			for (int q = lane; q < cells; q += TEAM) {
+				int iz = e.z0 + q / rows, iy = e.y0 + q % rows;
+				double k = value(&e, p, iz, iy);
+				if (k >= 0.0) {
+					int pix = iz * p->ny + iy;
+					double v = k * rho[pix];
+					if (p->sensitivity) {
+						v *= sens[pix];
+					}
+					d += v;
+				}
+			}
+		}
+		part[lid] = d;
+		barrier(CLK_LOCAL_MEM_FENCE);
+		double denom = 0.0;
+		for (int l = lid - lane; l < lid - lane + TEAM; l++) {
+			denom += part[l];
+		}
+		barrier(CLK_LOCAL_MEM_FENCE);
+		if (denom == 0.0) {
+			continue;
+		}
+		double inv = 1.0 / denom;
+		if (!tabled) {
+			int cells = (e.z1 - e.z0) * rows;
+			for (int q = lane; q < cells; q += TEAM) {
+				int iz = e.z0 + q / rows, iy = e.y0 + q % rows;
+				double k = value(&e, p, iz, iy);
+				if (k >= 0.0) {
+					addLocal(&img[iz * p->ny + iy], k * inv);
+				}
+			}
+			continue;
+		}
+		// The same stretch again: the kept values, the rest computed anew.
+		row = 0;
+		skip = from;
+		while (row < rows && skip >= count[row]) {
+			skip -= count[row++];
+		}
+		row_t r;
+		int iz = 0, left = 0;
+		bool fresh = false; // r is the row's
+		for (int cell = from, j = 0; cell < to; cell++, j++) {
+			if (left == 0) {
+				if (cell > from) {
+					row++;
+					skip = 0;
+					while (count[row] == 0) {
+						row++;
+					}
+				}
+				iz = first[row] + skip;
+				left = count[row] - skip;
+				fresh = false;
+			}
+			double k;
+			if (j < KEPT) {
+				k = kept[j];
+			} else {
+				if (!fresh) {
+					r = rowTerms(&e, &c, p, e.y0 + row);
+					fresh = true;
+				}
+				k = cellValue(&e, &c, &r, p, iz);
+			}
+			if (k >= 0.0) {
+				addLocal(&img[iz * p->ny + e.y0 + row], k * inv);
+			}
+			iz++;
+			left--;
+		}
+	}
+	barrier(CLK_LOCAL_MEM_FENCE);
+	for (int q = lid; q < pixels; q += get_local_size(0)) {
+		if (img[q] != 0.0) {
+			add(&acc[q], img[q]);
+		}
+	}
+}
+
 // rho *= acc, and acc back to zero for the next iteration.
 __kernel void update(__global double *rho, __global double *acc, int n) {
 	int i = get_global_id(0);
