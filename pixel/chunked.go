@@ -199,6 +199,13 @@ func (c *ChunkedClusterer) AddTo(dst *Clusters, h *Hits) {
 		c.calibrated = true
 		c.buf.E = append(c.buf.E[:0], make([]float32, c.buf.Len())...)
 	}
+	// Room for this call's hits up to the buffer's end, at least doubling
+	// what the buffer holds: filled in many calls, a buffer of millions of
+	// hits is otherwise copied at every growth of a quarter.
+	if room := min(c.fresh()+c.carried-c.buf.Len(), max(h.Len(), c.buf.Len())); room > 0 {
+		c.buf.Reserve(room)
+		c.seq = slices.Grow(c.seq, room)
+	}
 	width, height := c.cfg.Width, c.cfg.Height
 	for i := 0; i < h.Len(); {
 		if int(h.X[i]) >= width || int(h.Y[i]) >= height {
@@ -670,6 +677,11 @@ func (c *ChunkedClusterer) emit(chunks int, bound int64) {
 		small = &c.merged
 	}
 	c.pending.Reset()
+	n := small.Len()
+	for k := range chunks {
+		n += c.chunks[k].out.Len()
+	}
+	c.dst.reserve(n)
 	// The chunks' clusters are in key order, chunk after chunk.
 	at := 0
 	for k := range chunks {

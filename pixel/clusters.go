@@ -1,6 +1,9 @@
 package pixel
 
-import "errors"
+import (
+	"errors"
+	"slices"
+)
 
 // LongSpan is the most hits of the stream a cluster may span, from its
 // first hit to its last, and keep its first hit's place in the output.
@@ -92,6 +95,16 @@ func (c *Clusters) extend(n int) {
 	c.ToTSum, c.ESum, c.X, c.Y = growLen(c.ToTSum, n), growLen(c.ESum, n), growLen(c.X, n), growLen(c.Y, n)
 	c.XMin, c.XMax, c.YMin, c.YMax = growLen(c.XMin, n), growLen(c.XMax, n), growLen(c.YMin, n), growLen(c.YMax, n)
 	c.Max = growLen(c.Max, n)
+}
+
+// reserve makes room in every feature column for n more clusters, so
+// that a large batch appended in many pieces is allocated once rather
+// than grown step by step (each step a copy into memory not touched yet).
+func (c *Clusters) reserve(n int) {
+	c.ID, c.root, c.key, c.Size = slices.Grow(c.ID, n), slices.Grow(c.root, n), slices.Grow(c.key, n), slices.Grow(c.Size, n)
+	c.FirstToA, c.LastToA, c.ToTSum, c.ESum = slices.Grow(c.FirstToA, n), slices.Grow(c.LastToA, n), slices.Grow(c.ToTSum, n), slices.Grow(c.ESum, n)
+	c.X, c.Y, c.XMin, c.XMax = slices.Grow(c.X, n), slices.Grow(c.Y, n), slices.Grow(c.XMin, n), slices.Grow(c.XMax, n)
+	c.YMin, c.YMax, c.Max = slices.Grow(c.YMin, n), slices.Grow(c.YMax, n), slices.Grow(c.Max, n)
 }
 
 // truncate cuts every feature column to length n.
