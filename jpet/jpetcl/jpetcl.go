@@ -106,9 +106,10 @@ func (p Precision) String() string {
 // not bitwise the same from run to run, but agrees to round-off (about
 // 1e-15 relative) with any other run and to 1e-9 with the CPU path. When
 // the image fits in a work-group's local memory, each work-group sums its
-// events into an image of its own there and adds it to the global one at
-// the end; on a GPU a team of 32 work-items shares each event, as in the
-// paper's GPU code.
+// events into an image of its own there and adds it at the end into a
+// slot of its own in global memory, the slots summed in a fixed order
+// (no contention on the global image); on a GPU a team of 32 work-items
+// shares each event, as in the paper's GPU code.
 type Reconstructor struct {
 	ctx       *opencl.Context
 	s         jpet.Scanner
@@ -126,6 +127,7 @@ type Reconstructor struct {
 	batches   [2]*opencl.Buffer // otherwise: one sent while the other is projected
 	parBuf    *opencl.Buffer
 	rho, acc  *opencl.Buffer
+	partial   *opencl.Buffer // the local layouts' work-groups' images, a slot each (see slots)
 	sens      *opencl.Buffer
 	host      []float64 // rho read back, column-major
 	img       []float64 // row-major, returned by Image
@@ -240,7 +242,11 @@ func (r *Reconstructor) Iterate() error {
 		return r.failed(err)
 	}
 	pixels := r.s.NZ * r.s.NY
-	if err := r.update.SetArgs(r.rho, r.acc, int32(pixels)); err != nil {
+	partial, slots := r.partial, r.slots()
+	if r.layout == global {
+		partial, slots = r.acc, 0 // not read
+	}
+	if err := r.update.SetArgs(r.rho, r.acc, partial, int32(slots), int32(pixels)); err != nil {
 		return r.failed(err)
 	}
 	if _, err := r.update.Run([]int{roundUp(pixels, 64)}, nil); err != nil {
@@ -373,9 +379,24 @@ func (r *Reconstructor) setLayout(l layout) error {
 		k.Release()
 		return err
 	}
+	if l != global && r.partial == nil {
+		if r.partial, err = r.ctx.NewBuffer(8*r.slots()*r.s.NZ*r.s.NY, opencl.ReadWrite); err == nil {
+			err = r.partial.Zero()
+		}
+		if err != nil {
+			k.Release()
+			return err
+		}
+	}
 	r.project, r.layout, r.groupSize = k, l, size
 	return nil
 }
+
+// slots is the most work-groups a launch of a local layout runs: enough
+// to fill the device, few enough that adding their images up costs little
+// against their events. Each adds its image into a slot of its own of
+// partial, which update sums.
+func (r *Reconstructor) slots() int { return 4 * r.ctx.Device.ComputeUnits }
 
 // groupFor is the work-group size of kernel k of layout l: 256, or less
 // where the kernel's registers allow less; for a local image a multiple
@@ -413,12 +434,12 @@ func (r *Reconstructor) start(buf *opencl.Buffer, lo, hi int, after ...*opencl.E
 		}
 		return r.project.Start([]int{roundUp(hi-lo, 64)}, nil, after...)
 	case perEvent:
-		err = r.project.SetArgs(buf, int32(lo), int32(hi), r.parBuf, r.rho, r.sens, r.acc, opencl.Local(8*pixels), int32(pixels))
+		err = r.project.SetArgs(buf, int32(lo), int32(hi), r.parBuf, r.rho, r.sens, r.partial, opencl.Local(8*pixels), int32(pixels))
 	case teams:
-		err = r.project.SetArgs(buf, int32(lo), int32(hi), r.parBuf, r.rho, r.sens, r.acc, opencl.Local(8*pixels), int32(pixels), opencl.Local(8*r.groupSize))
+		err = r.project.SetArgs(buf, int32(lo), int32(hi), r.parBuf, r.rho, r.sens, r.partial, opencl.Local(8*pixels), int32(pixels), opencl.Local(8*r.groupSize))
 	case segments:
 		tables := opencl.Local(localTables(segments, r.groupSize) / 2)
-		err = r.project.SetArgs(buf, int32(lo), int32(hi), r.parBuf, r.rho, r.sens, r.acc, opencl.Local(8*pixels), int32(pixels), opencl.Local(8*r.groupSize), tables, tables)
+		err = r.project.SetArgs(buf, int32(lo), int32(hi), r.parBuf, r.rho, r.sens, r.partial, opencl.Local(8*pixels), int32(pixels), opencl.Local(8*r.groupSize), tables, tables)
 	}
 	if err != nil {
 		return nil, err
@@ -427,9 +448,7 @@ func (r *Reconstructor) start(buf *opencl.Buffer, lo, hi int, after ...*opencl.E
 	if r.layout == teams || r.layout == segments {
 		perGroup /= teamSize
 	}
-	// Enough work-groups to fill the device, few enough that adding
-	// their images to acc costs little against their events.
-	groups := max(1, min(4*r.ctx.Device.ComputeUnits, (hi-lo+perGroup-1)/perGroup))
+	groups := max(1, min(r.slots(), (hi-lo+perGroup-1)/perGroup))
 	return r.project.Start([]int{groups * r.groupSize}, []int{r.groupSize}, after...)
 }
 
@@ -469,7 +488,7 @@ func (r *Reconstructor) Image() ([]float64, error) {
 
 // Close releases everything the reconstruction holds on the device.
 func (r *Reconstructor) Close() error {
-	err := errors.Join(r.evBuf.Release(), r.batches[0].Release(), r.batches[1].Release(), r.parBuf.Release(), r.rho.Release(), r.acc.Release(), r.sens.Release(),
+	err := errors.Join(r.evBuf.Release(), r.batches[0].Release(), r.batches[1].Release(), r.parBuf.Release(), r.rho.Release(), r.acc.Release(), r.partial.Release(), r.sens.Release(),
 		r.project.Release(), r.update.Release(), r.prog.Release())
 	return err
 }

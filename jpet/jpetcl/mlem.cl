@@ -143,7 +143,7 @@ enum { SUM, ADD_GLOBAL, ADD_LOCAL };
 // walk does op at every cell of event e's box inside its ellipse, in rows
 // [from, e's last) in steps of step, and returns the sum (for SUM: of
 // K * rho * sensitivity). inv is 1 / the denominator; acc and img are the
-// global and the local image (img is 0 where no local image exists).
+// global and the local image (the one not added to is 0).
 static double walk(const jpet_event *e, __constant params_t *p, int from, int step, int op, double inv,
                    __global const double *rho, __global const double *sens, __global double *acc, __local double *img) {
 	ev_t c = eventTerms(e, p);
@@ -190,12 +190,25 @@ __kernel void project(__global const jpet_event *events, int lo, int n, __consta
 	walk(&e, p, e.y0, 1, ADD_GLOBAL, 1.0 / denom, rho, sens, acc, none);
 }
 
+// flush adds a work-group's local image into the work-group's own slot of
+// partial, summed into the image by update: no two work-groups share a
+// slot, so no atomics, and the slots' sum runs in a fixed order.
+static void flush(__local double *img, int pixels, __global double *partial) {
+	barrier(CLK_LOCAL_MEM_FENCE);
+	__global double *slot = partial + (size_t)get_group_id(0) * pixels;
+	for (int q = get_local_id(0); q < pixels; q += get_local_size(0)) {
+		if (img[q] != 0.0) {
+			slot[q] += img[q];
+		}
+	}
+}
+
 // project with an image of its own per work-group, in local memory, added
-// to acc once at the end: the many events that touch one pixel then
-// contend within a work-group only. The work-items take events [lo, n)
+// to the work-group's slot of partial at the end: the many events that
+// touch one pixel then contend within a work-group only. The work-items take events [lo, n)
 // in strides of the whole launch.
 __kernel void projectLocal(__global const jpet_event *events, int lo, int n, __constant params_t *p,
-                           __global const double *rho, __global const double *sens, __global double *acc,
+                           __global const double *rho, __global const double *sens, __global double *partial,
                            __local double *img, int pixels) {
 	for (int q = get_local_id(0); q < pixels; q += get_local_size(0)) {
 		img[q] = 0.0;
@@ -203,18 +216,13 @@ __kernel void projectLocal(__global const jpet_event *events, int lo, int n, __c
 	barrier(CLK_LOCAL_MEM_FENCE);
 	for (int i = lo + get_global_id(0); i < n; i += get_global_size(0)) {
 		jpet_event e = events[i];
-		double denom = walk(&e, p, e.y0, 1, SUM, 0.0, rho, sens, acc, img);
+		double denom = walk(&e, p, e.y0, 1, SUM, 0.0, rho, sens, 0, img);
 		if (denom == 0.0) {
 			continue;
 		}
-		walk(&e, p, e.y0, 1, ADD_LOCAL, 1.0 / denom, rho, sens, acc, img);
+		walk(&e, p, e.y0, 1, ADD_LOCAL, 1.0 / denom, rho, sens, 0, img);
 	}
-	barrier(CLK_LOCAL_MEM_FENCE);
-	for (int q = get_local_id(0); q < pixels; q += get_local_size(0)) {
-		if (img[q] != 0.0) {
-			add(&acc[q], img[q]);
-		}
-	}
+	flush(img, pixels, partial);
 }
 
 // projectLocal with the work-group's work-items in teams of TEAM, one
@@ -227,7 +235,7 @@ __kernel void projectLocal(__global const jpet_event *events, int lo, int n, __c
 // any branch.
 #define TEAM 32
 __kernel void projectTeams(__global const jpet_event *events, int lo, int n, __constant params_t *p,
-                           __global const double *rho, __global const double *sens, __global double *acc,
+                           __global const double *rho, __global const double *sens, __global double *partial,
                            __local double *img, int pixels, __local double *part) {
 	int lid = get_local_id(0), lane = lid % TEAM, teams = get_local_size(0) / TEAM;
 	for (int q = lid; q < pixels; q += get_local_size(0)) {
@@ -275,12 +283,7 @@ __kernel void projectTeams(__global const jpet_event *events, int lo, int n, __c
 			}
 		}
 	}
-	barrier(CLK_LOCAL_MEM_FENCE);
-	for (int q = lid; q < pixels; q += get_local_size(0)) {
-		if (img[q] != 0.0) {
-			add(&acc[q], img[q]);
-		}
-	}
+	flush(img, pixels, partial);
 }
 
 // projectSegments is projectTeams with each lane of a team taking a
@@ -295,7 +298,7 @@ __kernel void projectTeams(__global const jpet_event *events, int lo, int n, __c
 #define MAXROWS 64
 #define KEPT 16
 __kernel void projectSegments(__global const jpet_event *events, int lo, int n, __constant params_t *p,
-                              __global const double *rho, __global const double *sens, __global double *acc,
+                              __global const double *rho, __global const double *sens, __global double *partial,
                               __local double *img, int pixels, __local double *part, __local int *firsts,
                               __local int *counts) {
 	int lid = get_local_id(0), lane = lid % TEAM, teams = get_local_size(0) / TEAM;
@@ -456,19 +459,21 @@ __kernel void projectSegments(__global const jpet_event *events, int lo, int n, 
 			left--;
 		}
 	}
-	barrier(CLK_LOCAL_MEM_FENCE);
-	for (int q = lid; q < pixels; q += get_local_size(0)) {
-		if (img[q] != 0.0) {
-			add(&acc[q], img[q]);
-		}
-	}
+	flush(img, pixels, partial);
 }
 
-// rho *= acc, and acc back to zero for the next iteration.
-__kernel void update(__global double *rho, __global double *acc, int n) {
+// rho *= the back projection: acc (project's) plus the slots of partial
+// (the local images', see flush) in the order of their work-groups; acc
+// and the slots back to zero for the next iteration.
+__kernel void update(__global double *rho, __global double *acc, __global double *partial, int slots, int n) {
 	int i = get_global_id(0);
 	if (i < n) {
-		rho[i] *= acc[i];
+		double sum = acc[i];
 		acc[i] = 0.0;
+		for (int g = 0; g < slots; g++) {
+			sum += partial[(size_t)g * n + i];
+			partial[(size_t)g * n + i] = 0.0;
+		}
+		rho[i] *= sum;
 	}
 }
