@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/hitflow/hitflow/format"
@@ -16,6 +17,7 @@ import (
 	"github.com/hitflow/hitflow/pixel"
 	"github.com/hitflow/hitflow/pixel/pipeline"
 	"github.com/hitflow/hitflow/pixel/pixelbench"
+	"github.com/hitflow/hitflow/pixel/pixelcl"
 	"github.com/hitflow/hitflow/pixel/pixelsim"
 	"github.com/hitflow/hitflow/pixel/tpx3"
 	"github.com/hitflow/hitflow/plot"
@@ -53,12 +55,19 @@ type summer interface {
 	SetSums(on bool)
 }
 
+// timed is a labeler that says where its calls spent their time
+// (pixelcl.Labeler).
+type timed interface {
+	TakeTimings() pixelcl.Timings
+}
+
 // deviceRows adds the clustering-only rows of chunked on the device:
 // with a labeler that can sum or not, one row each way, and the labeler
-// left as it was.
-func (o *Pixel) deviceRows(ctx context.Context, set *pixelbench.Set, cfg pixel.Config, workers int, stdout io.Writer) error {
+// left as it was; with one that times its calls, a line each saying
+// where they spent it, to print under the table.
+func (o *Pixel) deviceRows(ctx context.Context, set *pixelbench.Set, cfg pixel.Config, workers int, stdout io.Writer) (notes []string, err error) {
 	if o.Labeler == nil {
-		return nil
+		return nil, nil
 	}
 	type variant struct {
 		name string
@@ -75,14 +84,25 @@ func (o *Pixel) deviceRows(ctx context.Context, set *pixelbench.Set, cfg pixel.C
 		if ok {
 			s.SetSums(v.sums)
 		}
+		tl, timing := o.Labeler.(timed)
+		if timing {
+			tl.TakeTimings()
+		}
 		r, err := pixelbench.Measure(ctx, set, cfg, pixel.Chunked, o.Labeler, workers, o.Repeat, o.Runs)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		fmt.Fprintf(stdout, "| %s | %.2f | %s | %d | %.2f | - | %d |\n", set.Name, float64(set.Hits)/float64(r.Clusters/int64(o.Repeat)),
 			v.name, workers, r.MhitPerS(), r.Clusters)
+		if t := tl.TakeTimings(); timing && t.Buffers > 0 {
+			per := func(d time.Duration) float64 { return d.Seconds() * 1e3 / float64(t.Buffers) }
+			notes = append(notes, fmt.Sprintf("- %s, %s: %d buffers of %.2g M hits on average; a buffer's upload %.2f ms, chunk step %.2f ms, "+
+				"sums %.2f ms, download %.2f ms; the labeler's whole call %.2f ms (%.0f Mhit/s if the rest took no time).",
+				set.Name, strings.TrimPrefix(v.name, deviceMode+", "), t.Buffers, float64(t.Hits)/float64(t.Buffers)/1e6,
+				per(t.Upload), per(t.Label), per(t.Sums), per(t.Download), per(t.Wall), float64(t.Hits)/t.Wall.Seconds()/1e6))
+		}
 	}
-	return nil
+	return notes, nil
 }
 
 // RunPixel follows the paper's method: the hits of a dataset are loaded
@@ -112,6 +132,7 @@ func RunPixel(ctx context.Context, o Pixel, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "| dataset | mean size | mode | workers | Mhit/s | efficiency | clusters per run |\n|---|---|---|---|---|---|---|\n")
 	var series []plot.Series
+	var notes []string
 	for _, d := range o.Datasets {
 		set, err := pixelbench.Load(d, o.Hits, o.Rate, 1)
 		if err != nil {
@@ -138,9 +159,14 @@ func RunPixel(ctx context.Context, o Pixel, stdout, stderr io.Writer) error {
 			}
 			series = append(series, s)
 		}
-		if err := o.deviceRows(ctx, set, cfg, maxWorkers, stdout); err != nil {
+		n, err := o.deviceRows(ctx, set, cfg, maxWorkers, stdout)
+		if err != nil {
 			return err
 		}
+		notes = append(notes, n...)
+	}
+	if len(notes) > 0 {
+		fmt.Fprintf(stdout, "\nWhere the device's calls spent their time (the upload and download as the host waited for them, the kernels' time on the device):\n\n%s\n", strings.Join(notes, "\n"))
 	}
 	if o.Plot != "" {
 		if err := writeScalingPlot(o.Plot, series); err != nil {

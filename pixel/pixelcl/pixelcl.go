@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/hitflow/hitflow/device/opencl"
 	"github.com/hitflow/hitflow/pixel"
@@ -43,6 +44,25 @@ type Labeler struct {
 	cells            int     // entries of the matrices' buffer known zero between calls
 	bounds           []int32 // the chunks' bounds as the kernels read them
 	closedAt, openAt []int32
+	timings          Timings
+}
+
+// Timings says where a labeler's calls spent their time, summed over the
+// calls since the last TakeTimings.
+type Timings struct {
+	Buffers, Hits    int           // the calls with hits, and their hits
+	Upload, Download time.Duration // the transfers, as the caller waited for them
+	Label, Sums      time.Duration // the kernels on the device: the chunk step; the count and sum steps
+	Wall             time.Duration // the calls, end to end
+}
+
+// TakeTimings returns the timings and starts them afresh.
+func (l *Labeler) TakeTimings() Timings {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	t := l.timings
+	l.timings = Timings{}
+	return t
 }
 
 // New builds the kernel for the device of ctx, which stays the caller's
@@ -108,6 +128,8 @@ func (l *Labeler) Sizes() (buffer, chunk int) {
 func (l *Labeler) Label(job *pixel.ChunkJob) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	start := time.Now()
+	defer func() { l.timings.Wall += time.Since(start) }()
 	if err := l.run(job); err != nil {
 		l.cells = 0 // a kernel cut short may leave entries: zeroed anew before the next use
 		return fmt.Errorf("pixelcl: %s: %w", l.ctx.Device, err)
@@ -140,7 +162,12 @@ func (l *Labeler) run(job *pixel.ChunkJob) error {
 	if err := errors.Join(errX, errY, errT, errB, errP); err != nil {
 		return err
 	}
-	if err := errors.Join(opencl.Write(x, 0, h.X), opencl.Write(y, 0, h.Y), opencl.Write(toa, 0, h.ToA), opencl.Write(bnd, 0, l.bounds)); err != nil {
+	l.timings.Buffers++
+	l.timings.Hits += n
+	err := l.transfer(&l.timings.Upload, func() error {
+		return errors.Join(opencl.Write(x, 0, h.X), opencl.Write(y, 0, h.Y), opencl.Write(toa, 0, h.ToA), opencl.Write(bnd, 0, l.bounds))
+	})
+	if err != nil {
 		return err
 	}
 	if err := l.labelChunks(job, x, y, toa, bnd, par); err != nil {
@@ -149,7 +176,15 @@ func (l *Labeler) run(job *pixel.ChunkJob) error {
 	if job.Summarise && l.sums {
 		return l.summarise(job, x, y, toa, bnd, par)
 	}
-	return opencl.Read(par, 0, job.Parent[:n])
+	return l.transfer(&l.timings.Download, func() error { return opencl.Read(par, 0, job.Parent[:n]) })
+}
+
+// transfer runs f, synchronous transfers, adding its time to d.
+func (l *Labeler) transfer(d *time.Duration, f func() error) error {
+	start := time.Now()
+	err := f()
+	*d += time.Since(start)
+	return err
 }
 
 // labelChunks runs the chunk step, leaving each hit's root in par.
@@ -174,7 +209,7 @@ func (l *Labeler) labelChunks(job *pixel.ChunkJob, x, y, toa, bnd, par *opencl.B
 	if err := l.label.SetArgs(x, y, toa, bnd, int32(chunks), int64(cfg.Dt), int32(stride), int32(cells), int32(matrices), mats, par); err != nil {
 		return err
 	}
-	return launch(l.label, matrices)
+	return launch(l.label, matrices, &l.timings.Label)
 }
 
 // summarise sums the closed clusters of the labelled chunks and lists the
@@ -191,18 +226,24 @@ func (l *Labeler) summarise(job *pixel.ChunkJob, x, y, toa, bnd, par *opencl.Buf
 	if err := errors.Join(errS, errE, errR, errL, errC, errO); err != nil {
 		return err
 	}
-	if err := errors.Join(opencl.Write(start, 0, job.Start[:chunks]), opencl.Write(end, 0, job.End[:chunks])); err != nil {
-		return err
-	}
-	err := l.count.SetArgs(toa, par, bnd, int32(chunks), start, end, int32(job.Carried), job.Span, reach, last, closed, opened)
+	err := l.transfer(&l.timings.Upload, func() error {
+		return errors.Join(opencl.Write(start, 0, job.Start[:chunks]), opencl.Write(end, 0, job.End[:chunks]))
+	})
 	if err != nil {
 		return err
 	}
-	if err := launch(l.count, chunks); err != nil {
+	err = l.count.SetArgs(toa, par, bnd, int32(chunks), start, end, int32(job.Carried), job.Span, reach, last, closed, opened)
+	if err != nil {
+		return err
+	}
+	if err := launch(l.count, chunks, &l.timings.Sums); err != nil {
 		return err
 	}
 	job.Closed, job.Open = growLen(job.Closed, chunks), growLen(job.Open, chunks)
-	if err := errors.Join(opencl.Read(closed, 0, job.Closed), opencl.Read(opened, 0, job.Open)); err != nil {
+	err = l.transfer(&l.timings.Download, func() error {
+		return errors.Join(opencl.Read(closed, 0, job.Closed), opencl.Read(opened, 0, job.Open))
+	})
+	if err != nil {
 		return err
 	}
 	l.closedAt, l.openAt = l.closedAt[:0], l.openAt[:0]
@@ -226,7 +267,9 @@ func (l *Labeler) summarise(job *pixel.ChunkJob, x, y, toa, bnd, par *opencl.Buf
 	if err := errors.Join(errC, errO, errT, errE, errSl, errSu, errH); err != nil {
 		return err
 	}
-	err = errors.Join(opencl.Write(closedAt, 0, l.closedAt), opencl.Write(openAt, 0, l.openAt), opencl.Write(tot, 0, h.ToT), opencl.Write(energy, 0, h.E))
+	err = l.transfer(&l.timings.Upload, func() error {
+		return errors.Join(opencl.Write(closedAt, 0, l.closedAt), opencl.Write(openAt, 0, l.openAt), opencl.Write(tot, 0, h.ToT), opencl.Write(energy, 0, h.E))
+	})
 	if err != nil {
 		return err
 	}
@@ -234,27 +277,32 @@ func (l *Labeler) summarise(job *pixel.ChunkJob, x, y, toa, bnd, par *opencl.Buf
 	if err != nil {
 		return err
 	}
-	if err := launch(l.sum, chunks); err != nil {
+	if err := launch(l.sum, chunks, &l.timings.Sums); err != nil {
 		return err
 	}
 	job.Sums, job.OpenHits = growLen(job.Sums, fields*closedN), growLen(job.OpenHits, openN)
-	if err := errors.Join(opencl.Read(sums, 0, job.Sums), opencl.Read(openHits, 0, job.OpenHits), opencl.Read(par, 0, job.Parent[:n])); err != nil {
+	err = l.transfer(&l.timings.Download, func() error {
+		return errors.Join(opencl.Read(sums, 0, job.Sums), opencl.Read(openHits, 0, job.OpenHits), opencl.Read(par, 0, job.Parent[:n]))
+	})
+	if err != nil {
 		return err
 	}
 	job.Summarised = true
 	return nil
 }
 
-// launch runs k on items work-items in whole work-groups of 64: left to
+// launch runs k on items work-items in whole work-groups of 64 (left to
 // the driver, a count with no small divisor would run in work-groups of
-// one. The extra work-items do nothing.
-func launch(k *opencl.Kernel, items int) error {
+// one; the extra work-items do nothing), adding its time on the device to
+// d.
+func launch(k *opencl.Kernel, items int, d *time.Duration) error {
 	most, err := k.MaxGroup()
 	if err != nil {
 		return err
 	}
 	group := min(64, most)
-	_, err = k.Run([]int{(items + group - 1) / group * group}, []int{group})
+	took, err := k.Run([]int{(items + group - 1) / group * group}, []int{group})
+	*d += took
 	return err
 }
 
