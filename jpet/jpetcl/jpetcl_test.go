@@ -299,8 +299,8 @@ func TestSegmentsLargeEvents(t *testing.T) {
 }
 
 // BenchmarkIterate times an iteration of about 10^6 events of the paper's
-// phantom in each layout the device takes, in each precision (ns/op: one
-// iteration).
+// phantom in each layout the device takes, in each precision, and the
+// segments layout also in smaller work-groups (ns/op: one iteration).
 func BenchmarkIterate(b *testing.B) {
 	ctx := devicetest.Open(b)
 	s := jpet.PaperScanner().WithDefaults()
@@ -309,10 +309,16 @@ func BenchmarkIterate(b *testing.B) {
 		b.Fatal(err)
 	}
 	for _, run := range []struct {
-		l layout
-		p Precision
-	}{{global, Double}, {perEvent, Double}, {teams, Double}, {segments, Double}, {perEvent, Single}, {teams, Single}, {segments, Single}} {
-		b.Run(kernelOf[run.l]+"/"+run.p.String(), func(b *testing.B) {
+		l     layout
+		p     Precision
+		group int // work-items a work-group (0: groupFor's)
+	}{{global, Double, 0}, {perEvent, Double, 0}, {teams, Double, 0}, {segments, Double, 0}, {segments, Double, 128}, {segments, Double, 64},
+		{perEvent, Single, 0}, {teams, Single, 0}, {segments, Single, 0}, {segments, Single, 128}, {segments, Single, 64}} {
+		name := kernelOf[run.l] + "/" + run.p.String()
+		if run.group > 0 {
+			name += fmt.Sprintf("/group%d", run.group)
+		}
+		b.Run(name, func(b *testing.B) {
 			r, err := NewReconstructor(ctx, s, sim.Events, jpet.Options{})
 			if err != nil {
 				b.Fatal(err)
@@ -323,6 +329,9 @@ func BenchmarkIterate(b *testing.B) {
 			}
 			if err := errors.Join(r.setLayout(run.l), r.SetPrecision(run.p)); err != nil {
 				b.Fatal(err)
+			}
+			if run.group > 0 {
+				r.groupSize = min(r.groupSize, run.group)
 			}
 			for b.Loop() {
 				if err := r.Iterate(); err != nil {
