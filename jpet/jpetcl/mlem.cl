@@ -308,6 +308,9 @@ __kernel void projectSegments(__global const jpet_event *events, int lo, int n, 
 	}
 	barrier(CLK_LOCAL_MEM_FENCE);
 	for (int at = lo + get_group_id(0) * teams; at < n; at += get_num_groups(0) * teams) {
+		// The last round's lanes may still read the tables: they are
+		// written anew once every work-item is here.
+		barrier(CLK_LOCAL_MEM_FENCE);
 		int i = at + lid / TEAM;
 		jpet_event e;
 		ev_t c;
