@@ -92,6 +92,7 @@ func (c *Clusterer) Run(pts *Points, p Params) (*Result, error) {
 		return nil, err
 	}
 	in := pts
+	c.events.Workers = c.workers()
 	pts, err := c.events.View(in) // the values: in index
 	if err != nil {
 		return nil, err

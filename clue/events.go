@@ -3,6 +3,8 @@ package clue
 import (
 	"math"
 	"slices"
+
+	"github.com/hitflow/hitflow/internal/parts"
 )
 
 // Events are clustered as layers of their own: each (event, layer) pair
@@ -12,6 +14,10 @@ import (
 
 // Events is the scratch of a run with events, kept from run to run.
 type Events struct {
+	// Workers is how many goroutines the passes over every point take
+	// (0: GOMAXPROCS).
+	Workers int
+
 	layers []int32 // the view's layer of each point
 	keys   []int64 // the distinct (event, layer) pairs, when remapped
 	first  []int32 // seed numbering: the per-event id of each global id
@@ -32,20 +38,22 @@ func (e *Events) View(pts *Points) (*Points, error) {
 	n := pts.Len()
 	e.layers = slices.Grow(e.layers[:0], n)[:n]
 	ev, ly := pts.Event, pts.Layer
-	emin, emax := minMax(ev)
+	emin, emax := e.minMax(ev)
 	lmin, lmax := int32(0), int32(0)
 	if len(ly) > 0 {
-		lmin, lmax = minMax(ly)
+		lmin, lmax = e.minMax(ly)
 	}
 	span := int64(lmax) - int64(lmin) + 1
 	if (int64(emax)-int64(emin)+1)*span <= math.MaxInt32 {
-		for i := range n {
-			l := int64(0)
-			if len(ly) > 0 {
-				l = int64(ly[i]) - int64(lmin)
+		parts.Run(n, e.Workers, minPart, func(_, lo, hi int) {
+			for i := lo; i < hi; i++ {
+				l := int64(0)
+				if len(ly) > 0 {
+					l = int64(ly[i]) - int64(lmin)
+				}
+				e.layers[i] = int32((int64(ev[i])-int64(emin))*span + l)
 			}
-			e.layers[i] = int32((int64(ev[i])-int64(emin))*span + l)
-		}
+		})
 	} else { // ids too far apart to combine: the pairs numbered in order
 		e.keys = slices.Grow(e.keys[:0], n)[:n]
 		for i := range n {
@@ -70,13 +78,27 @@ func layerOf(ly []int32, i int) int32 {
 	return ly[i]
 }
 
-func minMax(s []int32) (lo, hi int32) {
-	lo, hi = s[0], s[0]
-	for _, v := range s {
-		lo, hi = min(lo, v), max(hi, v)
-	}
-	return lo, hi
+// minMax returns the least and the greatest of s, not empty.
+func (e *Events) minMax(s []int32) (lo, hi int32) {
+	k := parts.Count(len(s), e.Workers, minPart)
+	var los, his [maxParts]int32
+	k = min(k, maxParts)
+	parts.Run(len(s), k, minPart, func(p, a, b int) {
+		l, h := s[a], s[a]
+		for _, v := range s[a:b] {
+			l, h = min(l, v), max(h, v)
+		}
+		los[p], his[p] = l, h
+	})
+	return slices.Min(los[:k]), slices.Max(his[:k])
 }
+
+// minPart is the fewest points a part of a pass over every point takes
+// (see parts.Run), maxParts the most parts of minMax.
+const (
+	minPart  = 1 << 16
+	maxParts = 64
+)
 
 // Number gives the clusters of r, numbered across all the points in
 // input order, the numbers of their events: each event's seeds from 0 in
@@ -97,9 +119,11 @@ func (e *Events) Number(pts *Points, r *Result) {
 			e.count[ev]++
 		}
 	}
-	for i, id := range r.ClusterID {
-		if id >= 0 {
-			r.ClusterID[i] = e.first[id]
+	parts.Run(len(r.ClusterID), e.Workers, minPart, func(_, lo, hi int) {
+		for i, id := range r.ClusterID[lo:hi] {
+			if id >= 0 {
+				r.ClusterID[lo+i] = e.first[id]
+			}
 		}
-	}
+	})
 }

@@ -2,6 +2,7 @@ package clue
 
 import (
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -76,4 +77,65 @@ func TestEventsAreIndependent(t *testing.T) {
 func clone(r *Result) *Result {
 	return &Result{Rho: append([]float64(nil), r.Rho...), Delta: append([]float64(nil), r.Delta...), NH: append([]int32(nil), r.NH...),
 		IsSeed: append([]bool(nil), r.IsSeed...), ClusterID: append([]int32(nil), r.ClusterID...), Clusters: r.Clusters, Outliers: r.Outliers}
+}
+
+// TestEventsInParts: on inputs long enough to run in parts, the view's
+// layers and the numbering are those of one goroutine and of a plain
+// reference: a layer per (event, layer) pair in the combined numbering,
+// and each event's seeds numbered from 0 in input order.
+func TestEventsInParts(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 9))
+	n := 6*minPart + 123
+	pts := &Points{Coords: [][]float64{make([]float64, n)}, Weight: make([]float64, n), Event: make([]int32, n), Layer: make([]int32, n)}
+	for i := range n {
+		pts.Event[i], pts.Layer[i] = int32(r.IntN(40))-7, int32(r.IntN(100))+3
+	}
+	// a result: seeds numbered in input order, followers of an earlier
+	// seed of their event, outliers -1
+	res := &Result{IsSeed: make([]bool, n), ClusterID: make([]int32, n)}
+	last := map[int32]int32{}
+	for i := range n {
+		ev := pts.Event[i]
+		id, ok := last[ev]
+		switch {
+		case r.IntN(10) == 0:
+			res.IsSeed[i], id = true, int32(res.Clusters)
+			last[ev] = id
+			res.Clusters++
+		case !ok || r.IntN(5) == 0:
+			id = -1
+		}
+		res.ClusterID[i] = id
+	}
+	want := make([]int32, n)
+	count, local := map[int32]int32{}, map[int32]int32{}
+	for i := range n {
+		if res.IsSeed[i] {
+			local[res.ClusterID[i]] = count[pts.Event[i]]
+			count[pts.Event[i]]++
+		}
+	}
+	for i, id := range res.ClusterID {
+		want[i] = -1
+		if id >= 0 {
+			want[i] = local[id]
+		}
+	}
+	for _, workers := range []int{1, 4} {
+		e := &Events{Workers: workers}
+		view, err := e.View(pts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range n {
+			if l := (pts.Event[i]+7)*100 + pts.Layer[i] - 3; view.Layer[i] != l {
+				t.Fatalf("%d workers: point %d of event %d layer %d in layer %d, want %d", workers, i, pts.Event[i], pts.Layer[i], view.Layer[i], l)
+			}
+		}
+		got := &Result{IsSeed: res.IsSeed, ClusterID: slices.Clone(res.ClusterID), Clusters: res.Clusters}
+		e.Number(pts, got)
+		if !slices.Equal(got.ClusterID, want) {
+			t.Fatalf("%d workers: the ids differ from the reference", workers)
+		}
+	}
 }

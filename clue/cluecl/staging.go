@@ -2,11 +2,10 @@ package cluecl
 
 import (
 	"errors"
-	"runtime"
-	"sync"
 
 	"github.com/hitflow/hitflow/clue"
 	"github.com/hitflow/hitflow/device/opencl"
+	"github.com/hitflow/hitflow/internal/parts"
 )
 
 // staging is the pinned host memory of a set of buffers (see
@@ -77,7 +76,7 @@ func stagePoints(p *opencl.Pinned, pts *clue.Points) *clue.Points {
 	if len(pts.Layer) > 0 {
 		up.Layer = opencl.Slice[int32](p, off, n)
 	}
-	inParts(n, func(lo, hi int) {
+	parts.Run(n, 0, minPart, func(_, lo, hi int) {
 		copy(up.Weight[lo:hi], pts.Weight[lo:hi])
 		for d, col := range pts.Coords {
 			copy(up.Coords[d][lo:hi], col[lo:hi])
@@ -101,7 +100,7 @@ func resultViews(p *opencl.Pinned, n int) clue.Result {
 // copyResult copies the columns and counts of src into dst, of the same
 // length.
 func copyResult(dst, src *clue.Result) {
-	inParts(len(src.Rho), func(lo, hi int) {
+	parts.Run(len(src.Rho), 0, minPart, func(_, lo, hi int) {
 		copy(dst.Rho[lo:hi], src.Rho[lo:hi])
 		copy(dst.Delta[lo:hi], src.Delta[lo:hi])
 		copy(dst.NH[lo:hi], src.NH[lo:hi])
@@ -111,19 +110,10 @@ func copyResult(dst, src *clue.Result) {
 	dst.Clusters, dst.Outliers = src.Clusters, src.Outliers
 }
 
-// inParts runs f over [0, n) in parts on all cores. The staging copies
-// go so: a batch's columns are tens of megabytes, and their destination
-// is often memory not touched yet, whose first writes cost a page fault
-// each 4 KiB, which one goroutine would pay alone for the whole batch.
-func inParts(n int, f func(lo, hi int)) {
-	parts := min(runtime.GOMAXPROCS(0), max(1, n/minPart))
-	var wg sync.WaitGroup
-	for k := range parts {
-		wg.Go(func() { f(k*n/parts, (k+1)*n/parts) })
-	}
-	wg.Wait()
-}
-
-// minPart is the fewest points a part of inParts takes: below it,
-// starting a goroutine costs more than it saves.
+// minPart is the fewest points a part of the staging copies takes (see
+// parts.Run): below it, starting a goroutine costs more than it saves.
+// They run on all cores: a batch's columns are tens of megabytes, and
+// their destination is often memory not touched yet, whose first writes
+// cost a page fault each 4 KiB, which one goroutine would pay alone for
+// the whole batch.
 const minPart = 1 << 16
