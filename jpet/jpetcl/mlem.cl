@@ -136,6 +136,16 @@ static double value(const jpet_event *e, __constant params_t *p, int iz, int iy)
 	return cellValue(e, &c, &r, p, iz);
 }
 
+// weighted is a cell's term of its event's denominator: its kernel value
+// k times the image there (and the sensitivity, when used).
+static double weighted(double k, __constant params_t *p, __global const double *rho, __global const double *sens, int pix) {
+	double v = k * rho[pix];
+	if (p->sensitivity) {
+		v *= sens[pix];
+	}
+	return v;
+}
+
 // What walk does at each cell of an event's ellipse: sum the event's
 // denominator, or add K / denominator to the global or a local image.
 enum { SUM, ADD_GLOBAL, ADD_LOCAL };
@@ -157,11 +167,7 @@ static double walk(const jpet_event *e, __constant params_t *p, int from, int st
 			}
 			int pix = iz * p->ny + iy;
 			if (op == SUM) {
-				double v = k * rho[pix];
-				if (p->sensitivity) {
-					v *= sens[pix];
-				}
-				sum += v;
+				sum += weighted(k, p, rho, sens, pix);
 			} else if (op == ADD_GLOBAL) {
 				add(&acc[pix], k * inv);
 			} else {
@@ -225,6 +231,50 @@ __kernel void projectLocal(__global const jpet_event *events, int lo, int n, __c
 	flush(img, pixels, partial);
 }
 
+// The teams of the layouts below: a team of work-items an event.
+#define TEAM 32
+
+// stridedSum is a lane's part of event e's denominator, the team's lanes
+// taking the cells of its box in strides of TEAM.
+static double stridedSum(const jpet_event *e, __constant params_t *p, int lane, __global const double *rho,
+                         __global const double *sens) {
+	int rows = e->y1 - e->y0, cells = (e->z1 - e->z0) * rows;
+	double d = 0.0;
+	for (int c = lane; c < cells; c += TEAM) {
+		int iz = e->z0 + c / rows, iy = e->y0 + c % rows;
+		double k = value(e, p, iz, iy);
+		if (k >= 0.0) {
+			d += weighted(k, p, rho, sens, iz * p->ny + iy);
+		}
+	}
+	return d;
+}
+
+// stridedAdd adds K * inv at the lane's cells of stridedSum to img.
+static void stridedAdd(const jpet_event *e, __constant params_t *p, int lane, double inv, __local double *img) {
+	int rows = e->y1 - e->y0, cells = (e->z1 - e->z0) * rows;
+	for (int c = lane; c < cells; c += TEAM) {
+		int iz = e->z0 + c / rows, iy = e->y0 + c % rows;
+		double k = value(e, p, iz, iy);
+		if (k >= 0.0) {
+			addLocal(&img[iz * p->ny + iy], k * inv);
+		}
+	}
+}
+
+// teamSum is the sum of the parts d of a team's lanes, through part (a
+// double a work-item); every work-item of the work-group calls it.
+static double teamSum(__local double *part, int lid, int lane, double d) {
+	part[lid] = d;
+	barrier(CLK_LOCAL_MEM_FENCE);
+	double sum = 0.0;
+	for (int l = lid - lane; l < lid - lane + TEAM; l++) {
+		sum += part[l];
+	}
+	barrier(CLK_LOCAL_MEM_FENCE);
+	return sum;
+}
+
 // projectLocal with the work-group's work-items in teams of TEAM, one
 // event a team, as the paper's GPU code gives a warp an event: the lanes
 // take the box's cells in strides, so that they finish together and
@@ -233,7 +283,6 @@ __kernel void projectLocal(__global const jpet_event *events, int lo, int n, __c
 // team sums the event's denominator through part (TEAM doubles a team).
 // Every work-item runs the same rounds, the barriers between them outside
 // any branch.
-#define TEAM 32
 __kernel void projectTeams(__global const jpet_event *events, int lo, int n, __constant params_t *p,
                            __global const double *rho, __global const double *sens, __global double *partial,
                            __local double *img, int pixels, __local double *part) {
@@ -245,42 +294,12 @@ __kernel void projectTeams(__global const jpet_event *events, int lo, int n, __c
 	for (int first = lo + get_group_id(0) * teams; first < n; first += get_num_groups(0) * teams) {
 		int i = first + lid / TEAM;
 		jpet_event e;
-		int rows = 0, cells = 0;
 		if (i < n) {
 			e = events[i];
-			rows = e.y1 - e.y0;
-			cells = (e.z1 - e.z0) * rows;
 		}
-		double d = 0.0;
-		for (int c = lane; c < cells; c += TEAM) {
-			int iz = e.z0 + c / rows, iy = e.y0 + c % rows;
-			double k = value(&e, p, iz, iy);
-			if (k >= 0.0) {
-				int pix = iz * p->ny + iy;
-				double v = k * rho[pix];
-				if (p->sensitivity) {
-					v *= sens[pix];
-				}
-				d += v;
-			}
-		}
-		part[lid] = d;
-		barrier(CLK_LOCAL_MEM_FENCE);
-		double denom = 0.0;
-		for (int l = lid - lane; l < lid - lane + TEAM; l++) {
-			denom += part[l];
-		}
-		barrier(CLK_LOCAL_MEM_FENCE);
-		if (denom == 0.0) {
-			continue;
-		}
-		double inv = 1.0 / denom;
-		for (int c = lane; c < cells; c += TEAM) {
-			int iz = e.z0 + c / rows, iy = e.y0 + c % rows;
-			double k = value(&e, p, iz, iy);
-			if (k >= 0.0) {
-				addLocal(&img[iz * p->ny + iy], k * inv);
-			}
+		double denom = teamSum(part, lid, lane, i < n ? stridedSum(&e, p, lane, rho, sens) : 0.0);
+		if (denom != 0.0) {
+			stridedAdd(&e, p, lane, 1.0 / denom, img);
 		}
 	}
 	flush(img, pixels, partial);
@@ -297,6 +316,37 @@ __kernel void projectTeams(__global const jpet_event *events, int lo, int n, __c
 // cell by cell as in projectTeams.
 #define MAXROWS 64
 #define KEPT 16
+
+// cursor is a lane's place in the inside cells of its event, in the
+// rows' stretches of the tables first and count (a team's): the row, the
+// column, the cells of the row's stretch left from there.
+typedef struct {
+	int row, iz, left;
+} cursor;
+
+// startAt is the cursor at the from-th inside cell of an event of rows
+// rows (one past the last when from is their count).
+static cursor startAt(__local const int *first, __local const int *count, int rows, int from) {
+	cursor u = {0, 0, 0};
+	while (u.row < rows && from >= count[u.row]) {
+		from -= count[u.row++];
+	}
+	if (u.row < rows) {
+		u.iz = first[u.row] + from;
+		u.left = count[u.row] - from;
+	}
+	return u;
+}
+
+// nextRow moves u, at the end of a row's stretch, to the start of the
+// next stretch that has cells (there must be one).
+static void nextRow(cursor *u, __local const int *first, __local const int *count) {
+	do {
+		u->row++;
+	} while (count[u->row] == 0);
+	u->iz = first[u->row];
+	u->left = count[u->row];
+}
 __kernel void projectSegments(__global const jpet_event *events, int lo, int n, __constant params_t *p,
                               __global const double *rho, __global const double *sens, __global double *partial,
                               __local double *img, int pixels, __local double *part, __local int *firsts,
@@ -342,124 +392,65 @@ __kernel void projectSegments(__global const jpet_event *events, int lo, int n, 
 			count[q] = end - z;
 		}
 		barrier(CLK_LOCAL_MEM_FENCE);
-		// The lane's stretch [from, to) of the team's cells, and the row
-		// and column of its first.
+		// The lane's stretch [from, to) of the team's cells.
 		int total = 0;
 		for (int q = 0; tabled && q < rows; q++) {
 			total += count[q];
 		}
 		int each = (total + TEAM - 1) / TEAM, from = min(total, lane * each), to = min(total, from + each);
-		int row = 0, skip = from;
-		while (tabled && row < rows && skip >= count[row]) {
-			skip -= count[row++];
-		}
 		double kept[KEPT];
 		double d = 0.0;
+		row_t r;
+		int fresh = -1; // the row whose terms r holds
 		if (tabled) {
-			row_t r;
-			int iz = 0, left = 0; // the cell's column, the cells left in its row
-			for (int cell = from, j = 0; cell < to; cell++, j++) {
-				if (left == 0) {
-					if (cell > from) {
-						row++;
-						skip = 0;
-						while (count[row] == 0) {
-							row++;
-						}
-					}
-					r = rowTerms(&e, &c, p, e.y0 + row);
-					iz = first[row] + skip;
-					left = count[row] - skip;
+			cursor u = startAt(first, count, rows, from);
+			for (int j = 0; j < to - from; j++, u.iz++, u.left--) {
+				if (u.left == 0) {
+					nextRow(&u, first, count);
 				}
-				double k = cellValue(&e, &c, &r, p, iz);
+				if (fresh != u.row) {
+					r = rowTerms(&e, &c, p, e.y0 + u.row);
+					fresh = u.row;
+				}
+				double k = cellValue(&e, &c, &r, p, u.iz);
 				if (j < KEPT) {
 					kept[j] = k;
 				}
 				if (k >= 0.0) {
-					int pix = iz * p->ny + e.y0 + row;
-					double v = k * rho[pix];
-					if (p->sensitivity) {
-						v *= sens[pix];
-					}
-					d += v;
+					d += weighted(k, p, rho, sens, u.iz * p->ny + e.y0 + u.row);
 				}
-				iz++;
-				left--;
 			}
 		} else {
-			int cells = (e.z1 - e.z0) * rows;
-			for (int q = lane; q < cells; q += TEAM) {
-				int iz = e.z0 + q / rows, iy = e.y0 + q % rows;
-				double k = value(&e, p, iz, iy);
-				if (k >= 0.0) {
-					int pix = iz * p->ny + iy;
-					double v = k * rho[pix];
-					if (p->sensitivity) {
-						v *= sens[pix];
-					}
-					d += v;
-				}
-			}
+			d = stridedSum(&e, p, lane, rho, sens);
 		}
-		part[lid] = d;
-		barrier(CLK_LOCAL_MEM_FENCE);
-		double denom = 0.0;
-		for (int l = lid - lane; l < lid - lane + TEAM; l++) {
-			denom += part[l];
-		}
-		barrier(CLK_LOCAL_MEM_FENCE);
+		double denom = teamSum(part, lid, lane, d);
 		if (denom == 0.0) {
 			continue;
 		}
 		double inv = 1.0 / denom;
 		if (!tabled) {
-			int cells = (e.z1 - e.z0) * rows;
-			for (int q = lane; q < cells; q += TEAM) {
-				int iz = e.z0 + q / rows, iy = e.y0 + q % rows;
-				double k = value(&e, p, iz, iy);
-				if (k >= 0.0) {
-					addLocal(&img[iz * p->ny + iy], k * inv);
-				}
-			}
+			stridedAdd(&e, p, lane, inv, img);
 			continue;
 		}
 		// The same stretch again: the kept values, the rest computed anew.
-		row = 0;
-		skip = from;
-		while (row < rows && skip >= count[row]) {
-			skip -= count[row++];
-		}
-		row_t r;
-		int iz = 0, left = 0;
-		bool fresh = false; // r is the row's
-		for (int cell = from, j = 0; cell < to; cell++, j++) {
-			if (left == 0) {
-				if (cell > from) {
-					row++;
-					skip = 0;
-					while (count[row] == 0) {
-						row++;
-					}
-				}
-				iz = first[row] + skip;
-				left = count[row] - skip;
-				fresh = false;
+		cursor u = startAt(first, count, rows, from);
+		for (int j = 0; j < to - from; j++, u.iz++, u.left--) {
+			if (u.left == 0) {
+				nextRow(&u, first, count);
 			}
 			double k;
 			if (j < KEPT) {
 				k = kept[j];
 			} else {
-				if (!fresh) {
-					r = rowTerms(&e, &c, p, e.y0 + row);
-					fresh = true;
+				if (fresh != u.row) {
+					r = rowTerms(&e, &c, p, e.y0 + u.row);
+					fresh = u.row;
 				}
-				k = cellValue(&e, &c, &r, p, iz);
+				k = cellValue(&e, &c, &r, p, u.iz);
 			}
 			if (k >= 0.0) {
-				addLocal(&img[iz * p->ny + e.y0 + row], k * inv);
+				addLocal(&img[u.iz * p->ny + e.y0 + u.row], k * inv);
 			}
-			iz++;
-			left--;
 		}
 	}
 	flush(img, pixels, partial);
