@@ -94,15 +94,24 @@ func (o *Pixel) deviceRows(ctx context.Context, set *pixelbench.Set, cfg pixel.C
 		}
 		fmt.Fprintf(stdout, "| %s | %.2f | %s | %d | %.2f | - | %d |\n", set.Name, float64(set.Hits)/float64(r.Clusters/int64(o.Repeat)),
 			v.name, workers, r.MhitPerS(), r.Clusters)
-		if t := tl.TakeTimings(); timing && t.Buffers > 0 {
-			per := func(d time.Duration) float64 { return d.Seconds() * 1e3 / float64(t.Buffers) }
-			notes = append(notes, fmt.Sprintf("- %s, %s: %d buffers of %.2g M hits on average; a buffer's upload %.2f ms, chunk step %.2f ms, "+
-				"sums %.2f ms, download %.2f ms; the labeler's whole call %.2f ms (%.0f Mhit/s if the rest took no time).",
-				set.Name, strings.TrimPrefix(v.name, deviceMode+", "), t.Buffers, float64(t.Hits)/float64(t.Buffers)/1e6,
-				per(t.Upload), per(t.Label), per(t.Sums), per(t.Download), per(t.Wall), float64(t.Hits)/t.Wall.Seconds()/1e6))
+		if timing {
+			notes = append(notes, timingNote(set.Name, strings.TrimPrefix(v.name, deviceMode+", "), tl.TakeTimings())...)
 		}
 	}
 	return notes, nil
+}
+
+// timingNote is the line saying where a labeler's calls for a variant
+// of the dataset spent their time, none when it had no buffer.
+func timingNote(dataset, variant string, t pixelcl.Timings) []string {
+	if t.Buffers == 0 {
+		return nil
+	}
+	per := func(d time.Duration) float64 { return d.Seconds() * 1e3 / float64(t.Buffers) }
+	return []string{fmt.Sprintf("- %s, %s: %d buffers of %.2g M hits on average; a buffer's upload %.2f ms, chunk step %.2f ms, "+
+		"sums %.2f ms, download %.2f ms; the labeler's whole call %.2f ms (%.0f Mhit/s if the rest took no time).",
+		dataset, variant, t.Buffers, float64(t.Hits)/float64(t.Buffers)/1e6,
+		per(t.Upload), per(t.Label), per(t.Sums), per(t.Download), per(t.Wall), float64(t.Hits)/t.Wall.Seconds()/1e6)}
 }
 
 // RunPixel follows the paper's method: the hits of a dataset are loaded
