@@ -394,9 +394,13 @@ func (r *Reconstructor) setLayout(l layout) error {
 
 // slots is the most work-groups a launch of a local layout runs: enough
 // to fill the device, few enough that adding their images up costs little
-// against their events. Each adds its image into a slot of its own of
-// partial, which update sums.
-func (r *Reconstructor) slots() int { return 4 * r.ctx.Device.ComputeUnits }
+// against their events, and no more than an eighth of the device's memory
+// holds. Each adds its image into a slot of its own of partial, which
+// update sums.
+func (r *Reconstructor) slots() int {
+	d := r.ctx.Device
+	return int(max(1, min(4*int64(d.ComputeUnits), d.GlobalMem/8/int64(8*r.s.NZ*r.s.NY))))
+}
 
 // groupFor is the work-group size of kernel k of layout l: 256 (128 for
 // segments, whose four teams then wait less for each other at its

@@ -432,3 +432,20 @@ func iterateBoth(t *testing.T, cpu *jpet.Reconstructor, dev *Reconstructor, n in
 	}
 	return img
 }
+
+// TestSlots: a slot a work-group, four work-groups a compute unit, unless
+// the slots' images would take more than an eighth of the device's
+// memory; at least one.
+func TestSlots(t *testing.T) {
+	for _, c := range []struct {
+		units  int
+		mem    int64
+		nz, ny int
+		want   int
+	}{{132, 80 << 30, 75, 63, 528}, {128, 4 << 30, 512, 512, 256}, {8, 1 << 20, 512, 512, 1}} {
+		r := &Reconstructor{ctx: &opencl.Context{Device: opencl.Device{ComputeUnits: c.units, GlobalMem: c.mem}}, s: jpet.Scanner{NZ: c.nz, NY: c.ny}}
+		if got := r.slots(); got != c.want {
+			t.Errorf("%+v: %d slots", c, got)
+		}
+	}
+}
