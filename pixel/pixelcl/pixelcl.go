@@ -68,7 +68,7 @@ func (l *Labeler) TakeTimings() Timings {
 // New builds the kernel for the device of ctx, which stays the caller's
 // to close after the labeler.
 func New(ctx *opencl.Context) (_ *Labeler, err error) {
-	l := &Labeler{ctx: ctx, bufs: ctx.NewBuffers(), sums: ctx.Device.Type != "cpu"}
+	l := &Labeler{ctx: ctx, bufs: ctx.NewBuffers()}
 	defer func() {
 		if err != nil {
 			l.Close()
@@ -97,9 +97,10 @@ func (l *Labeler) Close() error {
 
 // SetSums says whether the device also sums each chunk's closed clusters
 // when the clusterer asks (see pixel.ChunkJob), or labels the hits only
-// and leaves the sums to the host's cores. New turns it on for devices
-// other than CPUs: on a CPU device (PoCL) those same cores sum faster in
-// Go, with fewer transfers and launches.
+// and leaves the sums to the host's cores, as New does: on a CPU device
+// (PoCL) those same cores sum faster in Go, with fewer transfers and
+// launches, and on an H100 with 16 host cores the clusters' records
+// took longer to come back than the cores to sum them (BENCHMARKS.md).
 func (l *Labeler) SetSums(on bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
