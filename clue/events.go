@@ -18,10 +18,11 @@ type Events struct {
 	// (0: GOMAXPROCS).
 	Workers int
 
-	layers []int32 // the view's layer of each point
-	keys   []int64 // the distinct (event, layer) pairs, when remapped
-	first  []int32 // seed numbering: the per-event id of each global id
-	count  map[int32]int32
+	layers []int32           // the view's layer of each point
+	keys   []int64           // the distinct (event, layer) pairs, when remapped
+	first  []int32           // seed numbering: the per-event id of each global id
+	counts []map[int32]int32 // seeds of each event in each part of the points
+	seen   map[int32]int32   // seeds of each event in the parts so far
 	view   Points
 }
 
@@ -108,17 +109,42 @@ func (e *Events) Number(pts *Points, r *Result) {
 		return
 	}
 	e.first = slices.Grow(e.first[:0], r.Clusters)[:r.Clusters]
-	if e.count == nil {
-		e.count = map[int32]int32{}
+	// Each part counts its seeds per event; the counts of the parts
+	// before it are where its seeds' numbers start.
+	n := len(r.IsSeed)
+	k := min(parts.Count(n, e.Workers, minPart), maxParts)
+	for len(e.counts) < k {
+		e.counts = append(e.counts, map[int32]int32{})
 	}
-	clear(e.count)
-	for i, s := range r.IsSeed {
-		if s {
-			ev := pts.Event[i]
-			e.first[r.ClusterID[i]] = e.count[ev]
-			e.count[ev]++
+	parts.Run(n, k, minPart, func(p, lo, hi int) {
+		count := e.counts[p]
+		clear(count)
+		for i, s := range r.IsSeed[lo:hi] {
+			if s {
+				count[pts.Event[lo+i]]++
+			}
+		}
+	})
+	if e.seen == nil {
+		e.seen = map[int32]int32{}
+	}
+	clear(e.seen)
+	for _, count := range e.counts[:k] { // each part's counts become its starts
+		for ev, c := range count {
+			count[ev] = e.seen[ev]
+			e.seen[ev] += c
 		}
 	}
+	parts.Run(n, k, minPart, func(p, lo, hi int) {
+		next := e.counts[p]
+		for i, s := range r.IsSeed[lo:hi] {
+			if s {
+				ev := pts.Event[lo+i]
+				e.first[r.ClusterID[lo+i]] = next[ev]
+				next[ev]++
+			}
+		}
+	})
 	parts.Run(len(r.ClusterID), e.Workers, minPart, func(_, lo, hi int) {
 		for i, id := range r.ClusterID[lo:hi] {
 			if id >= 0 {
