@@ -588,38 +588,7 @@ func (m *member) commit(ctx context.Context, finish bool) (committed bool, err e
 		t.changed = false
 	}
 	set := func(req *kmsg.TxnOffsetCommitRequest) error {
-		// Every partition held, those without a message in this
-		// transaction too: their state may have changed (finished).
-		// None changed: no topic, and no request for it.
-		if len(parts) == 0 {
-			return nil
-		}
-		var topic *kmsg.TxnOffsetCommitRequestTopic
-		for i := range req.Topics {
-			if req.Topics[i].Topic == m.opt.In.Topic {
-				topic = &req.Topics[i]
-			}
-		}
-		if topic == nil {
-			req.Topics = append(req.Topics, kmsg.NewTxnOffsetCommitRequestTopic())
-			topic = &req.Topics[len(req.Topics)-1]
-			topic.Topic = m.opt.In.Topic
-		}
-		for _, p := range parts {
-			t := m.tasks[p]
-			if t.next < 0 {
-				continue
-			}
-			i := slices.IndexFunc(topic.Partitions, func(q kmsg.TxnOffsetCommitRequestTopicPartition) bool { return q.Partition == p })
-			if i < 0 {
-				topic.Partitions = append(topic.Partitions, kmsg.NewTxnOffsetCommitRequestTopicPartition())
-				i = len(topic.Partitions) - 1
-				topic.Partitions[i].Partition = p
-				topic.Partitions[i].LeaderEpoch = -1
-			}
-			topic.Partitions[i].Offset = t.next
-			topic.Partitions[i].Metadata = kmsg.StringPtr(statePrefix + strconv.FormatInt(stateAt[p], 10))
-		}
+		m.offsets(req, parts, stateAt)
 		return nil
 	}
 	committed, err = m.sess.End(kgo.PreTxnCommitFnContext(ctx, set), kgo.TryCommit)
@@ -644,6 +613,33 @@ func (m *member) commit(ctx context.Context, finish bool) (committed bool, err e
 	clear(m.revoked)
 	m.pending = GroupStats{}
 	return committed, nil
+}
+
+// offsets makes req commit the input's offsets of the partitions parts,
+// each with the offset of its state in stateAt, and no other: the client
+// lists every partition polled in the transaction, and one whose state
+// this transaction does not write (its messages already in the state,
+// say) would be committed without one, which no member could take over
+// from. Left out, it stays at its last commit. Every partition held whose
+// state changed is in parts, those without a message in this transaction
+// too (finished).
+func (m *member) offsets(req *kmsg.TxnOffsetCommitRequest, parts []int32, stateAt map[int32]int64) {
+	req.Topics = slices.DeleteFunc(req.Topics, func(t kmsg.TxnOffsetCommitRequestTopic) bool { return t.Topic == m.opt.In.Topic })
+	topic := kmsg.NewTxnOffsetCommitRequestTopic()
+	topic.Topic = m.opt.In.Topic
+	for _, p := range parts {
+		t := m.tasks[p]
+		if t.next < 0 {
+			continue
+		}
+		part := kmsg.NewTxnOffsetCommitRequestTopicPartition()
+		part.Partition, part.LeaderEpoch, part.Offset = p, -1, t.next
+		part.Metadata = kmsg.StringPtr(statePrefix + strconv.FormatInt(stateAt[p], 10))
+		topic.Partitions = append(topic.Partitions, part)
+	}
+	if len(topic.Partitions) > 0 {
+		req.Topics = append(req.Topics, topic)
+	}
 }
 
 // add adds the counts of an open transaction.

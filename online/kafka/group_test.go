@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -366,5 +367,45 @@ func TestGroupFinishAborted(t *testing.T) {
 		if !slices.Equal(got[src], w) {
 			t.Errorf("source %s: %d events, want %d as clustered in one go", src, len(got[src]), len(w))
 		}
+	}
+}
+
+// TestOffsetsOnlyWithState: a transaction commits the input's offsets of
+// the partitions whose state it writes, each naming its state, and drops
+// the others the client listed (polled, but no state written: committed
+// with the client's own metadata, no member could take them over); other
+// topics' offsets stay.
+func TestOffsetsOnlyWithState(t *testing.T) {
+	m := &member{opt: GroupOptions{In: Target{Topic: "raw"}}, tasks: map[int32]*task{
+		0: {part: 0, next: 50}, 1: {part: 1, next: 7}, 2: {part: 2, next: -1}, 3: {part: 3, next: 90}}}
+	req := kmsg.NewTxnOffsetCommitRequest()
+	for _, name := range []string{"raw", "other"} {
+		topic := kmsg.NewTxnOffsetCommitRequestTopic()
+		topic.Topic = name
+		for p := range int32(4) {
+			part := kmsg.NewTxnOffsetCommitRequestTopicPartition()
+			part.Partition, part.Offset, part.Metadata = p, 1000+int64(p), kmsg.StringPtr("kgo-x")
+			topic.Partitions = append(topic.Partitions, part)
+		}
+		req.Topics = append(req.Topics, topic)
+	}
+	m.offsets(&req, []int32{1, 2, 3}, map[int32]int64{1: 11, 2: 12, 3: 13})
+	got := map[string][]string{}
+	for _, topic := range req.Topics {
+		for _, p := range topic.Partitions {
+			got[topic.Topic] = append(got[topic.Topic], fmt.Sprintf("%d@%d %s", p.Partition, p.Offset, *p.Metadata))
+		}
+	}
+	want := map[string][]string{
+		"other": {"0@1000 kgo-x", "1@1001 kgo-x", "2@1002 kgo-x", "3@1003 kgo-x"},
+		"raw":   {"1@7 " + statePrefix + "11", "3@90 " + statePrefix + "13"},
+	}
+	if !maps.EqualFunc(got, want, slices.Equal) {
+		t.Fatalf("committed %v, want %v", got, want)
+	}
+	req.Topics = req.Topics[:1] // "other"
+	m.offsets(&req, nil, nil)
+	if len(req.Topics) != 1 || req.Topics[0].Topic != "other" {
+		t.Fatalf("nothing to commit: %+v", req.Topics)
 	}
 }
