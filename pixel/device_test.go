@@ -172,3 +172,36 @@ func TestDeviceEnergies(t *testing.T) {
 		t.Fatalf("only %d clusters", want.Len())
 	}
 }
+
+// TestDeviceTimings: the labeler counts every buffer it labels and its
+// hits, times its transfers and kernels within its calls, the sums' kernels
+// only when it sums, and starts afresh once taken.
+func TestDeviceTimings(t *testing.T) {
+	_, lab := labeler(t)
+	r := rand.New(rand.NewPCG(3, 4))
+	h := &pixel.Hits{}
+	for i := range 30000 {
+		h.X, h.Y = append(h.X, uint16(r.IntN(100))), append(h.Y, uint16(r.IntN(50)))
+		h.ToA, h.ToT = append(h.ToA, pixel.Time(i*50)), append(h.ToT, uint16(1+r.IntN(50)))
+	}
+	cfg := pixel.Config{Dt: 100, Width: 100, Height: 50}
+	for _, sums := range []bool{false, true} {
+		c, err := pixel.NewChunkedClusterer(cfg, 2, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.SetLabeler(lab)
+		lab.SetSums(sums)
+		pixel.SetSizes(c, 5000, 300)
+		lab.TakeTimings()
+		pixel.Feed(r, c, h)
+		tm := lab.TakeTimings()
+		if tm.Buffers < 6 || tm.Hits < h.Len() || tm.Upload <= 0 || tm.Download <= 0 || tm.Label <= 0 || (tm.Sums > 0) != sums ||
+			tm.Wall < tm.Upload+tm.Download {
+			t.Fatalf("sums %v: %+v", sums, tm)
+		}
+		if again := lab.TakeTimings(); again != (pixelcl.Timings{}) {
+			t.Fatalf("taken twice: %+v", again)
+		}
+	}
+}
