@@ -305,15 +305,8 @@ __kernel void projectTeams(__global const jpet_event *events, int lo, int n, __c
 	flush(img, pixels, partial);
 }
 
-// projectSegments is projectTeams with each lane of a team taking a
-// stretch of the event's cells that are inside its ellipse, row after
-// row, instead of every TEAM-th cell of its box: a lane computes a row's
-// terms once for the row's cells it takes rather than once a cell, no lane
-// idles on a cell outside the ellipse, and the first pass's kernel values
-// (up to KEPT a lane) are kept for the second. The team first finds each
-// row's stretch inside the ellipse by the ellipse test itself (a lane a
-// row), into first and count (MAXROWS a team); an event of more rows goes
-// cell by cell as in projectTeams.
+// The segments layout's rows a team's tables hold, and kernel values a
+// lane keeps between the passes (see projectSegments).
 #define MAXROWS 64
 #define KEPT 16
 
@@ -347,6 +340,16 @@ static void nextRow(cursor *u, __local const int *first, __local const int *coun
 	u->iz = first[u->row];
 	u->left = count[u->row];
 }
+
+// projectSegments is projectTeams with each lane of a team taking a
+// stretch of the event's cells that are inside its ellipse, row after
+// row, instead of every TEAM-th cell of its box: a lane computes a row's
+// terms once for the row's cells it takes rather than once a cell, no lane
+// idles on a cell outside the ellipse, and the first pass's kernel values
+// (up to KEPT a lane) are kept for the second. The team first finds each
+// row's stretch inside the ellipse by the ellipse test itself (a lane a
+// row), into first and count (MAXROWS a team); an event of more rows goes
+// cell by cell as in projectTeams.
 __kernel void projectSegments(__global const jpet_event *events, int lo, int n, __constant params_t *p,
                               __global const double *rho, __global const double *sens, __global double *partial,
                               __local double *img, int pixels, __local double *part, __local int *firsts,
