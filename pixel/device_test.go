@@ -75,11 +75,7 @@ func TestDeviceMatchesSequential(t *testing.T) {
 func TestDeviceLost(t *testing.T) {
 	ctx, lab := labeler(t)
 	r := rand.New(rand.NewPCG(5, 6))
-	h := &pixel.Hits{}
-	for i := range 3000 {
-		h.X, h.Y = append(h.X, uint16(r.IntN(16))), append(h.Y, uint16(r.IntN(16)))
-		h.ToA, h.ToT = append(h.ToA, pixel.Time(i*40)), append(h.ToT, uint16(1+r.IntN(50)))
-	}
+	h := uniformHits(r, 3000, 16, 16, 40)
 	cfg := pixel.Config{Dt: 200, Width: 16, Height: 16}
 	seq, err := pixel.NewClusterer(cfg)
 	if err != nil {
@@ -179,11 +175,7 @@ func TestDeviceEnergies(t *testing.T) {
 func TestDeviceTimings(t *testing.T) {
 	_, lab := labeler(t)
 	r := rand.New(rand.NewPCG(3, 4))
-	h := &pixel.Hits{}
-	for i := range 30000 {
-		h.X, h.Y = append(h.X, uint16(r.IntN(100))), append(h.Y, uint16(r.IntN(50)))
-		h.ToA, h.ToT = append(h.ToA, pixel.Time(i*50)), append(h.ToT, uint16(1+r.IntN(50)))
-	}
+	h := uniformHits(r, 30000, 100, 50, 50)
 	cfg := pixel.Config{Dt: 100, Width: 100, Height: 50}
 	for _, sums := range []bool{false, true} {
 		c, err := pixel.NewChunkedClusterer(cfg, 2, 0)
@@ -204,4 +196,15 @@ func TestDeviceTimings(t *testing.T) {
 			t.Fatalf("taken twice: %+v", again)
 		}
 	}
+}
+
+// uniformHits are n hits on pixels drawn uniformly from a width x height
+// sensor, one every step ticks, ToT 1 to 50.
+func uniformHits(r *rand.Rand, n, width, height int, step pixel.Time) *pixel.Hits {
+	h := &pixel.Hits{}
+	for i := range n {
+		h.X, h.Y = append(h.X, uint16(r.IntN(width))), append(h.Y, uint16(r.IntN(height)))
+		h.ToA, h.ToT = append(h.ToA, pixel.Time(i)*step), append(h.ToT, uint16(1+r.IntN(50)))
+	}
+	return h
 }
