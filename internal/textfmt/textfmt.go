@@ -45,17 +45,12 @@ var smalls = func() (q [10000]uint64) {
 	return q
 }()
 
+// pow10f holds the powers of ten PutFixed scales by as floats: converting
+// a uint64 to float64 takes a branch and several instructions on amd64.
+var pow10f = [...]float64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8}
+
 var pow10 = [...]uint64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
 	1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19}
-
-// digits is the number of decimal digits of v (1 for 0).
-func digits(v uint64) int {
-	t := bits.Len64(v) * 1233 >> 12 // about log10(2) * bits
-	if t < len(pow10) && v >= pow10[t] {
-		t++
-	}
-	return max(t, 1)
-}
 
 // PutUint writes v in decimal, as strconv.AppendUint(nil, v, 10).
 func PutUint(b []byte, v uint64) int {
@@ -72,10 +67,22 @@ func putSmall(b []byte, v uint64) int {
 	return int(w >> 32)
 }
 
+// putLarge writes v from 10000 on: the last eight digits as two table
+// words, the ones before them as PutUint writes them.
 func putLarge(b []byte, v uint64) int {
-	n := digits(v)
-	putPadded(b[:n], v)
-	return n
+	if v < 1e8 {
+		hi := v / 10000
+		n := putSmall(b, hi)
+		binary.LittleEndian.PutUint32(b[n:], quads[v-hi*10000])
+		return n + 4
+	}
+	top := v / 1e8
+	n := PutUint(b, top)
+	low := v - top*1e8
+	hi := low / 10000
+	binary.LittleEndian.PutUint32(b[n:], quads[hi])
+	binary.LittleEndian.PutUint32(b[n+4:], quads[low-hi*10000])
+	return n + 8
 }
 
 // putPadded writes v as the len(b) digits of b, zero-padded on the left.
@@ -112,7 +119,7 @@ func PutInt(b []byte, v int64) int {
 // than what they measure.
 func PutFixed(b []byte, v float64, decimals int) int {
 	scale := pow10[decimals]
-	a := math.Abs(v) * float64(scale)
+	a := math.Abs(v) * pow10f[decimals]
 	if !(a < 1e18) {
 		return copy(b, strconv.AppendFloat(b[:0:len(b)], v, 'g', -1, 64))
 	}
@@ -137,16 +144,10 @@ func putFraction(b []byte, f uint64, decimals int) int {
 	}
 	b[0] = '.'
 	if decimals == 4 { // the common case, in one store
-		binary.LittleEndian.PutUint32(b[1:], quads[f])
-		switch {
-		case f%1000 == 0:
-			return 2
-		case f%100 == 0:
-			return 3
-		case f%10 == 0:
-			return 4
-		}
-		return 5
+		w := quads[f]
+		binary.LittleEndian.PutUint32(b[1:], w)
+		// The trailing zeros are the high bytes of w that are '0'.
+		return 5 - bits.LeadingZeros32(w^0x30303030)/8
 	}
 	for f%10 == 0 {
 		f /= 10

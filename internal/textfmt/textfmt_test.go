@@ -55,12 +55,38 @@ func TestAppendFloat(t *testing.T) {
 	}
 }
 
-func TestDigits(t *testing.T) {
+// TestPutUint checks every length of number, at each power of ten and
+// on either side, and random numbers of every size, against strconv.
+func TestPutUint(t *testing.T) {
+	check := func(v uint64) {
+		var b [MaxLen]byte
+		if got, want := string(b[:PutUint(b[:], v)]), strconv.FormatUint(v, 10); got != want {
+			t.Fatalf("PutUint(%d) = %q, want %q", v, got, want)
+		}
+	}
 	for v := uint64(1); v != 0 && v < math.MaxUint64/10+1; v *= 10 {
-		for _, w := range []uint64{v - 1, v, v + 1} {
-			if got, want := digits(w), len(strconv.FormatUint(w, 10)); got != want {
-				t.Fatalf("digits(%d) = %d, want %d", w, got, want)
-			}
+		for _, w := range []uint64{v - 1, v, v + 1, 2*v - 1, 9 * v} {
+			check(w)
+		}
+	}
+	check(math.MaxUint64)
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 100000 {
+		check(r.Uint64() >> r.IntN(64))
+	}
+}
+
+// TestFixedFractions writes every fraction of four decimals, where the
+// trailing zeros are found from the digits' bytes, against strconv.
+func TestFixedFractions(t *testing.T) {
+	for f := range 10000 {
+		v := 12 + float64(f)/1e4
+		want := strconv.FormatFloat(v, 'f', 4, 64)
+		if strings.Contains(want, ".") {
+			want = strings.TrimRight(strings.TrimRight(want, "0"), ".")
+		}
+		if got := string(AppendFixed(nil, v, 4)); got != want {
+			t.Fatalf("AppendFixed(%v, 4) = %q, want %q", v, got, want)
 		}
 	}
 }
