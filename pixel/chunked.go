@@ -94,6 +94,8 @@ type ChunkedClusterer struct {
 	sumsAt  []int    // per chunk: where its records and open hits start
 	err     error    // see Err
 	pending Clusters // closed clusters waiting for an earlier open one
+	segs    []emitSegment
+	noChunk Clusters // no clusters: those of the segment after the last chunk
 	small   Clusters // border clusters, then merged with the pending ones
 	merged  Clusters
 	position
@@ -677,29 +679,58 @@ func (c *ChunkedClusterer) emit(chunks int, bound int64) {
 		small = &c.merged
 	}
 	c.pending.Reset()
-	n := small.Len()
-	for k := range chunks {
-		n += c.chunks[k].out.Len()
-	}
-	c.dst.reserve(n)
-	// The chunks' clusters are in key order, chunk after chunk.
-	at := 0
-	for k := range chunks {
-		src := &c.chunks[k].out
-		for i := 0; i < src.Len(); {
-			for at < small.Len() && small.key[at] < src.key[i] {
-				c.put(small, at, at+1, bound)
-				at++
+	// The chunks' clusters are in key order, chunk after chunk, and the
+	// small ones go between them: chunk k's with the small ones whose keys
+	// come before its last (and after the chunk before's), the rest after
+	// every chunk. Those from the bound on are held back.
+	segs := c.segs[:0]
+	fromSmall, heldSmall := 0, lowerKey(small, 0, small.Len(), bound)
+	at, hitAt := c.dst.Len(), c.dst.Members.Len()
+	for k := range chunks + 1 {
+		seg := emitSegment{out: &c.noChunk, at: at, hitAt: hitAt, smallFrom: fromSmall, smallTo: small.Len()}
+		if k < chunks {
+			out := &c.chunks[k].out
+			seg.out = out
+			seg.outSent = lowerKey(out, 0, out.Len(), bound)
+			if out.Len() > 0 {
+				seg.smallTo = lowerKey(small, fromSmall, small.Len(), out.key[out.Len()-1])
+			} else {
+				seg.smallTo = fromSmall
 			}
-			j := i + 1
-			for j < src.Len() && (at == small.Len() || src.key[j] < small.key[at]) {
-				j++
-			}
-			c.put(src, i, j, bound)
-			i = j
+			at += seg.outSent
+			hitAt += out.memberHits(0, seg.outSent)
 		}
+		sent := min(seg.smallTo, max(heldSmall, fromSmall))
+		at += sent - fromSmall
+		hitAt += small.memberHits(fromSmall, sent)
+		fromSmall = seg.smallTo
+		segs = append(segs, seg)
 	}
-	c.put(small, at, small.Len(), bound)
+	c.segs = segs
+	base := c.dst.Len()
+	c.dst.lengthen(at-base, hitAt-c.dst.Members.Len(), c.keep, c.calibrated)
+	c.dst.Calibrated = c.calibrated
+	// Each segment's clusters are copied to their places in parallel:
+	// a buffer of a device holds a million clusters and more.
+	firstID := c.nextID - int64(base)
+	c.parallel(len(segs), func(_, s int) {
+		seg := &segs[s]
+		at, hitAt := seg.at, seg.hitAt
+		sent := min(seg.smallTo, max(heldSmall, seg.smallFrom))
+		mergeRuns(seg.out, 0, seg.outSent, small, seg.smallFrom, sent, func(src *Clusters, i, j int) {
+			c.dst.copyAt(at, hitAt, src, i, j)
+			for k := at; k < at+j-i; k++ {
+				c.dst.ID[k] = firstID + int64(k)
+			}
+			at, hitAt = at+j-i, hitAt+src.memberHits(i, j)
+		})
+	})
+	c.nextID += int64(c.dst.Len() - base)
+	for s := range segs {
+		seg := &segs[s]
+		held := max(heldSmall, seg.smallFrom)
+		mergeRuns(seg.out, seg.outSent, seg.out.Len(), small, held, max(held, seg.smallTo), c.pending.appendRange)
+	}
 	c.stats.Clusters = c.nextID
 	// The hits of open clusters, in arrival order, start the next buffer.
 	slices.Sort(c.carryIdx)
@@ -767,17 +798,6 @@ func (c *ChunkedClusterer) carryFolds() {
 	}
 	clear(c.newFolds)
 	c.folds, c.nextFolds = next, c.folds
-}
-
-// put sends clusters [i, j) of src, in key order, up to bound, with their
-// ids, and keeps the others pending.
-func (c *ChunkedClusterer) put(src *Clusters, i, j int, bound int64) {
-	k := i
-	for k < j && src.key[k] < bound {
-		k++
-	}
-	c.appendNumbered(c.dst, src, i, k)
-	c.pending.appendRange(src, k, j)
 }
 
 // parallel runs f for tasks 0..n-1 on the workers.
@@ -922,24 +942,51 @@ func (c *ChunkedClusterer) summariseMembers(out *Clusters, k int, members []int3
 // mergeByKey appends the clusters of a and b, each in key order, to dst in
 // key order.
 func mergeByKey(dst, a, b *Clusters) {
-	i, j := 0, 0
-	for i < a.Len() && j < b.Len() {
+	mergeRuns(a, 0, a.Len(), b, 0, b.Len(), dst.appendRange)
+}
+
+// mergeRuns passes to put the runs of clusters [i, iEnd) of a and
+// [j, jEnd) of b, each in key order, in key order; a may be nil when
+// the range is empty.
+func mergeRuns(a *Clusters, i, iEnd int, b *Clusters, j, jEnd int, put func(src *Clusters, i, j int)) {
+	for i < iEnd && j < jEnd {
 		if a.key[i] < b.key[j] {
 			k := i
-			for k < a.Len() && a.key[k] < b.key[j] {
+			for k < iEnd && a.key[k] < b.key[j] {
 				k++
 			}
-			dst.appendRange(a, i, k)
+			put(a, i, k)
 			i = k
 		} else {
 			k := j
-			for k < b.Len() && b.key[k] < a.key[i] {
+			for k < jEnd && b.key[k] < a.key[i] {
 				k++
 			}
-			dst.appendRange(b, j, k)
+			put(b, j, k)
 			j = k
 		}
 	}
-	dst.appendRange(a, i, a.Len())
-	dst.appendRange(b, j, b.Len())
+	if i < iEnd {
+		put(a, i, iEnd)
+	}
+	if j < jEnd {
+		put(b, j, jEnd)
+	}
+}
+
+// lowerKey returns the first of clusters [i, j) of c, in key order, whose
+// key is key or more (j if none).
+func lowerKey(c *Clusters, i, j int, key int64) int {
+	k, _ := slices.BinarySearch(c.key[i:j], key)
+	return i + k
+}
+
+// emitSegment is a part of a buffer's clusters as emit sends them: the
+// first outSent clusters of a chunk's (out, none after the last chunk)
+// and the small ones [smallFrom, smallTo) below the bound, merged, from
+// cluster at and member hit hitAt of the batch; the rest is held back.
+type emitSegment struct {
+	out                         *Clusters
+	outSent, smallFrom, smallTo int
+	at, hitAt                   int
 }

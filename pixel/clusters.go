@@ -2,7 +2,6 @@ package pixel
 
 import (
 	"errors"
-	"slices"
 )
 
 // LongSpan is the most hits of the stream a cluster may span, from its
@@ -97,16 +96,6 @@ func (c *Clusters) extend(n int) {
 	c.Max = growLen(c.Max, n)
 }
 
-// reserve makes room in every feature column for n more clusters, so
-// that a large batch appended in many pieces is allocated once rather
-// than grown step by step (each step a copy into memory not touched yet).
-func (c *Clusters) reserve(n int) {
-	c.ID, c.root, c.key, c.Size = slices.Grow(c.ID, n), slices.Grow(c.root, n), slices.Grow(c.key, n), slices.Grow(c.Size, n)
-	c.FirstToA, c.LastToA, c.ToTSum, c.ESum = slices.Grow(c.FirstToA, n), slices.Grow(c.LastToA, n), slices.Grow(c.ToTSum, n), slices.Grow(c.ESum, n)
-	c.X, c.Y, c.XMin, c.XMax = slices.Grow(c.X, n), slices.Grow(c.Y, n), slices.Grow(c.XMin, n), slices.Grow(c.XMax, n)
-	c.YMin, c.YMax, c.Max = slices.Grow(c.YMin, n), slices.Grow(c.YMax, n), slices.Grow(c.Max, n)
-}
-
 // truncate cuts every feature column to length n.
 func (c *Clusters) truncate(n int) {
 	c.ID, c.root, c.key, c.Size, c.FirstToA, c.LastToA = c.ID[:n], c.root[:n], c.key[:n], c.Size[:n], c.FirstToA[:n], c.LastToA[:n]
@@ -139,20 +128,9 @@ func (c *Clusters) appendFrom(src *Clusters, i int) { c.appendRange(src, i, i+1)
 // appendRange appends clusters [i, j) of src, members included when src
 // has them.
 func (c *Clusters) appendRange(src *Clusters, i, j int) {
-	if len(src.root) >= j {
-		c.root, c.key = append(c.root, src.root[i:j]...), append(c.key, src.key[i:j]...)
-	} else { // clusters built outside a clusterer, e.g. read from a file
-		for range j - i {
-			c.root, c.key = append(c.root, -1), append(c.key, -1)
-		}
-	}
-	c.ID, c.Size = append(c.ID, src.ID[i:j]...), append(c.Size, src.Size[i:j]...)
-	c.FirstToA, c.LastToA = append(c.FirstToA, src.FirstToA[i:j]...), append(c.LastToA, src.LastToA[i:j]...)
-	c.ToTSum, c.ESum = append(c.ToTSum, src.ToTSum[i:j]...), append(c.ESum, src.ESum[i:j]...)
-	c.X, c.Y = append(c.X, src.X[i:j]...), append(c.Y, src.Y[i:j]...)
-	c.XMin, c.XMax = append(c.XMin, src.XMin[i:j]...), append(c.XMax, src.XMax[i:j]...)
-	c.YMin, c.YMax = append(c.YMin, src.YMin[i:j]...), append(c.YMax, src.YMax[i:j]...)
-	c.Max = append(c.Max, src.Max[i:j]...)
+	at, hitAt := c.Len(), c.Members.Len()
+	c.lengthen(j-i, src.memberHits(i, j), src.HasMembers(), src.Members.Calibrated())
+	c.copyAt(at, hitAt, src, i, j)
 	c.Calibrated = src.Calibrated
 	if len(src.Class) >= j {
 		c.Pixels, c.Inner, c.Class = append(c.Pixels, src.Pixels[i:j]...), append(c.Inner, src.Inner[i:j]...), append(c.Class, src.Class[i:j]...)
@@ -162,11 +140,61 @@ func (c *Clusters) appendRange(src *Clusters, i, j int) {
 	if len(src.Pulse) >= j {
 		c.TOF, c.Pulse = append(c.TOF, src.TOF[i:j]...), append(c.Pulse, src.Pulse[i:j]...)
 	}
-	if len(src.Start) > j {
-		from, shift := src.Start[i], c.Members.Len()-src.Start[i]
-		c.Members.AppendRange(&src.Members, from, src.Start[j])
-		for _, s := range src.Start[i+1 : j+1] {
-			c.Start = append(c.Start, s+shift)
+}
+
+// memberHits is the number of member hits of clusters [i, j) of c: 0
+// when c does not carry them.
+func (c *Clusters) memberHits(i, j int) int {
+	if c.HasMembers() {
+		return c.Start[j] - c.Start[i]
+	}
+	return 0
+}
+
+// lengthen adds n clusters to the feature columns, to be written (see
+// copyAt), and with members, room for hits more member hits after those
+// of the clusters before (with energies when calibrated).
+func (c *Clusters) lengthen(n, hits int, members, calibrated bool) {
+	at := c.Len()
+	c.extend(at + n)
+	if n > 0 && members {
+		c.Start = growLen(c.Start, at+n+1)
+		c.Start[at] = c.Members.Len()
+		c.Members.lengthen(hits, calibrated)
+	}
+}
+
+// copyAt writes clusters [i, j) of src over c's from cluster at on (ids
+// included), and when src carries members, theirs over c's members from
+// hit hitAt on, the start of cluster at. c must be long enough (see
+// lengthen), and Start[at] already hitAt.
+func (c *Clusters) copyAt(at, hitAt int, src *Clusters, i, j int) {
+	if len(src.root) >= j {
+		copy(c.root[at:], src.root[i:j])
+		copy(c.key[at:], src.key[i:j])
+	} else { // clusters built outside a clusterer, e.g. read from a file
+		for k := at; k < at+j-i; k++ {
+			c.root[k], c.key[k] = -1, -1
+		}
+	}
+	copy(c.ID[at:], src.ID[i:j])
+	copy(c.Size[at:], src.Size[i:j])
+	copy(c.FirstToA[at:], src.FirstToA[i:j])
+	copy(c.LastToA[at:], src.LastToA[i:j])
+	copy(c.ToTSum[at:], src.ToTSum[i:j])
+	copy(c.ESum[at:], src.ESum[i:j])
+	copy(c.X[at:], src.X[i:j])
+	copy(c.Y[at:], src.Y[i:j])
+	copy(c.XMin[at:], src.XMin[i:j])
+	copy(c.XMax[at:], src.XMax[i:j])
+	copy(c.YMin[at:], src.YMin[i:j])
+	copy(c.YMax[at:], src.YMax[i:j])
+	copy(c.Max[at:], src.Max[i:j])
+	if src.HasMembers() {
+		from := src.Start[i]
+		c.Members.copyAt(hitAt, &src.Members, from, src.Start[j])
+		for k, s := range src.Start[i+1 : j+1] {
+			c.Start[at+1+k] = s - from + hitAt
 		}
 	}
 }

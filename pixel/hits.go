@@ -142,20 +142,40 @@ func (h *Hits) AppendFrom(src *Hits, i int) { h.AppendRange(src, i, i+1) }
 // AppendRange appends hits [i, j) of src. When only one side is calibrated,
 // the missing energies are zero.
 func (h *Hits) AppendRange(src *Hits, i, j int) {
-	hadE := h.Calibrated()
-	n := len(h.ToA)
-	h.X = append(h.X, src.X[i:j]...)
-	h.Y = append(h.Y, src.Y[i:j]...)
-	h.ToA = append(h.ToA, src.ToA[i:j]...)
-	h.ToT = append(h.ToT, src.ToT[i:j]...)
+	at := h.Len()
+	h.lengthen(j-i, src.Calibrated())
+	h.copyAt(at, src, i, j)
+}
+
+// lengthen adds n hits to h, to be written (see copyAt), with energies
+// when h has them or calibrated says the new hits do: the hits already
+// there then get zero.
+func (h *Hits) lengthen(n int, calibrated bool) {
+	old, hadE := h.Len(), h.Calibrated()
+	m := old + n
+	h.X, h.Y, h.ToA, h.ToT = growLen(h.X, m), growLen(h.Y, m), growLen(h.ToA, m), growLen(h.ToT, m)
+	if calibrated && !hadE {
+		h.E = growLen(h.E[:0], old)
+		clear(h.E)
+	}
+	if calibrated || hadE {
+		h.E = growLen(h.E, m)
+	}
+}
+
+// copyAt writes hits [i, j) of src over h's hits from at on, energies
+// included when h has them (zero where src has none).
+func (h *Hits) copyAt(at int, src *Hits, i, j int) {
+	copy(h.X[at:], src.X[i:j])
+	copy(h.Y[at:], src.Y[i:j])
+	copy(h.ToA[at:], src.ToA[i:j])
+	copy(h.ToT[at:], src.ToT[i:j])
 	switch {
+	case !h.Calibrated():
 	case src.Calibrated():
-		if !hadE {
-			h.E = append(h.E[:0], make([]float32, n)...)
-		}
-		h.E = append(h.E, src.E[i:j]...)
-	case hadE:
-		h.E = append(h.E, make([]float32, j-i)...)
+		copy(h.E[at:], src.E[i:j])
+	default:
+		clear(h.E[at : at+j-i])
 	}
 }
 
