@@ -700,9 +700,9 @@ func (c *ChunkedClusterer) emit(chunks int, bound int64) {
 			at += seg.outSent
 			hitAt += out.memberHits(0, seg.outSent)
 		}
-		sent := min(seg.smallTo, max(heldSmall, fromSmall))
-		at += sent - fromSmall
-		hitAt += small.memberHits(fromSmall, sent)
+		seg.smallSent = min(seg.smallTo, max(heldSmall, fromSmall))
+		at += seg.smallSent - fromSmall
+		hitAt += small.memberHits(fromSmall, seg.smallSent)
 		fromSmall = seg.smallTo
 		segs = append(segs, seg)
 	}
@@ -716,8 +716,7 @@ func (c *ChunkedClusterer) emit(chunks int, bound int64) {
 	c.parallel(len(segs), func(_, s int) {
 		seg := &segs[s]
 		at, hitAt := seg.at, seg.hitAt
-		sent := min(seg.smallTo, max(heldSmall, seg.smallFrom))
-		mergeRuns(seg.out, 0, seg.outSent, small, seg.smallFrom, sent, func(src *Clusters, i, j int) {
+		mergeRuns(seg.out, 0, seg.outSent, small, seg.smallFrom, seg.smallSent, func(src *Clusters, i, j int) {
 			c.dst.copyAt(at, hitAt, src, i, j)
 			for k := at; k < at+j-i; k++ {
 				c.dst.ID[k] = firstID + int64(k)
@@ -728,8 +727,7 @@ func (c *ChunkedClusterer) emit(chunks int, bound int64) {
 	c.nextID += int64(c.dst.Len() - base)
 	for s := range segs {
 		seg := &segs[s]
-		held := max(heldSmall, seg.smallFrom)
-		mergeRuns(seg.out, seg.outSent, seg.out.Len(), small, held, max(held, seg.smallTo), c.pending.appendRange)
+		mergeRuns(seg.out, seg.outSent, seg.out.Len(), small, seg.smallSent, seg.smallTo, c.pending.appendRange)
 	}
 	c.stats.Clusters = c.nextID
 	// The hits of open clusters, in arrival order, start the next buffer.
@@ -946,8 +944,7 @@ func mergeByKey(dst, a, b *Clusters) {
 }
 
 // mergeRuns passes to put the runs of clusters [i, iEnd) of a and
-// [j, jEnd) of b, each in key order, in key order; a may be nil when
-// the range is empty.
+// [j, jEnd) of b, each in key order, in key order.
 func mergeRuns(a *Clusters, i, iEnd int, b *Clusters, j, jEnd int, put func(src *Clusters, i, j int)) {
 	for i < iEnd && j < jEnd {
 		if a.key[i] < b.key[j] {
@@ -981,12 +978,13 @@ func lowerKey(c *Clusters, i, j int, key int64) int {
 	return i + k
 }
 
-// emitSegment is a part of a buffer's clusters as emit sends them: the
-// first outSent clusters of a chunk's (out, none after the last chunk)
-// and the small ones [smallFrom, smallTo) below the bound, merged, from
-// cluster at and member hit hitAt of the batch; the rest is held back.
+// emitSegment is a part of a buffer's clusters as emit sends them: a
+// chunk's clusters (out, none after the last chunk) and the small ones
+// [smallFrom, smallTo) merged with them. Those below the bound, the first
+// outSent of out and the small ones up to smallSent, go to the batch from
+// its cluster at and member hit hitAt on; the others are held back.
 type emitSegment struct {
-	out                         *Clusters
-	outSent, smallFrom, smallTo int
-	at, hitAt                   int
+	out                                    *Clusters
+	outSent, smallFrom, smallSent, smallTo int
+	at, hitAt                              int
 }
