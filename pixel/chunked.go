@@ -47,6 +47,11 @@ const chunkHits = 4096
 //     next buffer can still reach are carried into it. All clusters are
 //     sent in order of first ToA (see [LongSpan]).
 //
+// With a [ChunkLabeler] (an accelerator), step 2 runs there for a
+// buffer's new hits while the workers do the rest for the buffer before;
+// the hits carried into a buffer, known once the buffer before is
+// finished, are chunks of their own on the workers.
+//
 // It implements the local definition, whose clusters are connected
 // components; [NewStream] serves the incremental definitions in chunked
 // mode with [Lanes] on chunk-sized windows.
@@ -98,6 +103,28 @@ type ChunkedClusterer struct {
 	noChunk Clusters // no clusters: those of the segment after the last chunk
 	small   Clusters // border clusters, then merged with the pending ones
 	merged  Clusters
+
+	// The buffer's view of the stream when its new hits were complete:
+	// the latest time, and the late hits (a border is quiet only without
+	// them). With a labeler the buffer is finished a buffer later.
+	bufNow  Time
+	bufLate int64
+	// With a labeler (see advance), the next buffer's new hits, labelled
+	// on the device while the workers finish the buffer before: their
+	// chunks, roots and view of the stream, and the arrival number of the
+	// first. A labelled buffer waits in buf, after its carried hits
+	// (assembled), its first hostChunks chunks those of the carried hits,
+	// for the workers to label; labeled and summed say what the labeler
+	// did for the others.
+	next                Hits
+	nextBounds          []int
+	nextParent          []int32
+	nextNow             Time
+	nextLate, nextFirst int64
+	assembled           bool
+	hostChunks          int
+	labeled, summed     bool
+
 	position
 	out Clusters  // Add's batch
 	dst *Clusters // where the clusters go in the current call
@@ -134,10 +161,11 @@ func NewChunkedClusterer(cfg Config, workers, bufferHits int) (*ChunkedClusterer
 }
 
 // ChunkLabeler does the chunk step of a [ChunkedClusterer] (algorithm 2)
-// for every chunk of a buffer at once, on an accelerator: package
-// pixel/pixelcl is one, on an OpenCL device. The clusterer does the rest
-// (the borders, the features, the carried hits, the order) as without
-// it, so the clusters are the same.
+// for every chunk of a buffer's new hits at once, on an accelerator:
+// package pixel/pixelcl is one, on an OpenCL device. The clusterer does
+// the rest (the hits carried in, the borders, the features, the order) as
+// without it, so the clusters are the same, and does it for the buffer
+// before while Label runs, on a goroutine of its own.
 type ChunkLabeler interface {
 	// Label sets, for every chunk [Bounds[k], Bounds[k+1]) of the job's
 	// time-ordered hits and every hit i of it, Parent[i] to the earliest
@@ -153,10 +181,16 @@ type ChunkLabeler interface {
 	Sizes() (buffer, chunk int)
 }
 
-// SetLabeler makes l do the chunk step of every buffer from now on (nil:
-// the workers). A failed Label is reported by Err, and that buffer's
-// chunks are clustered on the workers, so that nothing is lost.
+// SetLabeler makes l do the chunk step of every buffer (nil: the
+// workers), before the first hits. The labeler labels a buffer's new hits
+// while the workers finish the buffer before (see advance), so each
+// buffer's clusters come a buffer later. A failed Label is reported by
+// Err, and that buffer's chunks are clustered on the workers, so that
+// nothing is lost.
 func (c *ChunkedClusterer) SetLabeler(l ChunkLabeler) {
+	if c.stats.Hits > 0 {
+		panic("pixel: SetLabeler after the first hits")
+	}
 	c.labeler = l
 	if l == nil {
 		return
@@ -198,15 +232,17 @@ func (c *ChunkedClusterer) AddTo(dst *Clusters, h *Hits) {
 	c.dst = dst
 	c.stats.Hits += int64(h.Len())
 	if h.Calibrated() && !c.calibrated {
-		c.calibrated = true
-		c.buf.E = append(c.buf.E[:0], make([]float32, c.buf.Len())...)
+		c.calibrate()
 	}
 	// Room for this call's hits up to the buffer's end, at least doubling
 	// what the buffer holds: filled in many calls, a buffer of millions of
 	// hits is otherwise copied at every growth of a quarter.
-	if room := min(c.fresh()+c.carried-c.buf.Len(), max(h.Len(), c.buf.Len())); room > 0 {
-		c.buf.Reserve(room)
-		c.seq = slices.Grow(c.seq, room)
+	into, held := c.filling()
+	if room := min(c.fresh()+held-into.Len(), max(h.Len(), into.Len())); room > 0 {
+		into.Reserve(room)
+		if into == &c.buf {
+			c.seq = slices.Grow(c.seq, room)
+		}
 	}
 	width, height := c.cfg.Width, c.cfg.Height
 	for i := 0; i < h.Len(); {
@@ -215,22 +251,57 @@ func (c *ChunkedClusterer) AddTo(dst *Clusters, h *Hits) {
 			i++
 			continue
 		}
-		j, restart := inSensorRun(h, i, min(h.Len(), i+c.fresh()+c.carried-c.buf.Len()), &c.cfg, &c.position)
-		for range j - i {
-			c.seq = append(c.seq, c.nextSeq)
-			c.nextSeq++
+		// At least a hit: finishing a buffer when energies start can leave
+		// the next one's hits beyond the new hits a buffer takes.
+		into, held := c.filling()
+		j, restart := inSensorRun(h, i, min(h.Len(), i+max(1, c.fresh()+held-into.Len())), &c.cfg, &c.position)
+		switch {
+		case into == &c.buf:
+			for range j - i {
+				c.seq = append(c.seq, c.nextSeq)
+				c.nextSeq++
+			}
+		case into.Len() == 0: // the next buffer's arrival numbers follow its indices
+			c.nextFirst = c.nextSeq
+			fallthrough
+		default:
+			c.nextSeq += int64(j - i)
 		}
-		c.buf.AppendRange(h, i, j)
+		into.AppendRange(h, i, j)
 		i = j
 		switch {
 		case restart: // as at the end of a stream, then afresh
-			c.process(true)
+			c.finishAll()
 			c.restartClock()
-		case c.buf.Len()-c.carried == c.fresh():
+		case into.Len()-held < c.fresh():
+		case c.labeler != nil:
+			c.advance(false)
+		default:
 			c.process(false)
 		}
 	}
 	c.stats.Clustered = c.stats.Hits - c.stats.OutOfRange
+}
+
+// filling returns where new hits go, after how many held there: the
+// buffer after its carried hits, or with a labeler the next buffer.
+func (c *ChunkedClusterer) filling() (*Hits, int) {
+	if c.labeler != nil {
+		return &c.next, 0
+	}
+	return &c.buf, c.carried
+}
+
+// calibrate starts the energies: the hits held get zero. A labelled
+// buffer waiting for the workers is finished first, without them, as it
+// would have been without a labeler.
+func (c *ChunkedClusterer) calibrate() {
+	if c.assembled {
+		c.finish(false)
+	}
+	c.calibrated = true
+	c.buf.E = append(c.buf.E[:0], make([]float32, c.buf.Len())...)
+	c.next.E = append(c.next.E[:0], make([]float32, c.next.Len())...)
 }
 
 // fresh is the number of new hits a buffer takes: the set size, or as many
@@ -250,42 +321,51 @@ func (c *ChunkedClusterer) Flush() *Clusters {
 // FlushTo is Flush appending the clusters to dst (see AddTo).
 func (c *ChunkedClusterer) FlushTo(dst *Clusters) {
 	c.dst = dst
-	c.process(true)
+	c.finishAll()
 }
 
-// process clusters the buffer; at the end of the stream nothing is carried.
-// Each chunk's task clusters the chunk and finishes at once, while its hits
-// are in the cache, every cluster that cannot reach past the chunk: one
+// finishAll finishes every hit held, as at the end of the stream: nothing
+// is carried.
+func (c *ChunkedClusterer) finishAll() {
+	switch {
+	case c.next.Len() > 0:
+		c.advance(true)
+	case c.assembled:
+		c.finish(true)
+	default: // without a labeler; with one, nothing or the hits carried
+		c.process(true)
+	}
+}
+
+// process clusters the buffer on the workers; at the end of the stream
+// nothing is carried.
+func (c *ChunkedClusterer) process(final bool) {
+	c.bufNow, c.bufLate = c.now, c.stats.Late
+	c.bounds = c.cut(c.buf.ToA, c.bounds)
+	c.parent = growLen(c.parent, c.buf.Len())
+	c.hostChunks, c.labeled, c.summed = len(c.bounds)-1, false, false
+	c.finish(final)
+}
+
+// finish clusters the buffer's chunks the labeler did not, joins the
+// chunks across their borders and sends the clusters finished. Each
+// chunk's task clusters the chunk and finishes at once, while its hits are
+// in the cache, every cluster that cannot reach past the chunk: one
 // without a hit within dt of the chunk's first or last time. The others
 // are joined across the borders and finished here.
-func (c *ChunkedClusterer) process(final bool) {
-	n := c.buf.Len()
-	c.parent = growLen(c.parent, n)
-	c.border = growLen(c.border, n)
-	chunks := c.cut(n)
-	for len(c.chunks) < chunks {
-		c.chunks = append(c.chunks, chunkWork{})
-		c.pairs = append(c.pairs, nil)
-	}
-	labeled, summed := false, false
-	if c.labeler != nil {
-		job := c.chunkJob(chunks, final)
-		err := c.labeler.Label(job)
-		if err != nil && c.err == nil {
-			c.err = err
+func (c *ChunkedClusterer) finish(final bool) {
+	chunks := len(c.bounds) - 1
+	c.border = growLen(c.border, c.buf.Len())
+	c.chunkSpace(chunks)
+	c.parallel(chunks, func(w, k int) {
+		labeled := c.labeled && k >= c.hostChunks
+		if !labeled || !c.summed {
+			c.chunkTask(w, k, final, labeled)
 		}
-		labeled, summed = err == nil, err == nil && job.Summarised
-	}
-	if summed {
-		c.takeAllSums(chunks)
-	} else {
-		c.parallel(chunks, func(w, k int) {
-			c.chunkTask(w, k, chunks, final, labeled)
-		})
-	}
+	})
 	c.parallel(chunks-1, func(w, k int) {
 		c.pairs[k] = c.pairs[k][:0]
-		if b := c.bounds[k+1]; !c.quiet(b) {
+		if b := c.bounds[k+1]; !c.quiet(c.buf.ToA, b, c.bufLate) {
 			c.pairs[k] = c.borderPairs(c.mats[w], b, c.pairs[k])
 		}
 	})
@@ -294,6 +374,15 @@ func (c *ChunkedClusterer) process(final bool) {
 	}
 	c.join(c.links)
 	c.emit(chunks, c.finishBorders(final, chunks))
+	c.assembled = false
+}
+
+// chunkSpace makes room for the work of the given number of chunks.
+func (c *ChunkedClusterer) chunkSpace(chunks int) {
+	for len(c.chunks) < chunks {
+		c.chunks = append(c.chunks, chunkWork{})
+		c.pairs = append(c.pairs, nil)
+	}
 }
 
 // cut chooses the chunk borders, about c.chunk hits apart: each at the
@@ -307,12 +396,12 @@ func (c *ChunkedClusterer) process(final bool) {
 // spanning many chunks, every border would look at the hits of all of
 // them, and the work and the pairs found would grow with the square of
 // the hits within dt.
-func (c *ChunkedClusterer) cut(n int) int {
-	toa := c.buf.ToA
-	c.bounds = append(c.bounds[:0], 0)
+func (c *ChunkedClusterer) cut(toa []Time, bounds []int) []int {
+	n := len(toa)
+	bounds = append(bounds[:0], 0)
 	reach := max(1, c.chunk/16)
 	for b := c.chunk; b < n; b += c.chunk {
-		from, to := max(b-reach, c.bounds[len(c.bounds)-1]+1), min(b+reach, n-1)
+		from, to := max(b-reach, bounds[len(bounds)-1]+1), min(b+reach, n-1)
 		if from > to {
 			continue // no room for a chunk here
 		}
@@ -330,27 +419,27 @@ func (c *ChunkedClusterer) cut(n int) int {
 				best, gap = j, g
 			}
 		}
-		if prev := c.bounds[len(c.bounds)-1]; prev > 0 && toa[best]-toa[prev-1] <= c.cfg.Dt {
+		if prev := bounds[len(bounds)-1]; prev > 0 && toa[best]-toa[prev-1] <= c.cfg.Dt {
 			continue // within dt of the border before: no border here
 		}
-		c.bounds = append(c.bounds, best)
+		bounds = append(bounds, best)
 		b = max(b, best) // the next border is a chunk after this one
 	}
-	c.bounds = append(c.bounds, n)
-	return len(c.bounds) - 1
+	return append(bounds, n)
 }
 
-// quiet reports whether no cluster can cross the border before hit b: the
-// hits before it end more than dt before it, in a stream without late hits
-// (with them the order, and so the gap, is not to be trusted).
-func (c *ChunkedClusterer) quiet(b int) bool {
-	return c.stats.Late == 0 && c.buf.ToA[b]-c.buf.ToA[b-1] > c.cfg.Dt
+// quiet reports whether no cluster can cross the border before hit b of
+// times toa: the hits before it end more than dt before it, in a stream
+// that had no late hits when they were complete (with them the order,
+// and so the gap, is not to be trusted).
+func (c *ChunkedClusterer) quiet(toa []Time, b int, late int64) bool {
+	return late == 0 && toa[b]-toa[b-1] > c.cfg.Dt
 }
 
-// chunkTask clusters chunk k of chunks (unless labeled, by the labeler),
+// chunkTask clusters chunk k (unless labeled, by the labeler),
 // marks the clusters that may reach past it, or span more than LongSpan
 // hits, and summarises the others, in root order.
-func (c *ChunkedClusterer) chunkTask(w, k, chunks int, final, labeled bool) {
+func (c *ChunkedClusterer) chunkTask(w, k int, final, labeled bool) {
 	lo, hi := c.bounds[k], c.bounds[k+1]
 	parent, border, toa := c.parent, c.border, c.buf.ToA
 	for i := lo; i < hi; i++ {
@@ -362,7 +451,7 @@ func (c *ChunkedClusterer) chunkTask(w, k, chunks int, final, labeled bool) {
 		}
 		c.clusterChunk(c.mats[w], c.occs[w], lo, hi)
 	}
-	start, end := c.reach(k, chunks, final)
+	start, end := c.reach(toa, c.bounds, c.bufLate, k, final, false)
 	// The carried hits' clusters are finished with the border ones: they
 	// may carry folded sums, and links to join.
 	carried := int32(c.carried)
@@ -433,61 +522,22 @@ func (c *ChunkedClusterer) chunkTask(w, k, chunks int, final, labeled bool) {
 }
 
 // reach returns the times at or before which, and at or after which, a
-// hit of chunk k of chunks makes its cluster one that may cross the
-// chunk's borders: clusters near a border may cross it, unless it is
-// quiet. The buffer's start is no border (the hits before it are carried
-// in); its end is one until the stream ends: the next buffer may reach it.
-func (c *ChunkedClusterer) reach(k, chunks int, final bool) (start, end Time) {
-	lo, hi, toa, dt := c.bounds[k], c.bounds[k+1], c.buf.ToA, c.cfg.Dt
+// hit of chunk k of bounds (over times toa, with late hits as quiet takes
+// them) makes its cluster one that may cross the chunk's borders:
+// clusters near a border may cross it, unless it is quiet. The buffer's
+// start is a border only when hits are still to be carried in before it
+// (head); its end is one until the stream ends: the next buffer may reach
+// it.
+func (c *ChunkedClusterer) reach(toa []Time, bounds []int, late int64, k int, final, head bool) (start, end Time) {
+	lo, hi, dt, last := bounds[k], bounds[k+1], c.cfg.Dt, len(bounds)-2
 	start, end = Time(-1<<62), Time(1<<62)
-	if k > 0 && !c.quiet(lo) {
+	if k > 0 && !c.quiet(toa, lo, late) || k == 0 && head {
 		start = toa[lo] + dt
 	}
-	if k < chunks-1 && !c.quiet(hi) || k == chunks-1 && !final {
+	if k < last && !c.quiet(toa, hi, late) || k == last && !final {
 		end = toa[hi-1] - dt
 	}
 	return start, end
-}
-
-// chunkJob is the labeler's job for the buffer's chunks. The sums are
-// asked for unless the clusters keep their members (which the host
-// gathers), and only when the new hits' arrival numbers follow their
-// indices, so that a span of hits is a span of indices, and the buffer
-// carries energies exactly when the clusters do (the records' layout
-// follows the buffer).
-func (c *ChunkedClusterer) chunkJob(chunks int, final bool) *ChunkJob {
-	n := c.buf.Len()
-	j := &c.job
-	j.Hits, j.Bounds, j.Config, j.Parent = &c.buf, c.bounds, c.cfg, c.parent[:n]
-	j.Summarised = false
-	j.Summarise = !c.keep && c.buf.Calibrated() == c.calibrated &&
-		(n == c.carried || c.seq[n-1]-c.seq[c.carried] == int64(n-1-c.carried))
-	if !j.Summarise {
-		return j
-	}
-	j.Start, j.End = j.Start[:0], j.End[:0]
-	for k := range chunks {
-		start, end := c.reach(k, chunks, final)
-		j.Start, j.End = append(j.Start, start), append(j.End, end)
-	}
-	j.Carried, j.Span = c.carried, c.cfg.span()
-	return j
-}
-
-// takeAllSums takes every chunk's clusters from the labeler's sums, on
-// the workers.
-func (c *ChunkedClusterer) takeAllSums(chunks int) {
-	at := growLen(c.sumsAt, 2*chunks)
-	c.sumsAt = at
-	closedAt, openAt := 0, 0
-	for k := range chunks {
-		at[2*k], at[2*k+1] = closedAt, openAt
-		closedAt += int(c.job.Closed[k])
-		openAt += int(c.job.Open[k])
-	}
-	c.parallel(chunks, func(_, k int) {
-		c.takeSums(k, &c.job, at[2*k], at[2*k+1])
-	})
 }
 
 // join joins the hits of each pair.
@@ -511,7 +561,7 @@ func (c *ChunkedClusterer) finishBorders(final bool, chunks int) int64 {
 	}
 	c.groupByRoot()
 	b := &c.buf
-	limit := c.now - c.cfg.Dt
+	limit := c.bufNow - c.cfg.Dt
 	bound := int64(math.MaxInt64)
 	span := c.cfg.span()
 	c.small.Reset()

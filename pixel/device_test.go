@@ -208,3 +208,14 @@ func uniformHits(r *rand.Rand, n, width, height int, step pixel.Time) *pixel.Hit
 	}
 	return h
 }
+
+// TestDeviceBecomesCalibrated: a stream whose energies start midway gives
+// the same clusters with the device summing as on the workers alone (see
+// BecomesCalibrated).
+func TestDeviceBecomesCalibrated(t *testing.T) {
+	_, lab := labeler(t)
+	lab.SetSums(true)
+	if err := pixel.BecomesCalibrated(lab); err != nil {
+		t.Fatal(err)
+	}
+}

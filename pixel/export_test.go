@@ -7,6 +7,7 @@ var (
 	Feed              = feed
 	EqualClusters     = equalClusters
 	EqualFeatures     = equalFeatures
+	BecomesCalibrated = becomesCalibrated
 )
 
 // SetSizes sets the new hits a buffer of c takes and the hits a chunk

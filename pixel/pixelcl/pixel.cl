@@ -78,11 +78,10 @@ static bool isOpen(__global const uchar *reach, __global const int *last, int r,
 
 // count marks, for chunk k of the labelled hits, the roots of the clusters
 // that may reach past it (a hit at or before start[k] or at or after
-// end[k], or among the first carried hits of the buffer) and each root's
-// last hit, and counts the chunk's closed clusters and its open clusters'
-// hits.
+// end[k]) and each root's last hit, and counts the chunk's closed clusters
+// and its open clusters' hits.
 __kernel void count(__global const long *toa, __global const int *parent, __global const int *bounds, int chunks,
-                    __global const long *start, __global const long *end, int carried, long span,
+                    __global const long *start, __global const long *end, long span,
                     __global uchar *reach, __global int *last, __global int *closed, __global int *opened) {
 	int k = get_global_id(0);
 	if (k >= chunks) {
@@ -95,7 +94,7 @@ __kernel void count(__global const long *toa, __global const int *parent, __glob
 	}
 	for (int i = lo; i < hi; i++) {
 		int r = parent[i];
-		if (toa[i] <= s || toa[i] >= e || i < carried) {
+		if (toa[i] <= s || toa[i] >= e) {
 			reach[r] = 1;
 		}
 		last[r] = i;

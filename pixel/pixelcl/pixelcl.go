@@ -233,7 +233,7 @@ func (l *Labeler) summarise(job *pixel.ChunkJob, x, y, toa, bnd, par *opencl.Buf
 	if err != nil {
 		return err
 	}
-	err = l.count.SetArgs(toa, par, bnd, int32(chunks), start, end, int32(job.Carried), job.Span, reach, last, closed, opened)
+	err = l.count.SetArgs(toa, par, bnd, int32(chunks), start, end, job.Span, reach, last, closed, opened)
 	if err != nil {
 		return err
 	}
