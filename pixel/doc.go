@@ -79,4 +79,10 @@
 // Every feature sum is exact (integers for ToT, 128-bit fixed point for
 // energies), so features do not depend on the order in which a cluster's
 // hits were joined: all modes give the same bits.
+//
+// A stream is calibrated (its hits carry energies) from its first batch
+// or not at all, as the command line's runs are. When energies start
+// midway, the hits before count as zero energy, and the clusters a
+// clusterer finished before the first calibrated batch keep features from
+// the ToT: which clusters those are depends on the mode's buffering.
 package pixel
