@@ -2,6 +2,7 @@ package pixel_test
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -34,7 +35,7 @@ func labeler(t *testing.T) (*opencl.Context, *pixelcl.Labeler) {
 // crossing many chunks, clusters larger than a chunk, pile-up, late hits,
 // clock restarts), in buffers and chunks of random sizes. Keeping the
 // members, the host sums the clusters; else the device sums the closed
-// ones, unless told not to.
+// ones, unless told not to. The matrices' entries are 16 or 32 bits.
 func TestDeviceMatchesSequential(t *testing.T) {
 	_, lab := labeler(t)
 	pixel.AgainstSequential(t, 60, 11, func(t *testing.T, r *rand.Rand, seed int, cfg pixel.Config, h *pixel.Hits, seq *pixel.Clusterer, want *pixel.Clusters) {
@@ -51,6 +52,7 @@ func TestDeviceMatchesSequential(t *testing.T) {
 		keep := r.IntN(2) == 0
 		c.KeepMembers(keep)
 		lab.SetSums(r.IntN(4) != 0)
+		lab.SetWideMatrices(r.IntN(2) == 0)
 		got := pixel.Feed(r, c, h)
 		if err := c.Err(); err != nil {
 			t.Fatal(err)
@@ -217,5 +219,74 @@ func TestDeviceBecomesCalibrated(t *testing.T) {
 	lab.SetSums(true)
 	if err := pixel.BecomesCalibrated(lab); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestDeviceLongChunks: chunks of more than 65,535 hits, which 16-bit
+// matrix entries cannot index, take 32-bit ones, and give the sequential
+// clusters; shorter chunks take 16-bit entries.
+func TestDeviceLongChunks(t *testing.T) {
+	_, lab := labeler(t)
+	r := rand.New(rand.NewPCG(9, 10))
+	h := uniformHits(r, 140000, 16, 16, 10)
+	cfg := pixel.Config{Dt: 1000, Width: 16, Height: 16}
+	seq, err := pixel.NewClusterer(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := pixel.Feed(r, seq, h)
+	for _, chunk := range []int{70000, 5000} {
+		c, err := pixel.NewChunkedClusterer(cfg, 2, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.SetLabeler(lab)
+		pixel.SetSizes(c, 140000, chunk)
+		lab.TakeTimings()
+		got := pixel.Feed(r, c, h)
+		if err := errors.Join(c.Err(), pixel.EqualFeatures(got, want)); err != nil {
+			t.Fatalf("chunks of %d: %v", chunk, err)
+		}
+		if tm := lab.TakeTimings(); (tm.Wide > 0) != (chunk > math.MaxUint16) || tm.Buffers == 0 {
+			t.Fatalf("chunks of %d: %d of %d buffers with 32-bit matrices", chunk, tm.Wide, tm.Buffers)
+		}
+	}
+}
+
+// BenchmarkDeviceLayouts measures the chunked union-find with its chunk
+// step on the device, in buffers of 2^21 hits as on a GPU, by the
+// matrices' entries (the paper's 16 bits or 32) and the chunk length: the
+// rate through the clusterer, and the chunk step's time on the device per
+// buffer (label-ms).
+func BenchmarkDeviceLayouts(b *testing.B) {
+	ctx := devicetest.Open(b)
+	lab, err := pixelcl.New(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer lab.Close()
+	for _, ds := range []string{"gamma", "pion45"} {
+		batches := simulated(b, ds, 1<<22, 10)
+		for _, chunk := range []int{1024, 256} {
+			for _, bits := range []int{16, 32} {
+				b.Run(fmt.Sprintf("%s/chunk=%d/matrix=%d", ds, chunk, bits), func(b *testing.B) {
+					c, err := pixel.NewChunkedClusterer(pixel.DefaultConfig(), 0, 0)
+					if err != nil {
+						b.Fatal(err)
+					}
+					c.SetLabeler(lab)
+					pixel.SetSizes(c, 1<<21, chunk)
+					lab.SetWideMatrices(bits == 32)
+					lab.TakeTimings()
+					benchStream(b, batches, c)
+					if tm := lab.TakeTimings(); tm.Buffers > 0 {
+						b.ReportMetric(tm.Label.Seconds()*1e3/float64(tm.Buffers), "label-ms")
+					}
+					if err := c.Err(); err != nil {
+						b.Fatal(err)
+					}
+				})
+			}
+		}
 	}
 }

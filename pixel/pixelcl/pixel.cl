@@ -21,23 +21,37 @@ static void unite(__global int *parent, int a, int b) {
 	}
 }
 
+// cell is entry q of a matrix of 32-bit entries (wide) or 16-bit ones.
+static int cell(__global const uchar *mat, int q, int wide) {
+	return wide ? ((__global const int *)mat)[q] : ((__global const ushort *)mat)[q];
+}
+
+static void setCell(__global uchar *mat, int q, int wide, int v) {
+	if (wide) {
+		((__global int *)mat)[q] = v;
+	} else {
+		((__global ushort *)mat)[q] = (ushort)v;
+	}
+}
+
 // label clusters chunks [bounds[k], bounds[k + 1]), work-item m of
 // matrices taking chunks m, m + matrices, ...: each hit in turn is joined
 // with the last hit so far of each of its nine pixels within dt of it,
 // and becomes its pixel's last unless that one is later. mats holds a
 // matrix of cells entries (the sensor with a border of one pixel, rows of
 // stride) per work-item: 0, or the pixel's last hit as its index in the
-// chunk plus one; all zero between uses. Then every hit points at its
+// chunk plus one, in 16 bits as the paper's (chunks of at most 65,535
+// hits) or 32 (wide); all zero between uses. Then every hit points at its
 // cluster's root. Work-items past matrices (the launch is rounded up to
 // whole work-groups) do nothing.
 __kernel void label(__global const ushort *x, __global const ushort *y, __global const long *toa,
-                    __global const int *bounds, int chunks, long dt, int stride, int cells, int matrices,
-                    __global int *mats, __global int *parent) {
+                    __global const int *bounds, int chunks, long dt, int stride, int cells, int matrices, int wide,
+                    __global uchar *mats, __global int *parent) {
 	int m = get_global_id(0);
 	if (m >= matrices) {
 		return;
 	}
-	__global int *mat = mats + (size_t)m * (size_t)cells;
+	__global uchar *mat = mats + (size_t)m * (size_t)cells * (wide ? 4 : 2);
 	for (int k = m; k < chunks; k += matrices) {
 		int lo = bounds[k], hi = bounds[k + 1], base = lo - 1;
 		for (int i = lo; i < hi; i++) {
@@ -48,7 +62,7 @@ __kernel void label(__global const ushort *x, __global const ushort *y, __global
 			long t = toa[i];
 			for (int row = p - stride; row <= p + stride; row += stride) {
 				for (int q = row - 1; q <= row + 1; q++) {
-					int r = mat[q];
+					int r = cell(mat, q, wide);
 					if (r != 0) {
 						long d = t - toa[base + r];
 						if (d <= dt && d >= -dt) {
@@ -57,13 +71,13 @@ __kernel void label(__global const ushort *x, __global const ushort *y, __global
 					}
 				}
 			}
-			int r = mat[p];
+			int r = cell(mat, p, wide);
 			if (r == 0 || toa[base + r] <= t) {
-				mat[p] = i - base;
+				setCell(mat, p, wide, i - base);
 			}
 		}
 		for (int i = lo; i < hi; i++) {
-			mat[(y[i] + 1) * stride + x[i] + 1] = 0;
+			setCell(mat, (y[i] + 1) * stride + x[i] + 1, wide, 0);
 			parent[i] = parent[parent[i]]; // a parent is an earlier hit, already at its root
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"time"
 
@@ -41,7 +42,8 @@ type Labeler struct {
 	label, count     *opencl.Kernel
 	sum              *opencl.Kernel
 	bufs             *opencl.Buffers
-	cells            int     // entries of the matrices' buffer known zero between calls
+	zeroed           int     // bytes of the matrices' buffer known zero between calls
+	wide             bool    // 32-bit matrix entries even where 16 bits hold a chunk's (to measure)
 	bounds           []int32 // the chunks' bounds as the kernels read them
 	closedAt, openAt []int32
 	timings          Timings
@@ -51,6 +53,7 @@ type Labeler struct {
 // calls since the last TakeTimings.
 type Timings struct {
 	Buffers, Hits    int           // the calls with hits, and their hits
+	Wide             int           // the calls whose matrices took 32-bit entries
 	Upload, Download time.Duration // the transfers, as the caller waited for them
 	Label, Sums      time.Duration // the kernels on the device: the chunk step; the count and sum steps
 	Wall             time.Duration // the calls, end to end
@@ -107,6 +110,15 @@ func (l *Labeler) SetSums(on bool) {
 	l.sums = on
 }
 
+// SetWideMatrices makes the matrices' entries 32-bit even where the
+// paper's 16 bits hold every chunk's hits (a chunk of at most 65,535), as
+// New does not: to compare the two layouts.
+func (l *Labeler) SetWideMatrices(wide bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.wide = wide
+}
+
 // Sums reports whether the device sums (see SetSums).
 func (l *Labeler) Sums() bool {
 	l.mu.Lock()
@@ -132,7 +144,7 @@ func (l *Labeler) Label(job *pixel.ChunkJob) error {
 	start := time.Now()
 	defer func() { l.timings.Wall += time.Since(start) }()
 	if err := l.run(job); err != nil {
-		l.cells = 0 // a kernel cut short may leave entries: zeroed anew before the next use
+		l.zeroed = 0 // a kernel cut short may leave entries: zeroed anew before the next use
 		return fmt.Errorf("pixelcl: %s: %w", l.ctx.Device, err)
 	}
 	return nil
@@ -193,21 +205,32 @@ func (l *Labeler) labelChunks(job *pixel.ChunkJob, x, y, toa, bnd, par *opencl.B
 	chunks, cfg := len(job.Bounds)-1, job.Config
 	stride := cfg.Width + 2
 	cells := stride * (cfg.Height + 2)
+	// The paper's 16-bit entries (a hit's index in its chunk plus one)
+	// where every chunk allows, half the memory of 32-bit ones.
+	wide, entry := l.wide, 2
+	for k := range chunks {
+		wide = wide || job.Bounds[k+1]-job.Bounds[k] > math.MaxUint16
+	}
+	if wide {
+		entry = 4
+		l.timings.Wide++
+	}
 	d := l.ctx.Device
 	budget := min(d.MaxAlloc, d.GlobalMem/4)
-	matrices := int(min(int64(chunks), max(1, budget/int64(4*cells))))
-	mats, err := l.bufs.Get("mats", 4*matrices*cells)
+	matrices := int(min(int64(chunks), max(1, budget/int64(entry*cells))))
+	mats, err := l.bufs.Get("mats", entry*matrices*cells)
 	if err != nil {
 		return err
 	}
-	if l.cells < matrices*cells {
+	if l.zeroed < entry*matrices*cells {
 		// The matrices start zero, and each work-item leaves its own so.
 		if err := errors.Join(mats.Zero(), l.ctx.Finish()); err != nil {
 			return err
 		}
-		l.cells = mats.Size / 4
+		l.zeroed = mats.Size
 	}
-	if err := l.label.SetArgs(x, y, toa, bnd, int32(chunks), int64(cfg.Dt), int32(stride), int32(cells), int32(matrices), mats, par); err != nil {
+	err = l.label.SetArgs(x, y, toa, bnd, int32(chunks), int64(cfg.Dt), int32(stride), int32(cells), int32(matrices), boolInt(wide), mats, par)
+	if err != nil {
 		return err
 	}
 	return launch(l.label, matrices, &l.timings.Label)
@@ -254,9 +277,9 @@ func (l *Labeler) summarise(job *pixel.ChunkJob, x, y, toa, bnd, par *opencl.Buf
 		closedN += int(job.Closed[k])
 		openN += int(job.Open[k])
 	}
-	fields, calibrated := pixel.SumFields, int32(0)
+	fields := pixel.SumFields
 	if h.Calibrated() {
-		fields, calibrated = pixel.SumFieldsCalibrated, 1
+		fields = pixel.SumFieldsCalibrated
 	}
 	closedAt, errC := l.bufs.Get("closedAt", 4*chunks)
 	openAt, errO := l.bufs.Get("openAt", 4*chunks)
@@ -274,7 +297,7 @@ func (l *Labeler) summarise(job *pixel.ChunkJob, x, y, toa, bnd, par *opencl.Buf
 	if err != nil {
 		return err
 	}
-	err = l.sum.SetArgs(x, y, toa, tot, energy, calibrated, int32(fields), par, bnd, int32(chunks), job.Span, reach, last, closedAt, openAt, slot, sums, openHits)
+	err = l.sum.SetArgs(x, y, toa, tot, energy, boolInt(h.Calibrated()), int32(fields), par, bnd, int32(chunks), job.Span, reach, last, closedAt, openAt, slot, sums, openHits)
 	if err != nil {
 		return err
 	}
@@ -305,6 +328,14 @@ func launch(k *opencl.Kernel, items int, d *time.Duration) error {
 	took, err := k.Run([]int{(items + group - 1) / group * group}, []int{group})
 	*d += took
 	return err
+}
+
+// boolInt is b as a kernel's int argument.
+func boolInt(b bool) int32 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // growLen is s with length n, its storage kept when large enough.
