@@ -77,14 +77,7 @@ func TestDeviceMatchesSequential(t *testing.T) {
 func TestDeviceLost(t *testing.T) {
 	ctx, lab := labeler(t)
 	r := rand.New(rand.NewPCG(5, 6))
-	h := uniformHits(r, 3000, 16, 16, 40)
-	cfg := pixel.Config{Dt: 200, Width: 16, Height: 16}
-	seq, err := pixel.NewClusterer(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	seq.KeepMembers(true)
-	want := pixel.Feed(r, seq, h)
+	h, cfg, want := uniformCase(t, r, 3000, 16, 40, 200)
 	if want.Len() < 100 {
 		t.Fatalf("only %d clusters", want.Len())
 	}
@@ -211,6 +204,20 @@ func uniformHits(r *rand.Rand, n, width, height int, step pixel.Time) *pixel.Hit
 	return h
 }
 
+// uniformCase is n hits at random on a side x side sensor, step apart,
+// clustered with dt, and the sequential clusterer's clusters of them,
+// members kept.
+func uniformCase(t *testing.T, r *rand.Rand, n, side int, step, dt pixel.Time) (*pixel.Hits, pixel.Config, *pixel.Clusters) {
+	h := uniformHits(r, n, side, side, step)
+	cfg := pixel.Config{Dt: dt, Width: side, Height: side}
+	seq, err := pixel.NewClusterer(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seq.KeepMembers(true)
+	return h, cfg, pixel.Feed(r, seq, h)
+}
+
 // TestDeviceBecomesCalibrated: a stream whose energies start midway gives
 // the same clusters with the device summing as on the workers alone (see
 // BecomesCalibrated).
@@ -228,13 +235,7 @@ func TestDeviceBecomesCalibrated(t *testing.T) {
 func TestDeviceLongChunks(t *testing.T) {
 	_, lab := labeler(t)
 	r := rand.New(rand.NewPCG(9, 10))
-	h := uniformHits(r, 140000, 16, 16, 10)
-	cfg := pixel.Config{Dt: 1000, Width: 16, Height: 16}
-	seq, err := pixel.NewClusterer(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := pixel.Feed(r, seq, h)
+	h, cfg, want := uniformCase(t, r, 140000, 16, 10, 1000)
 	for _, chunk := range []int{70000, 5000} {
 		c, err := pixel.NewChunkedClusterer(cfg, 2, 0)
 		if err != nil {
