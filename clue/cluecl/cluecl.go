@@ -236,11 +236,13 @@ func (c *Clusterer) batchPoints() int {
 	return DefaultBatch
 }
 
-// resize gives the result n points.
-func resize(res *clue.Result, n int) {
+// resize gives the result n points, and reports whether in new memory.
+func resize(res *clue.Result, n int) (fresh bool) {
+	fresh = cap(res.Rho) < n
 	res.Rho, res.Delta, res.NH = sized(res.Rho, n), sized(res.Delta, n), sized(res.NH, n)
 	res.IsSeed, res.ClusterID = sized(res.IsSeed, n), sized(res.ClusterID, n)
 	res.Clusters, res.Outliers = 0, 0
+	return fresh
 }
 
 func sized[T any](s []T, n int) []T {
@@ -371,15 +373,15 @@ func (c *Clusterer) runBatches(in *clue.Points, p clue.Params) (*clue.Result, er
 		return nil, err
 	}
 	res := &c.result
-	resize(res, in.Len())
+	fresh := resize(res, in.Len())
 	spans, perm := eventSpans(in.Event, c.batchPoints())
 	var err error
 	if perm == nil {
-		err = c.clusterSpans(in, p, spans, res)
+		err = c.clusterSpans(in, p, spans, res, fresh)
 	} else {
 		var grouped clue.Result
 		resize(&grouped, len(perm))
-		if err = c.clusterSpans(gather(in, perm), p, spans, &grouped); err == nil {
+		if err = c.clusterSpans(gather(in, perm), p, spans, &grouped, true); err == nil {
 			scatter(&grouped, perm, res)
 		}
 	}
@@ -396,12 +398,12 @@ func (c *Clusterer) runBatches(in *clue.Points, p clue.Params) (*clue.Result, er
 }
 
 // clusterSpans clusters the stretches spans of in, each of whole events,
-// into the same stretches of res. Four batches are in hand at a time: a
+// into the same stretches of res (fresh: in memory not written yet). Four batches are in hand at a time: a
 // goroutine prepares one on the host (its view and grid) while the one
 // before is uploaded on the upload queue, the one before that is
 // clustered, and the results of the one before that come back on the
 // download queue and are numbered per event on the host.
-func (c *Clusterer) clusterSpans(in *clue.Points, p clue.Params, spans [][2]int, res *clue.Result) (err error) {
+func (c *Clusterer) clusterSpans(in *clue.Points, p clue.Params, spans [][2]int, res *clue.Result, fresh bool) (err error) {
 	type prepared struct {
 		b   *batch
 		err error
@@ -507,7 +509,7 @@ func (c *Clusterer) clusterSpans(in *clue.Points, p clue.Params, spans [][2]int,
 				// already mapped, the run's result perhaps not yet.
 				c.numbers[set].Number(slice(in, sp), dst)
 				if staged {
-					copyResult(&part, &views)
+					copyResult(&part, &views, fresh)
 				}
 			}
 		})

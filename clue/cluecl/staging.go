@@ -6,6 +6,7 @@ import (
 	"github.com/hitflow/hitflow/clue"
 	"github.com/hitflow/hitflow/device/opencl"
 	"github.com/hitflow/hitflow/internal/parts"
+	"github.com/hitflow/hitflow/internal/prefault"
 )
 
 // staging is the pinned host memory of a set of buffers (see
@@ -98,9 +99,17 @@ func resultViews(p *opencl.Pinned, n int) clue.Result {
 }
 
 // copyResult copies the columns and counts of src into dst, of the same
-// length.
-func copyResult(dst, src *clue.Result) {
+// length; fresh: dst is memory not written yet, prefaulted a part at a
+// time (see package prefault).
+func copyResult(dst, src *clue.Result, fresh bool) {
 	parts.Run(len(src.Rho), 0, minPart, func(_, lo, hi int) {
+		if fresh {
+			prefault.Slice(dst.Rho[lo:hi])
+			prefault.Slice(dst.Delta[lo:hi])
+			prefault.Slice(dst.NH[lo:hi])
+			prefault.Slice(dst.ClusterID[lo:hi])
+			prefault.Slice(dst.IsSeed[lo:hi])
+		}
 		copy(dst.Rho[lo:hi], src.Rho[lo:hi])
 		copy(dst.Delta[lo:hi], src.Delta[lo:hi])
 		copy(dst.NH[lo:hi], src.NH[lo:hi])
