@@ -697,8 +697,17 @@ func (c *ChunkedClusterer) carriedSums(i int32) *foldedSums {
 // groupByRoot orders the border hits by root, keeping arrival order within
 // a root: a counting sort over the buffer's indices, linear even when every
 // hit is on a border (clusters of thousands of hits cross every chunk).
+// A few border hits among many (a device's buffer of millions) are
+// sorted by root and index instead, without a pass over the buffer: a
+// root's hits come chunk after chunk, each chunk's in index order.
 func (c *ChunkedClusterer) groupByRoot() {
 	n := c.buf.Len()
+	if len(c.edge) < n/64 {
+		slices.SortFunc(c.edge, func(a, b rootHit) int {
+			return cmp.Or(cmp.Compare(a.root, b.root), cmp.Compare(a.hit, b.hit))
+		})
+		return
+	}
 	cnt := growLen(c.rootCount, n+1)
 	c.rootCount = cnt
 	clear(cnt)
