@@ -398,11 +398,11 @@ func (c *Clusterer) runBatches(in *clue.Points, p clue.Params) (*clue.Result, er
 }
 
 // clusterSpans clusters the stretches spans of in, each of whole events,
-// into the same stretches of res (fresh: in memory not written yet). Four batches are in hand at a time: a
-// goroutine prepares one on the host (its view and grid) while the one
-// before is uploaded on the upload queue, the one before that is
-// clustered, and the results of the one before that come back on the
-// download queue and are numbered per event on the host.
+// into the same stretches of res (fresh: in memory not written yet). Four
+// batches are in hand at a time: a goroutine prepares one on the host (its
+// view and grid) while the one before is uploaded on the upload queue, the
+// one before that is clustered, and the results of the one before that
+// come back on the download queue and are numbered per event on the host.
 func (c *Clusterer) clusterSpans(in *clue.Points, p clue.Params, spans [][2]int, res *clue.Result, fresh bool) (err error) {
 	type prepared struct {
 		b   *batch
