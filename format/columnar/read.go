@@ -61,8 +61,16 @@ func openParquet(name string) (*file.Reader, *pqarrow.FileReader, error) {
 	return rdr, fr, nil
 }
 
-// checkColumns reports a column of fields missing from the table.
+// checkColumns reports a column of fields missing from the table, and
+// columns of other lengths than the table's: arrow-go takes a Parquet
+// table's length from its first column and only checks that the others
+// are not shorter, so a damaged file can give longer ones.
 func checkColumns(name string, tbl arrow.Table, fields []arrow.Field) error {
+	for i := range int(tbl.NumCols()) {
+		if c := tbl.Column(i); int64(c.Len()) != tbl.NumRows() {
+			return fmt.Errorf("%s: column %s has %d rows, the table %d", name, c.Name(), c.Len(), tbl.NumRows())
+		}
+	}
 	for _, want := range fields {
 		idx := tbl.Schema().FieldIndices(want.Name)
 		if len(idx) != 1 || !arrow.TypeEqual(tbl.Schema().Field(idx[0]).Type, want.Type) {
