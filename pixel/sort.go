@@ -2,6 +2,7 @@ package pixel
 
 import (
 	"cmp"
+	"fmt"
 	"math/bits"
 	"slices"
 )
@@ -15,6 +16,12 @@ type timeSort struct {
 	inOrder, late []int32
 	lateToA       []Time
 	latePerm      []int32
+	// dev, when set, sorts the keys of batches of at least dev.MinKeys;
+	// devErr is its first failure (the batch is sorted here, and so are
+	// the batches after it), devBatches the batches it sorted.
+	dev        KeySorter
+	devErr     error
+	devBatches int
 }
 
 // timeRange is what sortByTime needs to know of a batch's times, found
@@ -55,8 +62,38 @@ func (s *timeSort) sortByTime(toa []Time, r timeRange) []int32 {
 	case r.fewBehind(n):
 		return s.mergeBehind(perm, toa, r.behind)
 	}
-	radixSort(perm, toa, r, &s.keys, &s.tmp)
+	s.radix(perm, toa, r)
 	return perm
+}
+
+// radix is radixSort, on the device where one is set and the batch is
+// large enough.
+func (s *timeSort) radix(perm []int32, toa []Time, r timeRange) {
+	if s.dev != nil && s.devErr == nil && len(toa) >= s.dev.MinKeys() {
+		if keys, idxBits, keyBits, ok := radixKeys(toa, r, &s.keys); ok {
+			if s.devErr = s.dev.SortKeys(keys, idxBits, keyBits, perm); s.devErr == nil {
+				if s.devErr = checkOrder(perm, toa); s.devErr == nil {
+					s.devBatches++
+					return
+				}
+			}
+		}
+	}
+	radixSort(perm, toa, r, &s.keys, &s.tmp)
+}
+
+// checkOrder checks that perm orders toa stably: its entries in range and
+// their (time, index) rising, which also makes them a permutation. A
+// device's order is checked so, in one pass, before any hit moves.
+func checkOrder(perm []int32, toa []Time) error {
+	prev, prevT := int32(-1), Time(-1<<63)
+	for k, i := range perm {
+		if i < 0 || int(i) >= len(toa) || toa[i] < prevT || toa[i] == prevT && i <= prev {
+			return fmt.Errorf("pixel: the key sorter's order breaks at place %d of %d (index %d)", k, len(perm), i)
+		}
+		prev, prevT = i, toa[i]
+	}
+	return nil
 }
 
 // fewBehind reports whether mergeBehind sorts a batch of n times with
@@ -100,7 +137,7 @@ func (s *timeSort) mergeBehind(perm []int32, toa []Time, behind int) []int32 {
 	}
 	order := growLen(s.latePerm, len(times))
 	s.latePerm = order
-	radixSort(order, times, r, &s.keys, &s.tmp)
+	s.radix(order, times, r)
 	k, i := 0, 0
 	for _, j := range order {
 		t := times[j]
@@ -130,29 +167,51 @@ func (s *timeSort) mergeBehind(perm []int32, toa []Time, behind int) []int32 {
 // pass writes the permutation. A batch whose offsets and indices do not fit
 // in 64 bits (one spanning over half an hour) is sorted by comparison.
 func radixSort(perm []int32, toa []Time, r timeRange, keysBuf, tmpBuf *[]uint64) {
-	n := len(toa)
-	if n == 0 {
-		return
-	}
-	idxBits := uint(bits.Len(uint(n - 1)))
-	zeros := uint(bits.TrailingZeros64(r.diffs)) & 63
-	span := uint64(r.hi-r.lo) >> zeros
-	keyBits := uint(bits.Len64(span / 25))
-	keys, tmp := growLen(*keysBuf, n), growLen(*tmpBuf, n)
-	*keysBuf, *tmpBuf = keys, tmp
-	if keyBits+idxBits <= 64 && !scaledKeys(keys, toa, r.lo, zeros, 25, idxBits) {
-		keyBits = uint(bits.Len64(span))
-		if keyBits+idxBits <= 64 {
-			scaledKeys(keys, toa, r.lo, zeros, 1, idxBits)
-		}
-	}
-	if keyBits+idxBits > 64 {
+	keys, idxBits, keyBits, ok := radixKeys(toa, r, keysBuf)
+	if !ok {
 		for i := range perm {
 			perm[i] = int32(i)
 		}
 		slices.SortStableFunc(perm, func(a, b int32) int { return cmp.Compare(toa[a], toa[b]) })
 		return
 	}
+	radixPasses(perm, keys, tmpBuf, idxBits, keyBits)
+}
+
+// radixKeys writes to *keysBuf the keys radixSort sorts, and returns them
+// with the bits of the indices under the offsets and those of the
+// offsets; ok is false, and the keys unset, where they do not fit in 64
+// bits together.
+func radixKeys(toa []Time, r timeRange, keysBuf *[]uint64) (keys []uint64, idxBits, keyBits uint, ok bool) {
+	n := len(toa)
+	if n == 0 {
+		return nil, 0, 0, true
+	}
+	idxBits = uint(bits.Len(uint(n - 1)))
+	zeros := uint(bits.TrailingZeros64(r.diffs)) & 63
+	span := uint64(r.hi-r.lo) >> zeros
+	keyBits = uint(bits.Len64(span / 25))
+	keys = growLen(*keysBuf, n)
+	*keysBuf = keys
+	if keyBits+idxBits <= 64 && !scaledKeys(keys, toa, r.lo, zeros, 25, idxBits) {
+		keyBits = uint(bits.Len64(span))
+		if keyBits+idxBits <= 64 {
+			scaledKeys(keys, toa, r.lo, zeros, 1, idxBits)
+		}
+	}
+	return keys, idxBits, keyBits, keyBits+idxBits <= 64
+}
+
+// radixPasses sorts keys made by radixKeys by their offsets and writes
+// their indices in that order to perm; *tmpBuf is scratch, and the keys
+// are left in any order.
+func radixPasses(perm []int32, keys []uint64, tmpBuf *[]uint64, idxBits, keyBits uint) {
+	n := len(keys)
+	if n == 0 {
+		return
+	}
+	tmp := growLen(*tmpBuf, n)
+	*tmpBuf = tmp
 	// The keys are counted and moved in four quarters side by side: in
 	// nearly sorted data most keys share the digit of the one before, and
 	// the increments of one counter would wait on each other; four
@@ -206,7 +265,6 @@ func radixSort(perm []int32, toa []Time, r timeRange, keysBuf, tmpBuf *[]uint64)
 		}
 		keys, tmp = tmp, keys
 	}
-	*keysBuf, *tmpBuf = keys, tmp
 }
 
 // permute is the last pass of radixSort: the keys' indices go to their

@@ -37,6 +37,33 @@ func NewSorter(window, restart Time) (*Sorter, error) {
 	return s, nil
 }
 
+// KeySorter sorts the keys of a [Sorter]'s large batches on an
+// accelerator: package pixel/pixelcl's Sorter is one, on an OpenCL
+// device. The Sorter makes the keys and merges and gathers the hits as
+// without it, so the order is the same.
+type KeySorter interface {
+	// SortKeys sorts keys, each a time offset of bits bits above the
+	// index of its hit in the batch (the from bits below, the keys in the
+	// order of their indices), by offset, stably, and writes their
+	// indices in that order to perm, of the keys' length.
+	SortKeys(keys []uint64, from, bits uint, perm []int32) error
+	// MinKeys is the fewest keys worth the device's transfers and
+	// launches; smaller batches are sorted on the host.
+	MinKeys() int
+}
+
+// SetKeySorter makes k sort the batches that are not nearly in order and
+// hold at least k.MinKeys hits (nil: the host sorts all). A failure of k
+// is reported by Err, and from that batch on the host sorts, so that
+// nothing is lost.
+func (s *Sorter) SetKeySorter(k KeySorter) { s.order.dev, s.order.devErr = k, nil }
+
+// Err returns the key sorter's first failure (see SetKeySorter).
+func (s *Sorter) Err() error { return s.order.devErr }
+
+// DeviceBatches is the number of batches the key sorter sorted.
+func (s *Sorter) DeviceBatches() int { return s.order.devBatches }
+
 // reset forgets the times seen, for a new stream.
 func (s *Sorter) reset() { s.released, s.maxSeen = -1<<63, -1<<63 }
 

@@ -248,3 +248,54 @@ func mustSorter(t *testing.T, window Time) *Sorter {
 	}
 	return s
 }
+
+// stableKeys is a KeySorter by comparison, obviously right; broken, it
+// swaps two places of its order, as a faulty device might.
+type stableKeys struct {
+	broken bool
+	calls  int
+}
+
+func (k *stableKeys) MinKeys() int { return 2 }
+
+func (k *stableKeys) SortKeys(keys []uint64, from, _ uint, perm []int32) error {
+	k.calls++
+	for i := range perm {
+		perm[i] = int32(i)
+	}
+	slices.SortStableFunc(perm, func(a, b int32) int { return cmp.Compare(keys[a]>>from, keys[b]>>from) })
+	if k.broken {
+		perm[0], perm[len(perm)-1] = perm[len(perm)-1], perm[0]
+	}
+	return nil
+}
+
+// TestKeySorter: the batches a key sorter sorts come out as the host
+// sorts them; an order that is not the times' is refused (Err) and the
+// host sorts instead, so the hits are still the same.
+func TestKeySorter(t *testing.T) {
+	calls := 0
+	for seed := range 40 {
+		r := rand.New(rand.NewPCG(uint64(seed), 12))
+		tc := generators["uniform"](r)
+		window := Time(r.Int64N(int64(tc.dt)*8 + 2))
+		in := disordered(r, tc, window)
+		batches := r.Uint64()
+		want := sortStream(rand.New(rand.NewPCG(batches, 0)), mustSorter(t, window), in)
+		for _, broken := range []bool{false, true} {
+			s, k := mustSorter(t, window), &stableKeys{broken: broken}
+			s.SetKeySorter(k)
+			got := sortStream(rand.New(rand.NewPCG(batches, 0)), s, in)
+			if !slices.Equal(got.ToA, want.ToA) || !slices.Equal(got.ToT, want.ToT) || !slices.Equal(got.X, want.X) {
+				t.Fatalf("seed %d, broken %v: another order than the host's", seed, broken)
+			}
+			if (s.Err() != nil) != (broken && k.calls > 0) || broken && k.calls > 1 || !broken && s.DeviceBatches() != k.calls {
+				t.Fatalf("seed %d, broken %v: Err %v, %d of %d batches sorted on the key sorter", seed, broken, s.Err(), s.DeviceBatches(), k.calls)
+			}
+			calls += k.calls
+		}
+	}
+	if calls < 40 {
+		t.Fatalf("only %d batches went to the key sorter", calls)
+	}
+}

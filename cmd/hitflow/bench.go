@@ -15,6 +15,7 @@ import (
 	"github.com/hitflow/hitflow/internal/bench"
 	"github.com/hitflow/hitflow/online"
 	"github.com/hitflow/hitflow/pixel"
+	"github.com/hitflow/hitflow/pixel/pixelcl"
 	"github.com/hitflow/hitflow/pixel/pixelsim"
 	"github.com/hitflow/hitflow/pixel/tpx3"
 )
@@ -247,7 +248,7 @@ func runBenchPixel(ctx context.Context, o pixelBenchOptions, stdout, stderr io.W
 	if o.device == "cpu" {
 		return bench.RunPixel(ctx, b, stdout, stderr)
 	}
-	lab, closeDevice, err := openLabeler(o.device)
+	lab, closeDevice, err := openOn(o.device, pixelcl.New)
 	if err != nil {
 		return err
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/hitflow/hitflow/pixel"
 	"github.com/hitflow/hitflow/pixel/analysis"
 	"github.com/hitflow/hitflow/pixel/pipeline"
+	"github.com/hitflow/hitflow/pixel/pixelcl"
 	"github.com/hitflow/hitflow/pixel/pixelsim"
 	"github.com/hitflow/hitflow/pixel/tpx3"
 )
@@ -68,7 +69,8 @@ sequential and lanes on the first few million hits and keeps the faster
 (sequential without a trial of lanes when it leaves no core idle or
 waits for reading or writing). --mode chunked --device opencl clusters
 the chunks on an OpenCL device (local definition; the other definitions
-run on the CPU cores, without --device).
+run on the CPU cores, without --device), and sorts there the batches of
+the reorder window that are not nearly in order.
 The clusters file format follows the extension: .csv (default, stdout with
 -o -), .clog (ADVACAM cluster log), .parquet (one row per cluster, compact),
 .arrow (Arrow IPC/Feather, the Parquet columns uncompressed: the fastest to
@@ -258,12 +260,19 @@ func runCluster(ctx context.Context, o clusterOptions, files []string, stdin io.
 	}
 
 	if o.device != "cpu" {
-		lab, closeDevice, err := openLabeler(o.device)
+		// The sort has a context of its own: the reorder stage runs beside
+		// the clustering.
+		lab, closeLabeler, err := openOn(o.device, pixelcl.New)
 		if err != nil {
 			return err
 		}
-		defer closeDevice()
-		job.Labeler = lab
+		defer closeLabeler()
+		sorter, closeSorter, err := openOn(o.device, pixelcl.NewSorter)
+		if err != nil {
+			return err
+		}
+		defer closeSorter()
+		job.Labeler, job.KeySorter = lab, sorter
 	}
 	if o.group.name != "" {
 		var tofEdge *tpx3.TDCEdge

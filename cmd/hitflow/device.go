@@ -7,7 +7,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/hitflow/hitflow/device/opencl"
-	"github.com/hitflow/hitflow/pixel/pixelcl"
 )
 
 // deviceFlag registers --device.
@@ -36,16 +35,17 @@ func openDevice(device string) (*opencl.Context, error) {
 	return d.Open()
 }
 
-// openLabeler opens the device a --device value names with the pixel
-// clustering's chunk step on it, and returns what closes both.
-func openLabeler(device string) (*pixelcl.Labeler, func() error, error) {
+// openOn opens the device a --device value names and what open builds
+// on it (pixelcl.New, pixelcl.NewSorter), and returns what closes both.
+func openOn[T interface{ Close() error }](device string, open func(*opencl.Context) (T, error)) (T, func() error, error) {
+	var none T
 	dev, err := openDevice(device)
 	if err != nil {
-		return nil, nil, err
+		return none, nil, err
 	}
-	l, err := pixelcl.New(dev)
+	v, err := open(dev)
 	if err != nil {
-		return nil, nil, errors.Join(err, dev.Close())
+		return none, nil, errors.Join(err, dev.Close())
 	}
-	return l, func() error { return errors.Join(l.Close(), dev.Close()) }, nil
+	return v, func() error { return errors.Join(v.Close(), dev.Close()) }, nil
 }

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -219,7 +220,12 @@ func TestClusterOnDevice(t *testing.T) {
 	requireOpenCL(t)
 	dir := t.TempDir()
 	quad := "../../../shared/data/tpx3/greg_220ms_TDC_GDC_enabled_20230214_3.tpx3"
-	for _, in := range [][]string{{"--layout", "quad", quad}, nil} {
+	// A readout out of order sorts its batches on the device.
+	disordered := filepath.Join(dir, "disordered.tpx3")
+	if code, _, stderr := hitflow(t, "simulate", "pixel", "--hits", "200000", "--rate", "40", "--disorder", "50us", "-o", disordered); code != 0 {
+		t.Fatal(stderr)
+	}
+	for _, in := range [][]string{{"--layout", "quad", quad}, nil, {disordered}} {
 		if len(in) > 0 {
 			if _, err := os.Stat(quad); err != nil {
 				continue
@@ -231,6 +237,9 @@ func TestClusterOnDevice(t *testing.T) {
 			code, _, stderr := hitflow(t, append([]string{"cluster", "-q", "--mode", "chunked", "--device", device, "-o", out, "--hits", hits}, in...)...)
 			if code != 0 || device == "opencl" && !strings.Contains(stderr, "chunks clustered on opencl:") {
 				t.Fatalf("%v on %s: exit %d, %s", in, device, code, stderr)
+			}
+			if sorted := regexp.MustCompile(`, ([1-9][0-9]*) batches sorted there`).FindStringSubmatch(stderr); device == "opencl" && slices.Contains(in, disordered) && sorted == nil {
+				t.Fatalf("%v on %s: no batch sorted on the device: %s", in, device, stderr)
 			}
 			a, _ := os.ReadFile(out)
 			b, _ := os.ReadFile(hits)

@@ -47,11 +47,14 @@ type Job struct {
 	Workers     int        // clustering goroutines; 0 means all cores
 	// Labeler, when set, does the chunk step of mode Chunked on an
 	// accelerator (pixel/pixelcl); the local definition only.
-	Labeler  pixel.ChunkLabeler
-	Clusters ClusterSink
-	Hits     HitSink                // optional
-	TDC      func([]tpx3.TDC) error // optional
-	Progress func(bytesDone int64)  // optional, called after each batch
+	Labeler pixel.ChunkLabeler
+	// KeySorter, when set, does the radix sorts of the reorder stage on
+	// an accelerator (pixel/pixelcl), any mode.
+	KeySorter pixel.KeySorter
+	Clusters  ClusterSink
+	Hits      HitSink                // optional
+	TDC       func([]tpx3.TDC) error // optional
+	Progress  func(bytesDone int64)  // optional, called after each batch
 	// Flush, when positive, is how often the writing stage flushes the
 	// sinks that can be (a Flush method): a live run's clusters leave
 	// within it, rather than when a buffer fills.
@@ -159,6 +162,8 @@ type Summary struct {
 	Elapsed       time.Duration
 	Chosen        pixel.Mode // the mode auto ended with (see [Chosen])
 	Device        string     // where the chunk step ran, with a Labeler that says (a Where method)
+	SortedOn      string     // where the reorder stage's radix sorts ran, with a KeySorter that says (a Where method)
+	DeviceSorts   int        // the batches sorted there
 }
 
 // String is the one-line summary printed at the end of a run.
@@ -188,6 +193,12 @@ func (s Summary) String() string {
 	}
 	if s.Device != "" {
 		line += ", chunks clustered on " + s.Device
+	}
+	switch {
+	case s.SortedOn != "" && s.SortedOn == s.Device:
+		line += fmt.Sprintf(", %d batches sorted there", s.DeviceSorts)
+	case s.SortedOn != "":
+		line += fmt.Sprintf(", %d batches sorted on %s", s.DeviceSorts, s.SortedOn)
 	}
 	return line
 }
@@ -227,6 +238,13 @@ func Run(ctx context.Context, job Job) (Summary, error) {
 		if sorter, err = pixel.NewSorter(w, job.Cluster.RestartGap()); err != nil {
 			return sum, err
 		}
+		if job.KeySorter != nil {
+			sorter.SetKeySorter(job.KeySorter)
+			sum.SortedOn = "the device"
+			if w, ok := job.KeySorter.(interface{ Where() string }); ok {
+				sum.SortedOn = w.Where()
+			}
+		}
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -239,8 +257,11 @@ func Run(ctx context.Context, job Job) (Summary, error) {
 		freeClusters <- cl
 	}
 	// Sorting has a stage of its own: sharing one with the clustering, it
-	// made that stage the bound of a run.
+	// made that stage the bound of a run. A device that fails it ends the
+	// run as a failed chunk step does: what was read is still sorted,
+	// clustered and written.
 	freeSorted, fullSorted := freeHits, fullHits
+	var sortErr error // set before fullSorted closes
 	if sorter != nil {
 		free, full := make(chan *hitBatch, queueDepth), make(chan *hitBatch, queueDepth)
 		for range queueDepth {
@@ -248,7 +269,10 @@ func Run(ctx context.Context, job Job) (Summary, error) {
 		}
 		go func() {
 			defer close(full)
-			sortHits(sorter, fullHits, freeHits, free, full)
+			sortHits(sorter, fullHits, freeHits, free, full, func(err error) {
+				sortErr = fmt.Errorf("the device failed sorting (the host sorted the rest): %w", err)
+				cancel(sortErr)
+			})
 		}()
 		freeSorted, fullSorted = free, full
 	}
@@ -296,7 +320,10 @@ func Run(ctx context.Context, job Job) (Summary, error) {
 	pass()
 	close(fullClusters)
 	writeErr, readErr := <-writeDone, <-readDone
-	runErr := cmp.Or(writeErr, clusterErr, readErr)
+	runErr := cmp.Or(writeErr, clusterErr, sortErr, readErr)
+	if sorter != nil {
+		sum.DeviceSorts = sorter.DeviceBatches()
+	}
 	st := c.Stats()
 	sum.OutOfRange += st.OutOfRange
 	sum.Late = st.Late
@@ -370,8 +397,8 @@ func startReading(ctx context.Context, job Job, sum *Summary) (free chan<- *hitB
 // sortHits is the sorting stage: it puts the batches from in through the
 // sorter, returns them on inFree, and sends the hits released, in batches
 // taken from free, on out; at the end of in, it sends everything the
-// sorter still holds.
-func sortHits(s *pixel.Sorter, in <-chan *hitBatch, inFree chan<- *hitBatch, free chan *hitBatch, out chan<- *hitBatch) {
+// sorter still holds. A failure of the sorter's device goes to fail, once.
+func sortHits(s *pixel.Sorter, in <-chan *hitBatch, inFree chan<- *hitBatch, free chan *hitBatch, out chan<- *hitBatch, fail func(error)) {
 	var arrived time.Time
 	send := func(release func(*pixel.Hits)) {
 		b := <-free
@@ -388,6 +415,10 @@ func sortHits(s *pixel.Sorter, in <-chan *hitBatch, inFree chan<- *hitBatch, fre
 		arrived = h.arrived
 		send(func(b *pixel.Hits) { s.PushTo(b, &h.Hits) })
 		inFree <- h
+		if err := s.Err(); err != nil && fail != nil {
+			fail(err)
+			fail = nil
+		}
 	}
 	send(s.FlushTo)
 }

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -584,5 +585,53 @@ func TestCorrectionBeforeSorting(t *testing.T) {
 	tooMuch := func(j *Job) { j.Correction = evenLate{pixel.DefaultRestart} }
 	if err := runWith(t, context.Background(), tooMuch, 0, pixel.Local, pixel.Sequential, 1, raw.Bytes()).err; err == nil || !strings.Contains(err.Error(), "restart gap") {
 		t.Errorf("a correction spread past the restart gap: %v", err)
+	}
+}
+
+// keySorter sorts keys by comparison, from its call after to on failing
+// with err.
+type keySorter struct {
+	calls, after int
+	err          error
+}
+
+func (k *keySorter) MinKeys() int { return 1 }
+
+func (k *keySorter) SortKeys(keys []uint64, from, _ uint, perm []int32) error {
+	if k.calls++; k.err != nil && k.calls > k.after {
+		return k.err
+	}
+	for i := range perm {
+		perm[i] = int32(i)
+	}
+	slices.SortStableFunc(perm, func(a, b int32) int { return cmp.Compare(keys[a]>>from, keys[b]>>from) })
+	return nil
+}
+
+// TestKeySorterInRun: the reorder stage's radix sorts on a key sorter
+// give the host's output and are counted in the summary; a key sorter
+// that fails ends the run with its error, and the hits read are still
+// sorted (on the host), clustered and written.
+func TestKeySorterInRun(t *testing.T) {
+	data := simulateTPX3(t, "pion45", 200000, 50*pixel.Microsecond)
+	want := run(t, context.Background(), 60*pixel.Microsecond, pixel.Local, data)
+	if want.err != nil {
+		t.Fatal(want.err)
+	}
+	lost := errors.New("device lost")
+	for _, k := range []*keySorter{{}, {after: 1, err: lost}} {
+		got := runWith(t, context.Background(), func(j *Job) { j.KeySorter = k }, 60*pixel.Microsecond, pixel.Local, pixel.Sequential, 1, data)
+		if k.err == nil && (got.err != nil || got.sum.DeviceSorts != k.calls || k.calls < 2 || !strings.Contains(got.sum.String(), fmt.Sprintf(", %d batches sorted on the device", k.calls))) {
+			t.Fatalf("err %v, %d of %d batches counted: %s", got.err, got.sum.DeviceSorts, k.calls, got.sum)
+		}
+		if k.err != nil && (!errors.Is(got.err, lost) || !strings.Contains(got.err.Error(), "the device failed sorting") || got.sum.DeviceSorts != 1) {
+			t.Fatalf("a failing key sorter: %v, %d batches sorted on it", got.err, got.sum.DeviceSorts)
+		}
+		if k.err == nil && (got.clusters != want.clusters || got.hits != want.hits) {
+			t.Fatal("another output than the host's sort gives")
+		}
+		if k.err != nil && (got.sum.Hits == 0 || strings.Count(got.hits, "\n")-1 != int(got.sum.Hits)) {
+			t.Fatalf("a failing key sorter: %d hits read, %d written", got.sum.Hits, strings.Count(got.hits, "\n")-1)
+		}
 	}
 }

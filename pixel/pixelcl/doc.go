@@ -4,6 +4,7 @@
 // bits an entry, as the paper's, where the chunks allow), and then the
 // sums of the chunk's closed clusters. The clusterer
 // (pixel.ChunkedClusterer) does the rest on the host, so the clusters are
-// the sequential clusterer's, bit for bit. See Labeler and
-// docs/clustering.md.
+// the sequential clusterer's, bit for bit. Its Sorter does the reorder
+// stage's radix sorts (pixel.Sorter) on the device, checked by the host.
+// See Labeler, Sorter and docs/clustering.md.
 package pixelcl

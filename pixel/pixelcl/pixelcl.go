@@ -77,18 +77,25 @@ func New(ctx *opencl.Context) (_ *Labeler, err error) {
 			l.Close()
 		}
 	}()
-	if l.prog, err = ctx.Build(source, buildOptions); err != nil {
+	if err := build(ctx, source, &l.prog, map[string]**opencl.Kernel{"label": &l.label, "count": &l.count, "sum": &l.sum}); err != nil {
 		return nil, err
 	}
-	for _, k := range []struct {
-		name string
-		to   **opencl.Kernel
-	}{{"label", &l.label}, {"count", &l.count}, {"sum", &l.sum}} {
-		if *k.to, err = l.prog.Kernel(k.name); err != nil {
-			return nil, err
+	return l, nil
+}
+
+// build builds the program src for the device of ctx into *prog and makes
+// its kernels, each into its place; the caller releases what was made,
+// on an error too.
+func build(ctx *opencl.Context, src string, prog **opencl.Program, kernels map[string]**opencl.Kernel) (err error) {
+	if *prog, err = ctx.Build(src, buildOptions); err != nil {
+		return err
+	}
+	for name, to := range kernels {
+		if *to, err = (*prog).Kernel(name); err != nil {
+			return err
 		}
 	}
-	return l, nil
+	return nil
 }
 
 // Close releases the buffers, the kernel and the program.
