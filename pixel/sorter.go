@@ -53,9 +53,10 @@ type KeySorter interface {
 }
 
 // SetKeySorter makes k sort the batches that are not nearly in order and
-// hold at least k.MinKeys hits (nil: the host sorts all). A failure of k
-// is reported by Err, and from that batch on the host sorts, so that
-// nothing is lost.
+// hold at least k.MinKeys hits (nil: the host sorts all). Its order is
+// checked before any hit moves; a failure of k, or an order that is not
+// the times', is reported by Err, and from that batch on the host sorts,
+// so that nothing is lost or misplaced.
 func (s *Sorter) SetKeySorter(k KeySorter) { s.order.dev, s.order.devErr = k, nil }
 
 // Err returns the key sorter's first failure (see SetKeySorter).
