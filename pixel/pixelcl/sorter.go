@@ -43,6 +43,8 @@ type Sorter struct {
 	bufs    *opencl.Buffers
 	min     int
 	run     int // keys a work-item
+	group   int // work-items a work-group, and the scan's work-group
+	scan    int
 	events  []*opencl.Event
 	timings SortTimings
 }
@@ -74,6 +76,20 @@ func NewSorter(ctx *opencl.Context) (_ *Sorter, err error) {
 	if err != nil {
 		return nil, err
 	}
+	// Work-groups of 64 (as launch) where every kernel takes them, the
+	// scan's of up to scanGroup.
+	s.group = 64
+	for _, kn := range []*opencl.Kernel{k.count, k.blockSums, k.scanBlocks, k.scatter} {
+		most, err := kn.MaxGroup()
+		if err != nil {
+			return nil, err
+		}
+		s.group = min(s.group, most)
+	}
+	if s.scan, err = k.scanSums.MaxGroup(); err != nil {
+		return nil, err
+	}
+	s.scan = min(s.scan, scanGroup)
 	return s, nil
 }
 
@@ -174,21 +190,21 @@ func (s *Sorter) sort(keys []uint64, from, bits uint, perm []int32) error {
 	}
 	s.timings.Upload += time.Since(t)
 	k := &s.kernels
-	group, err := k.scanSums.MaxGroup()
-	if err != nil {
-		return err
-	}
-	group = min(group, scanGroup)
+	over := func(items int) int { return (items + s.group - 1) / s.group * s.group }
 	for shift := from; shift < from+bits; shift += 8 {
 		last := shift+8 >= from+bits
-		for _, step := range []func() error{
-			s.start(k.count, items, a, int32(n), int32(s.run), int32(items), uint32(shift), counts),
-			s.start(k.blockSums, blocks, counts, int32(m), int32(scanBlock), int32(blocks), sums),
-			s.startGroup(k.scanSums, group, sums, int32(blocks), opencl.Local(4*group)),
-			s.start(k.scanBlocks, blocks, counts, int32(m), int32(scanBlock), int32(blocks), sums),
-			s.start(k.scatter, items, a, b, out, boolInt(last), mask, int32(n), int32(s.run), int32(items), uint32(shift), counts),
+		for _, st := range []struct {
+			k             *opencl.Kernel
+			global, local int
+			args          []any
+		}{
+			{k.count, over(items), s.group, []any{a, int32(n), int32(s.run), int32(items), uint32(shift), counts}},
+			{k.blockSums, over(blocks), s.group, []any{counts, int32(m), int32(scanBlock), int32(blocks), sums}},
+			{k.scanSums, s.scan, s.scan, []any{sums, int32(blocks), opencl.Local(4 * s.scan)}},
+			{k.scanBlocks, over(blocks), s.group, []any{counts, int32(m), int32(scanBlock), int32(blocks), sums}},
+			{k.scatter, over(items), s.group, []any{a, b, out, boolInt(last), mask, int32(n), int32(s.run), int32(items), uint32(shift), counts}},
 		} {
-			if err := step(); err != nil {
+			if err := s.start(st.k, st.global, st.local, st.args); err != nil {
 				return err
 			}
 		}
@@ -214,26 +230,9 @@ func (s *Sorter) sort(keys []uint64, from, bits uint, perm []int32) error {
 	return nil
 }
 
-// start is the step that queues k with args over items work-items in
-// work-groups of 64 (as launch) without waiting for it.
-func (s *Sorter) start(k *opencl.Kernel, items int, args ...any) func() error {
-	return func() error {
-		most, err := k.MaxGroup()
-		if err != nil {
-			return err
-		}
-		group := min(64, most)
-		return s.startRange(k, (items+group-1)/group*group, group, args)
-	}
-}
-
-// startGroup is the step that queues k with args as one work-group of
-// size work-items.
-func (s *Sorter) startGroup(k *opencl.Kernel, size int, args ...any) func() error {
-	return func() error { return s.startRange(k, size, size, args) }
-}
-
-func (s *Sorter) startRange(k *opencl.Kernel, global, local int, args []any) error {
+// start queues k with args over global work-items in work-groups of
+// local, without waiting for it.
+func (s *Sorter) start(k *opencl.Kernel, global, local int, args []any) error {
 	if err := k.SetArgs(args...); err != nil {
 		return err
 	}
