@@ -92,20 +92,6 @@ func disorderedHits(r *rand.Rand, n int, step, window pixel.Time) *pixel.Hits {
 	return out
 }
 
-// sortAll pushes h through s in batches of random sizes up to most.
-func sortAll(r *rand.Rand, s *pixel.Sorter, h *pixel.Hits, most int) *pixel.Hits {
-	out := &pixel.Hits{}
-	for i := 0; i < h.Len(); {
-		j := min(h.Len(), i+1+r.IntN(most))
-		var b pixel.Hits
-		b.AppendRange(h, i, j)
-		s.PushTo(out, &b)
-		i = j
-	}
-	s.FlushTo(out)
-	return out
-}
-
 // TestDeviceSorterMatchesHost: the reorder stage with its radix sorts on
 // the device releases the host's hits in the host's order, on streams
 // disordered by a fraction of the window to many times it (late hits),
@@ -128,9 +114,9 @@ func TestDeviceSorterMatchesHost(t *testing.T) {
 			return s
 		}
 		seed := r.Uint64()
-		want := sortAll(rand.New(rand.NewPCG(seed, 1)), sorter(nil), h, 5000)
+		want := pixel.SortStream(rand.New(rand.NewPCG(seed, 1)), sorter(nil), h, 5000)
 		s := sorter(dev)
-		got := sortAll(rand.New(rand.NewPCG(seed, 1)), s, h, 5000)
+		got := pixel.SortStream(rand.New(rand.NewPCG(seed, 1)), s, h, 5000)
 		if err := errors.Join(s.Err(), equalHits(got, want)); err != nil {
 			t.Fatalf("case %d: %v", k, err)
 		}
@@ -140,7 +126,7 @@ func TestDeviceSorterMatchesHost(t *testing.T) {
 		for _, after := range []int{0, 3, 11, 40} {
 			ctx.InjectFailureAfter(after, opencl.ErrLost)
 			s := sorter(dev)
-			got := sortAll(rand.New(rand.NewPCG(seed, 1)), s, h, 5000)
+			got := pixel.SortStream(rand.New(rand.NewPCG(seed, 1)), s, h, 5000)
 			ctx.InjectFailure(nil)
 			if err := equalHits(got, want); err != nil {
 				t.Fatalf("case %d, failing after %d commands: %v", k, after, err)

@@ -262,7 +262,7 @@ func TestSorterRestarts(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out := sortStream(r, s, &in)
+		out := sortStream(r, s, &in, 200)
 		if !slices.Equal(out.ToA, want.ToA) || !slices.Equal(out.ToT, want.ToT) {
 			t.Fatalf("seed %d: %d hits out, want the %d segments in order", seed, out.Len(), want.Len())
 		}

@@ -27,12 +27,13 @@ func disordered(r *rand.Rand, tc testCase, window Time) *Hits {
 	return &h
 }
 
-// sortStream pushes h through a sorter in random batches, taking the hits
-// released by Push or, appended to the earlier ones, by PushTo.
-func sortStream(r *rand.Rand, s *Sorter, h *Hits) *Hits {
+// sortStream pushes h through a sorter in random batches of up to most
+// hits, taking the hits released by Push or, appended to the earlier ones,
+// by PushTo.
+func sortStream(r *rand.Rand, s *Sorter, h *Hits, most int) *Hits {
 	var out Hits
 	for i := 0; i < h.Len(); {
-		j := min(h.Len(), i+1+r.IntN(200))
+		j := min(h.Len(), i+1+r.IntN(most))
 		var b Hits
 		b.AppendRange(h, i, j)
 		if r.IntN(2) == 0 {
@@ -63,7 +64,7 @@ func TestSorterRestoresOrder(t *testing.T) {
 				in.E = append(in.E, float32(i)+0.5)
 			}
 		}
-		out := sortStream(r, mustSorter(t, window), in)
+		out := sortStream(r, mustSorter(t, window), in, 200)
 		if out.Len() != in.Len() || !slices.IsSorted(out.ToA) {
 			t.Fatalf("seed %d: %d of %d hits out, sorted %v", seed, out.Len(), in.Len(), slices.IsSorted(out.ToA))
 		}
@@ -112,7 +113,7 @@ func TestLateHits(t *testing.T) {
 	tc.dt = 200 * Nanosecond
 	in := disordered(r, tc, 2*Microsecond)
 	s := mustSorter(t, 10*Nanosecond)
-	out := sortStream(r, s, in)
+	out := sortStream(r, s, in, 200)
 	c, _ := NewClusterer(Config{Definition: Global, Dt: tc.dt, Width: tc.w, Height: tc.h})
 	c.KeepMembers(true)
 	seen := make([]int, len(tc.hits))
@@ -281,11 +282,11 @@ func TestKeySorter(t *testing.T) {
 		window := Time(r.Int64N(int64(tc.dt)*8 + 2))
 		in := disordered(r, tc, window)
 		batches := r.Uint64()
-		want := sortStream(rand.New(rand.NewPCG(batches, 0)), mustSorter(t, window), in)
+		want := sortStream(rand.New(rand.NewPCG(batches, 0)), mustSorter(t, window), in, 200)
 		for _, broken := range []bool{false, true} {
 			s, k := mustSorter(t, window), &stableKeys{broken: broken}
 			s.SetKeySorter(k)
-			got := sortStream(rand.New(rand.NewPCG(batches, 0)), s, in)
+			got := sortStream(rand.New(rand.NewPCG(batches, 0)), s, in, 200)
 			if !slices.Equal(got.ToA, want.ToA) || !slices.Equal(got.ToT, want.ToT) || !slices.Equal(got.X, want.X) {
 				t.Fatalf("seed %d, broken %v: another order than the host's", seed, broken)
 			}
