@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/hitflow/hitflow/internal/prefault"
 )
 
 // Timings splits a run into the steps of the paper's Table 1.
@@ -132,7 +134,7 @@ func (c *Clusterer) Run(pts *Points, p Params) (*Result, error) {
 func (c *Clusterer) resize(n, dim int) {
 	// The columns that the row scans read are padded: the vector scans read
 	// whole vectors past the end of a row (and mask what they read there).
-	c.order, c.key, c.layerTile = padded(c.order, n), grow(c.key, n), grow(c.layerTile, n)
+	c.order, c.key, c.layerTile = padded(c.order, n), prefault.Resize(c.key, n), prefault.Resize(c.layerTile, n)
 	// Columns whose steps do not overlap share storage (and the results
 	// take that of others, see collect): pos, filled once the index has
 	// dealt the points, and then upNext, once the seeds are numbered, that
@@ -149,23 +151,16 @@ func (c *Clusterer) resize(n, dim int) {
 	}
 	c.weight, c.rho = padded(c.weight, n), padded(c.rho, n)
 	c.delta = c.weight[:n]
-	c.nh, c.kind, c.cid = grow(c.nh, n), grow(c.kind, n), grow(c.cid, n)
+	c.nh, c.kind, c.cid = prefault.Resize(c.nh, n), prefault.Resize(c.kind, n), prefault.Resize(c.cid, n)
 	c.scratch(c.workers() - 1) // one per worker
 	if dim < 2 {
-		c.delta1 = grow(c.delta1, n)
+		c.delta1 = prefault.Resize(c.delta1, n)
 	}
-	c.result.IsSeed = grow(c.result.IsSeed, n)
+	c.result.IsSeed = prefault.Resize(c.result.IsSeed, n)
 }
 
-func grow[T any](s []T, n int) []T {
-	if cap(s) < n {
-		return make([]T, n, n+n/4)
-	}
-	return s[:n]
-}
-
-// padded is grow with room for rowPad values past n.
-func padded[T any](s []T, n int) []T { return grow(s, n+rowPad)[:n] }
+// padded is prefault.Resize with room for rowPad values past n.
+func padded[T any](s []T, n int) []T { return prefault.Resize(s, n+rowPad)[:n] }
 
 // minParallel is the smallest input worth splitting (a variable for tests).
 var minParallel = 4096
@@ -316,7 +311,7 @@ func (c *Clusterer) density(p Params) {
 		c.rank = padded(c.dealt[:0], n)
 		c.dealt = c.rank
 		if c.hasNear {
-			c.near, c.nearN = grow(c.near, n*nearStride), grow(c.nearN, n)
+			c.near, c.nearN = prefault.Resize(c.near, n*nearStride), prefault.Resize(c.nearN, n)
 		}
 	}
 	c.parallel(len(c.order), func(w, lo, hi int) {
@@ -614,7 +609,7 @@ func (c *Clusterer) seedsAndFollowers(p Params) {
 	// Seed ids in input order: count the seeds of each chunk of input,
 	// then number each chunk's from the total before it.
 	chunks := c.inputChunks(n)
-	c.chunkSeeds = grow(c.chunkSeeds, chunks)
+	c.chunkSeeds = prefault.Resize(c.chunkSeeds, chunks)
 	c.forEach(chunks, func(_, k int) {
 		count := int32(0)
 		lo, hi := chunkOf(k, chunks, n)
@@ -674,7 +669,7 @@ func (c *Clusterer) expand() {
 	// same value in both arrays and is not visited again, so the rounds
 	// after the first few visit the deep chains only.
 	chunks := c.inputChunks(n)
-	c.moving, c.movingN = grow(c.moving, n), grow(c.movingN, chunks)
+	c.moving, c.movingN = prefault.Resize(c.moving, n), prefault.Resize(c.movingN, chunks)
 	for round := 0; ; round++ {
 		var left atomic.Int64
 		c.forEach(chunks, func(_, k int) {

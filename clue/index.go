@@ -3,6 +3,8 @@ package clue
 import (
 	"fmt"
 	"math"
+
+	"github.com/hitflow/hitflow/internal/prefault"
 )
 
 // bandBits sets the bands of the index's sort: runs of 1<<bandBits
@@ -45,7 +47,7 @@ func (c *Clusterer) sortByTile(pts *Points) {
 	g := &c.grid
 	bands := g.tiles>>bandBits + 1
 	chunks := c.inputChunks(n)
-	c.bandCount = grow(c.bandCount, chunks*bands)
+	c.bandCount = prefault.Resize(c.bandCount, chunks*bands)
 	clear(c.bandCount)
 	c.forEach(chunks, func(_, k int) {
 		count := c.bandCount[k*bands : (k+1)*bands]
@@ -56,7 +58,7 @@ func (c *Clusterer) sortByTile(pts *Points) {
 	})
 	// Where each chunk's points of each band go: bands in order, and in a
 	// band the chunks in order, which keeps the sort stable.
-	c.bandStart = grow(c.bandStart, bands+1)
+	c.bandStart = prefault.Resize(c.bandStart, bands+1)
 	at := int32(0)
 	for b := range bands {
 		c.bandStart[b] = at
@@ -67,7 +69,7 @@ func (c *Clusterer) sortByTile(pts *Points) {
 		}
 	}
 	c.bandStart[bands] = at
-	c.dealt = grow(c.dealt, n)
+	c.dealt = prefault.Resize(c.dealt, n)
 	c.forEach(chunks, func(_, k int) {
 		next := c.bandCount[k*bands : (k+1)*bands]
 		lo, hi := chunkOf(k, chunks, n)
@@ -77,11 +79,11 @@ func (c *Clusterer) sortByTile(pts *Points) {
 			next[b]++
 		}
 	})
-	g.start = grow(g.start, g.tiles+1)
+	g.start = prefault.Resize(g.start, g.tiles+1)
 	c.forEach(bands, func(w, b int) {
 		t0, t1 := int32(b<<bandBits), int32(min((b+1)<<bandBits, g.tiles))
 		s := c.scratches[w]
-		s.tiles = grow(s.tiles, 1<<bandBits)
+		s.tiles = prefault.Resize(s.tiles, 1<<bandBits)
 		count := s.tiles[:t1-t0]
 		clear(count)
 		first, end := c.bandStart[b], c.bandStart[b+1]
@@ -177,7 +179,7 @@ func (c *Clusterer) extents(pts *Points) (extent, error) {
 		return extent{wholeWeights: true}, nil
 	}
 	chunks := c.inputChunks(n)
-	c.extentParts = grow(c.extentParts, chunks)
+	c.extentParts = prefault.Resize(c.extentParts, chunks)
 	parts := c.extentParts
 	c.forEach(chunks, func(_, k int) {
 		a, b := chunkOf(k, chunks, n)

@@ -21,11 +21,11 @@ import (
 	"os"
 	"regexp"
 	"runtime"
-	"slices"
 	"strings"
 	"sync"
 
 	"github.com/hitflow/hitflow/clue"
+	"github.com/hitflow/hitflow/internal/prefault"
 	"github.com/hitflow/hitflow/internal/textfmt"
 	"github.com/hitflow/hitflow/internal/textparts"
 	"github.com/hitflow/hitflow/internal/textscan"
@@ -156,15 +156,15 @@ func read(r io.Reader, name string, block, workers int) (*Table, error) {
 			grown = true
 			more := int(float64(n)*float64(size)/float64(max(sc.Offset(), 1))*1.02) - n
 			for d := range t.Points.Coords {
-				t.Points.Coords[d] = slices.Grow(t.Points.Coords[d], more)
+				t.Points.Coords[d] = prefault.Grow(t.Points.Coords[d], more)
 			}
 			if t.Layer {
-				t.Points.Layer = slices.Grow(t.Points.Layer, more)
+				t.Points.Layer = prefault.Grow(t.Points.Layer, more)
 			}
 			if t.Event {
-				t.Points.Event = slices.Grow(t.Points.Event, more)
+				t.Points.Event = prefault.Grow(t.Points.Event, more)
 			}
-			t.Points.Weight = slices.Grow(t.Points.Weight, more)
+			t.Points.Weight = prefault.Grow(t.Points.Weight, more)
 		}
 	}
 }

@@ -2,6 +2,9 @@ package prefault
 
 import (
 	"os"
+	"strconv"
+	"strings"
+	"sync"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -12,9 +15,46 @@ import (
 // refuses, and the pages fault as before, as do the partial pages at
 // b's ends.
 func populate(b []byte) {
-	page := os.Getpagesize()
-	skip := -int(uintptr(unsafe.Pointer(&b[0]))) & (page - 1)
-	if n := (len(b) - skip) &^ (page - 1); n > 0 {
-		unix.Madvise(b[skip:skip+n], unix.MADV_POPULATE_WRITE)
+	if b := whole(b, os.Getpagesize()); b != nil {
+		unix.Madvise(b, unix.MADV_POPULATE_WRITE)
 	}
 }
+
+// advise asks for the whole huge pages within b to be huge pages. Where
+// transparent huge pages are off, or on for all memory, the kernel takes
+// the advice as a no-op; an error changes nothing, so none is reported.
+func advise(b []byte) {
+	if b := whole(b, hugePage()); b != nil {
+		unix.Madvise(b, unix.MADV_HUGEPAGE)
+	}
+}
+
+// whole is the part of b made of whole pages of the given size, or nil.
+func whole(b []byte, page int) []byte {
+	if page <= 0 || len(b) < page {
+		return nil
+	}
+	skip := -int(uintptr(unsafe.Pointer(unsafe.SliceData(b)))) & (page - 1)
+	if skip >= len(b) {
+		return nil
+	}
+	n := (len(b) - skip) &^ (page - 1)
+	if n == 0 {
+		return nil
+	}
+	return b[skip : skip+n]
+}
+
+// hugePage is the size of a transparent huge page (2 MiB on amd64), or 0
+// where the kernel has none.
+var hugePage = sync.OnceValue(func() int {
+	b, err := os.ReadFile("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size")
+	if err != nil {
+		return 0
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || n&(n-1) != 0 {
+		return 0
+	}
+	return n
+})

@@ -17,9 +17,10 @@ import (
 	"fmt"
 	"io"
 	"iter"
-	"slices"
 	"strconv"
 	"unsafe"
+
+	"github.com/hitflow/hitflow/internal/prefault"
 )
 
 // bom is the UTF-8 byte-order mark some editors put before the first line.
@@ -126,7 +127,7 @@ func (s *Scanner) Block(size int) (Block, error) {
 	s.rest = s.rest[:0]
 	for len(buf) < size {
 		if len(buf) == cap(buf) { // grown as it fills: a large size costs nothing up front
-			buf = slices.Grow(buf, min(size-len(buf), max(len(buf), bufferSize)))
+			buf = prefault.Grow(buf, min(size-len(buf), max(len(buf), bufferSize)))
 		}
 		n, err := s.br.Read(buf[len(buf):min(size, cap(buf))])
 		buf = buf[:len(buf)+n]

@@ -1,0 +1,70 @@
+package prefault
+
+import (
+	"slices"
+	"testing"
+	"unsafe"
+)
+
+// TestMake: Make gives n zero values and room for c, at every size around
+// the huge pages' threshold, for elements of any size.
+func TestMake(t *testing.T) {
+	huge := hugePage()
+	for _, size := range []int{0, 1, 4096, huge - 1, huge, minHuge*huge - 1, minHuge * huge, minHuge*huge + 1, 5*huge + 3} {
+		n := size / 8
+		s := Make[int64](n, n+7)
+		if len(s) != n || cap(s) < n+7 {
+			t.Fatalf("Make(%d, %d): len %d cap %d", n, n+7, len(s), cap(s))
+		}
+		if slices.ContainsFunc(s, func(v int64) bool { return v != 0 }) {
+			t.Fatalf("Make(%d): not zero", n)
+		}
+		s = s[:cap(s)] // all the capacity is writable
+		for i := range s {
+			s[i] = int64(i)
+		}
+		odd := Make[[3]byte](size/3, 0) // 3 divides no huge page
+		if len(odd) != size/3 || cap(odd) < size/3 {
+			t.Fatalf("Make[[3]byte](%d): len %d cap %d", size/3, len(odd), cap(odd))
+		}
+		for i := range odd[:cap(odd)] {
+			odd[:cap(odd)][i] = [3]byte{byte(i), 1, 2}
+		}
+	}
+	if s := Make[int32](3, 1); len(s) != 3 || cap(s) < 3 {
+		t.Fatalf("Make(3, 1): len %d cap %d, want the capacity raised to 3", len(s), cap(s))
+	}
+}
+
+// TestMakeAligned: where the kernel has huge pages, a large slice starts
+// on one, so that all of it can be made of them.
+func TestMakeAligned(t *testing.T) {
+	huge := hugePage()
+	if huge == 0 {
+		t.Skip("no transparent huge pages on this system")
+	}
+	s := Make[float64](minHuge*huge/8, 0)
+	if at := uintptr(unsafe.Pointer(unsafe.SliceData(s))); at%uintptr(huge) != 0 {
+		t.Fatalf("slice at %#x, not on a %d-byte huge page", at, huge)
+	}
+}
+
+// TestGrowResize: Grow and Resize keep the contents, make room as asked
+// and move only when they must.
+func TestGrowResize(t *testing.T) {
+	s := []int32{1, 2, 3}
+	g := Grow(s, 5)
+	if !slices.Equal(g, s) || cap(g)-len(g) < 5 {
+		t.Fatalf("Grow: %v cap %d", g, cap(g))
+	}
+	if h := Grow(g, 5); unsafe.SliceData(h) != unsafe.SliceData(g) {
+		t.Fatal("Grow moved a slice with room enough")
+	}
+	big := Resize(s, 3<<20)
+	if len(big) != 3<<20 || !slices.Equal(big[:3], s) || slices.ContainsFunc(big[3:], func(v int32) bool { return v != 0 }) {
+		t.Fatalf("Resize up: len %d, head %v", len(big), big[:3])
+	}
+	if r := Resize(big, 2); len(r) != 2 || unsafe.SliceData(r) != unsafe.SliceData(big) || !slices.Equal(r, s[:2]) {
+		t.Fatal("Resize down moved or changed the slice")
+	}
+}
