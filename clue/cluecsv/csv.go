@@ -115,58 +115,93 @@ func read(r io.Reader, name string, block, workers int) (*Table, error) {
 	t.Coords, t.Layer, t.Event = c.names, c.layer >= 0, c.event >= 0
 	t.Points.Coords = make([][]float64, len(c.coord))
 	if !header {
-		if err := c.parse(sc, fields, &t.Points); err != nil {
+		c.resize(&t.Points, 1, 1)
+		if err := c.parse(sc, fields, &t.Points, 0); err != nil {
 			return nil, err
 		}
 	}
-	parts := make([]clue.Points, workers)
-	errs := make([]error, len(parts))
-	size, grown := sizeOf(r), false
-	for {
-		blk, err := sc.Block(block)
-		if err == io.EOF {
-			return t, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-
-		var wg sync.WaitGroup
-		ps := blk.Parts(len(parts))
+	var (
+		wg      sync.WaitGroup
+		errs    = make([]error, workers)
+		rows    = make([]int, workers)
+		at      = make([]int, workers)
+		size    = sizeOf(r)
+		next    textscan.Block
+		nextErr error
+	)
+	blk, err := sc.Block(block)
+	for ; err == nil; blk, err = next, nextErr {
+		// Every line of the block gets a row, its part's rows placed
+		// after the rows of the parts before; lines that hold nothing
+		// leave rows unused, closed up below.
+		ps := blk.Parts(workers)
+		n := t.Points.Len()
 		for k, p := range ps {
-			wg.Go(func() { errs[k] = c.parsePart(p, &parts[k]) })
+			at[k] = n
+			n += int(p.Count())
+		}
+		// The columns take, once, the rows the file's size promises at
+		// this block's bytes a row, rather than growing again and again.
+		room := n
+		if size > 0 && t.Points.Len() == 0 {
+			room = max(n, int(float64(n)*float64(size)/float64(max(sc.Offset(), 1))*1.02))
+		}
+		c.resize(&t.Points, n, room)
+		wg.Go(func() { next, nextErr = sc.Block(block) }) // read on while this block is parsed
+		for k, p := range ps {
+			wg.Go(func() { rows[k], errs[k] = c.parsePart(p, &t.Points, at[k]) })
 		}
 		wg.Wait()
+		end := at[0]
 		for k := range ps {
 			if errs[k] != nil {
 				return nil, errs[k]
 			}
-			q := &parts[k]
-			for d := range q.Coords {
-				t.Points.Coords[d] = append(t.Points.Coords[d], q.Coords[d]...)
-			}
-			t.Points.Layer = append(t.Points.Layer, q.Layer...)
-			t.Points.Event = append(t.Points.Event, q.Event...)
-			t.Points.Weight = append(t.Points.Weight, q.Weight...)
+			c.move(&t.Points, end, at[k], rows[k])
+			end += rows[k]
 		}
-		// The columns grow once to the rows the file's size promises,
-		// from the first block's bytes per row, rather than by doubling
-		// (copying them over and over took a fifth of a 10^6-point read).
-		if n := t.Points.Len(); !grown && size > 0 && n > 0 {
-			grown = true
-			more := int(float64(n)*float64(size)/float64(max(sc.Offset(), 1))*1.02) - n
-			for d := range t.Points.Coords {
-				t.Points.Coords[d] = prefault.Grow(t.Points.Coords[d], more)
-			}
-			if t.Layer {
-				t.Points.Layer = prefault.Grow(t.Points.Layer, more)
-			}
-			if t.Event {
-				t.Points.Event = prefault.Grow(t.Points.Event, more)
-			}
-			t.Points.Weight = prefault.Grow(t.Points.Weight, more)
-		}
+		c.resize(&t.Points, end, end)
 	}
+	if err != io.EOF {
+		return nil, err
+	}
+	return t, nil
+}
+
+// resize sets the length of the point columns the file has to n, with
+// room for at least room.
+func (c *columns) resize(p *clue.Points, n, room int) {
+	for d := range p.Coords {
+		p.Coords[d] = resize(p.Coords[d], n, room)
+	}
+	if c.layer >= 0 {
+		p.Layer = resize(p.Layer, n, room)
+	}
+	if c.event >= 0 {
+		p.Event = resize(p.Event, n, room)
+	}
+	p.Weight = resize(p.Weight, n, room)
+}
+
+func resize[T any](s []T, n, room int) []T {
+	return prefault.Resize(prefault.Grow(s, room-len(s)), n)
+}
+
+// move moves n rows of the file's columns from from to to.
+func (c *columns) move(p *clue.Points, to, from, n int) {
+	if to == from {
+		return
+	}
+	for d := range p.Coords {
+		copy(p.Coords[d][to:], p.Coords[d][from:from+n])
+	}
+	if c.layer >= 0 {
+		copy(p.Layer[to:], p.Layer[from:from+n])
+	}
+	if c.event >= 0 {
+		copy(p.Event[to:], p.Event[from:from+n])
+	}
+	copy(p.Weight[to:], p.Weight[from:from+n])
 }
 
 // sizeOf is the size of a file being read, or 0 for another reader.
@@ -179,68 +214,73 @@ func sizeOf(r io.Reader) int64 {
 	return 0
 }
 
-// parsePart parses the lines of a part into dst, emptied first.
-func (c *columns) parsePart(sc *textscan.Scanner, dst *clue.Points) error {
-	if len(dst.Coords) != len(c.coord) {
-		dst.Coords = make([][]float64, len(c.coord))
-	}
-	for d := range dst.Coords {
-		dst.Coords[d] = dst.Coords[d][:0]
-	}
-	dst.Layer, dst.Event, dst.Weight = dst.Layer[:0], dst.Event[:0], dst.Weight[:0]
+// parsePart parses the lines of a part into dst's rows from at on,
+// returning how many it filled.
+func (c *columns) parsePart(sc *textscan.Scanner, dst *clue.Points, at int) (int, error) {
 	var fields [][]byte
+	i := at
 	for line := range sc.Lines() {
 		if textscan.Skip(line) {
 			continue
 		}
 		fields = textscan.Fields(fields, line, ',')
-		if err := c.parse(sc, fields, dst); err != nil {
-			return err
+		if err := c.parse(sc, fields, dst, i); err != nil {
+			return 0, err
 		}
+		i++
 	}
-	return sc.Err()
+	return i - at, sc.Err()
 }
 
-// parse appends the point of a line's fields to dst.
-func (c *columns) parse(sc *textscan.Scanner, fields [][]byte, dst *clue.Points) error {
+// parse sets row i of dst to the point of a line's fields.
+func (c *columns) parse(sc *textscan.Scanner, fields [][]byte, dst *clue.Points, i int) error {
 	if len(fields) != c.n {
 		return sc.Errorf("%d fields, want %d", len(fields), c.n)
 	}
-	for d, i := range c.coord {
-		v, ok := textscan.ParseFloat(fields[i])
+	for d, f := range c.coord {
+		v, ok := textscan.ParseFloat(fields[f])
 		if !ok || math.IsNaN(v) || math.IsInf(v, 0) {
-			return sc.Errorf("coordinate %s = %q is not a finite number", c.names[d], fields[i])
+			return sc.Errorf("coordinate %s = %q is not a finite number", c.names[d], fields[f])
 		}
-		dst.Coords[d] = append(dst.Coords[d], v)
+		dst.Coords[d][i] = v
 	}
-	for _, col := range [...]struct {
-		field int
-		name  string
-		dst   *[]int32
-	}{{c.layer, "layer", &dst.Layer}, {c.event, "event", &dst.Event}} {
-		if col.field < 0 {
-			continue
+	if c.layer >= 0 {
+		l, err := integer(sc, fields[c.layer], "layer")
+		if err != nil {
+			return err
 		}
-		f := fields[col.field]
-		l, ok := textscan.ParseInt(f)
-		if !ok {
-			v, fok := textscan.ParseFloat(f)
-			if !fok || v != math.Trunc(v) || math.Abs(v) > math.MaxInt32 {
-				return sc.Errorf("%s %q is not an integer", col.name, f)
-			}
-			l = int64(v)
+		dst.Layer[i] = l
+	}
+	if c.event >= 0 {
+		e, err := integer(sc, fields[c.event], "event")
+		if err != nil {
+			return err
 		}
-		if l > math.MaxInt32 || l < math.MinInt32 {
-			return sc.Errorf("%s %q is not an integer", col.name, f)
-		}
-		*col.dst = append(*col.dst, int32(l))
+		dst.Event[i] = e
 	}
 	w, ok := textscan.ParseFloat(fields[c.weight])
 	if !ok || !(w >= 0) || math.IsInf(w, 0) {
 		return sc.Errorf("weight %q is not a finite number >= 0", fields[c.weight])
 	}
-	dst.Weight = append(dst.Weight, w)
+	dst.Weight[i] = w
 	return nil
+}
+
+// integer parses an int32 column's field, which may be written as a
+// float ("3.0").
+func integer(sc *textscan.Scanner, f []byte, name string) (int32, error) {
+	l, ok := textscan.ParseInt(f)
+	if !ok {
+		v, fok := textscan.ParseFloat(f)
+		if !fok || v != math.Trunc(v) || math.Abs(v) > math.MaxInt32 {
+			return 0, sc.Errorf("%s %q is not an integer", name, f)
+		}
+		l = int64(v)
+	}
+	if l > math.MaxInt32 || l < math.MinInt32 {
+		return 0, sc.Errorf("%s %q is not an integer", name, f)
+	}
+	return int32(l), nil
 }
 
 // WritePoints writes the table's points alone.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -186,6 +187,40 @@ func TestSharedDatasets(t *testing.T) {
 		t.Logf("%-18s %6d points: %4d clusters, %5d outliers", name, tab.Points.Len(), r.Clusters, r.Outliers)
 		if g := golden[name]; r.Clusters != g[0] || r.Outliers != g[1] {
 			t.Errorf("%s: %d clusters and %d outliers, before %d and %d", name, r.Clusters, r.Outliers, g[0], g[1])
+		}
+	}
+}
+
+// TestBlocksAndParts: a file with comment and blank lines anywhere reads
+// as the points written, whatever the block size and the number of parts,
+// each part's rows closed up behind the rows of the parts before.
+func TestBlocksAndParts(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 9))
+	var text strings.Builder
+	text.WriteString("x,y,layer,weight\r\n")
+	var want clue.Points
+	want.Coords = make([][]float64, 2)
+	for i := range 2000 {
+		switch rng.IntN(5) {
+		case 0:
+			text.WriteString("# a comment\n")
+		case 1:
+			text.WriteString(" \r\n")
+		}
+		x, y, l, w := rng.NormFloat64()*100, float64(i)/7, int32(rng.IntN(50)), float64(rng.IntN(4))
+		fmt.Fprintf(&text, "%v,%v,%d,%v\n", x, y, l, w)
+		want.Coords[0], want.Coords[1] = append(want.Coords[0], x), append(want.Coords[1], y)
+		want.Layer, want.Weight = append(want.Layer, l), append(want.Weight, w)
+	}
+	for _, block := range []int{1, 50, 333, 4096, 1 << 20} {
+		for _, workers := range []int{1, 2, 3, 7} {
+			tab, err := read(strings.NewReader(text.String()), "b.csv", block, workers)
+			if err != nil {
+				t.Fatalf("block %d, %d parts: %v", block, workers, err)
+			}
+			if !reflect.DeepEqual(tab.Points, want) {
+				t.Fatalf("block %d, %d parts: %d points, not the %d written", block, workers, tab.Points.Len(), want.Len())
+			}
 		}
 	}
 }

@@ -36,8 +36,10 @@ type Scanner struct {
 	off    int64  // byte offset of the next line
 	err    error  // the error that ended Lines
 	long   []byte // a line longer than the reader's buffer
-	block  []byte // Block's text, reused
-	rest   []byte // the partial line after the last block
+	block  [2][]byte // Block's text, in turns, reused
+	turn   int       // which of block Block fills next
+	rest   []byte    // the partial line after the last block
+	count  int64     // a Part's lines
 }
 
 // New reads r, the file name, in the named format (both for messages).
@@ -119,11 +121,12 @@ func (s *Scanner) nextInData() ([]byte, error) {
 // Block reads the next lines of the input, whole, about size bytes of
 // them (a longer single line whole, up to MaxLine), for parsing in Parts
 // on several goroutines; io.EOF at the end. The text is valid until the
-// next call. Once Block is called, only Block reads the input: Next and
+// call after next, so that the next block can be read while this one is
+// parsed. Once Block is called, only Block reads the input: Next and
 // Lines are for the lines before (a header).
 func (s *Scanner) Block(size int) (Block, error) {
 	blk := Block{name: s.name, format: s.format, line: s.line, off: s.off}
-	buf := append(s.block[:0], s.rest...)
+	buf := append(s.block[s.turn][:0], s.rest...)
 	s.rest = s.rest[:0]
 	for len(buf) < size {
 		if len(buf) == cap(buf) { // grown as it fills: a large size costs nothing up front
@@ -165,7 +168,7 @@ func (s *Scanner) Block(size int) (Block, error) {
 		s.rest = append(s.rest, buf[i+1:]...)
 		buf = buf[:i+1]
 	}
-	s.block = buf
+	s.block[s.turn], s.turn = buf, 1-s.turn
 	blk.text = buf
 	s.line += int64(bytes.Count(buf, nl))
 	if len(buf) > 0 && buf[len(buf)-1] != '\n' {
@@ -197,8 +200,12 @@ func (b Block) Parts(n int) []*Scanner {
 				cut = len(text)/k + i + 1
 			}
 		}
-		parts = append(parts, &Scanner{data: text[:cut], name: b.name, format: b.format, line: line, off: off})
-		line += int64(bytes.Count(text[:cut], nl))
+		count := int64(bytes.Count(text[:cut], nl))
+		if text[cut-1] != '\n' {
+			count++
+		}
+		parts = append(parts, &Scanner{data: text[:cut], name: b.name, format: b.format, line: line, off: off, count: count})
+		line += count
 		off += int64(cut)
 		text = text[cut:]
 	}
@@ -239,6 +246,9 @@ func (s *Scanner) Advance(n int, lines int64) {
 	s.line += lines
 	s.off += int64(n)
 }
+
+// Count is the number of lines of a Part, those that Skip holds included.
+func (s *Scanner) Count() int64 { return s.count }
 
 // Err is the error that ended Lines, nil at the end of the input.
 func (s *Scanner) Err() error { return s.err }
