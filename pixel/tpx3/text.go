@@ -5,6 +5,7 @@ import (
 	"io"
 	"runtime"
 	"sync"
+	"unsafe"
 
 	"github.com/hitflow/hitflow/internal/textscan"
 	"github.com/hitflow/hitflow/pixel"
@@ -44,13 +45,18 @@ type textReader struct {
 	sc    *textscan.Scanner
 	head  lineState
 	parts []lineState
-	hits  []pixel.Hits
+	hits  []pixel.Hits // the parts' hits, in dst's storage
+	at    []int        // the row of a part's first line
 	errs  []error
-	stats Stats
-	err   error
-	block int // bytes of text a Read parses
-	ready func() bool
-	parse func(st *lineState, line []byte, dst *pixel.Hits) error
+	// next is the block read while the last one was parsed.
+	next    textscan.Block
+	nextErr error
+	reading bool
+	stats   Stats
+	err     error
+	block   int // bytes of text a Read parses
+	ready   func() bool
+	parse   func(st *lineState, line []byte, dst *pixel.Hits) error
 	// bulk, when set, is a fast path that parses the leading lines of
 	// text that are in the format's common form into dst and returns the
 	// bytes and lines it took; parse takes the line it stops at.
@@ -69,7 +75,7 @@ func newTextReader(in io.Reader, name, format string) *textReader {
 
 // setParts sets how many parts a block is cut into.
 func (r *textReader) setParts(k int) {
-	r.parts, r.hits, r.errs = make([]lineState, k), make([]pixel.Hits, k), make([]error, k)
+	r.parts, r.hits, r.at, r.errs = make([]lineState, k), make([]pixel.Hits, k), make([]int, k), make([]error, k)
 }
 
 func (r *textReader) Stats() Stats { return r.stats }
@@ -95,22 +101,51 @@ func (r *textReader) read(dst *pixel.Hits) error {
 			return err
 		}
 	}
-	blk, err := r.sc.Block(r.block)
+	blk, err := r.next, r.nextErr
+	if !r.reading {
+		blk, err = r.sc.Block(r.block)
+	}
+	r.reading = false
 	if err != nil {
 		r.stats.Lines, r.stats.Bytes = r.sc.Line(), r.sc.Offset()
 		return err
 	}
+	// Each part parses into dst's storage from the row of its first line
+	// on (a line makes one hit at most), and the next block is read
+	// meanwhile.
 	parts := blk.Parts(len(r.parts))
+	rows := dst.Len() // after the hits of lines before the header's end
+	for k, p := range parts {
+		r.at[k] = rows
+		rows += int(p.Count())
+	}
+	dst.Reserve(rows - dst.Len())
 	var wg sync.WaitGroup
 	for k, p := range parts {
-		st, h := &r.parts[k], &r.hits[k]
+		st, h, at := &r.parts[k], &r.hits[k], r.at[k]
 		st.sc = p
-		h.Reset()
+		end := at + int(p.Count())
+		*h = pixel.Hits{X: dst.X[at:at:end], Y: dst.Y[at:at:end], ToA: dst.ToA[at:at:end], ToT: dst.ToT[at:at:end]}
 		wg.Go(func() { r.errs[k] = r.parsePart(st, p, h) })
 	}
+	r.reading = true
+	wg.Go(func() { r.next, r.nextErr = r.sc.Block(r.block) })
 	wg.Wait()
 	for k, p := range parts {
-		dst.AppendRange(&r.hits[k], 0, r.hits[k].Len())
+		h := &r.hits[k]
+		if n, at := h.Len(), r.at[k]; n == 0 || unsafe.SliceData(h.ToA) == unsafe.SliceData(dst.ToA[at:at+1]) && !h.Calibrated() {
+			// In place: close up behind the parts before.
+			end := dst.Len()
+			dst.X, dst.Y, dst.ToA, dst.ToT = dst.X[:end+n], dst.Y[:end+n], dst.ToA[:end+n], dst.ToT[:end+n]
+			if end != at {
+				copy(dst.X[end:], h.X)
+				copy(dst.Y[end:], h.Y)
+				copy(dst.ToA[end:], h.ToA)
+				copy(dst.ToT[end:], h.ToT)
+			}
+		} else {
+			dst.AppendRange(h, 0, n)
+		}
 		r.count(&r.parts[k], p)
 		if r.errs[k] != nil {
 			return r.errs[k]
