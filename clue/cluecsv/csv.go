@@ -15,12 +15,14 @@ package cluecsv
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"math"
 	"os"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 
@@ -49,6 +51,36 @@ type columns struct {
 	coord                []int // the coordinates' fields
 	layer, event, weight int   // fields; layer and event -1 when absent
 	names                []string
+	roles                []int8 // what each field is, for parseFast; nil without it
+	skips                bool   // some fields are skipped (result columns)
+}
+
+// The roles of fields other than coordinates, which are their index.
+const (
+	skipField int8 = -1 - iota // a result column
+	layerField
+	eventField
+	weightField
+)
+
+// setRoles fills roles from the fields' places.
+func (c *columns) setRoles() {
+	c.roles = make([]int8, c.n)
+	for f := range c.roles {
+		c.roles[f] = skipField
+	}
+	for d, f := range c.coord {
+		c.roles[f] = int8(d)
+	}
+	for _, r := range []struct {
+		field int
+		role  int8
+	}{{c.layer, layerField}, {c.event, eventField}, {c.weight, weightField}} {
+		if r.field >= 0 {
+			c.roles[r.field] = r.role
+		}
+	}
+	c.skips = slices.Contains(c.roles, skipField)
 }
 
 // blockSize is how much text Read parses at a time, in parts on all
@@ -58,11 +90,12 @@ const blockSize = 4 << 20
 // Read parses a CSV point file; errors name the file and the line. The
 // lines after the header are parsed in parts on all cores.
 func Read(r io.Reader, name string) (*Table, error) {
-	return read(r, name, blockSize, runtime.GOMAXPROCS(0))
+	return read(r, name, blockSize, runtime.GOMAXPROCS(0), true)
 }
 
-// read is Read with blocks of about block bytes cut into workers parts.
-func read(r io.Reader, name string, block, workers int) (*Table, error) {
+// read is Read with blocks of about block bytes cut into workers parts,
+// with parseFast or without it.
+func read(r io.Reader, name string, block, workers int, fast bool) (*Table, error) {
 	sc := textscan.New(r, name, "clue csv")
 	t := &Table{}
 	var first []byte
@@ -111,6 +144,12 @@ func read(r io.Reader, name string, block, workers int) (*Table, error) {
 			return nil, sc.Errorf("no header and %d columns; without a header the columns are x,y,layer,weight", c.n)
 		}
 		c.coord, c.layer, c.weight, c.names = []int{0, 1}, 2, 3, []string{"x", "y"}
+	}
+	if len(c.coord) > math.MaxInt8 {
+		return nil, sc.Errorf("%d coordinates; at most %d", len(c.coord), math.MaxInt8)
+	}
+	if fast {
+		c.setRoles()
 	}
 	t.Coords, t.Layer, t.Event = c.names, c.layer >= 0, c.event >= 0
 	t.Points.Coords = make([][]float64, len(c.coord))
@@ -220,6 +259,10 @@ func (c *columns) parsePart(sc *textscan.Scanner, dst *clue.Points, at int) (int
 	var fields [][]byte
 	i := at
 	for line := range sc.Lines() {
+		if c.roles != nil && c.parseFast(line, dst, i) {
+			i++
+			continue
+		}
 		if textscan.Skip(line) {
 			continue
 		}
@@ -230,6 +273,58 @@ func (c *columns) parsePart(sc *textscan.Scanner, dst *clue.Points, at int) (int
 		i++
 	}
 	return i - at, sc.Err()
+}
+
+// parseFast sets row i of dst from a line in the common form, read
+// without cutting it into fields first: plain decimals (whole ones for
+// layer and event) between single commas, nothing around them. Any other
+// line (or value parse would refuse) it leaves to parse, which names the
+// errors: false, whatever it set of the row.
+func (c *columns) parseFast(line []byte, dst *clue.Points, i int) bool {
+	if c.skips && bytes.IndexByte(line, '"') >= 0 { // a skipped field may hold commas
+		return false
+	}
+	at := 0
+	for f, role := range c.roles {
+		if f > 0 {
+			if at == len(line) || line[at] != ',' {
+				return false
+			}
+			at++
+		}
+		if role == skipField {
+			if j := bytes.IndexByte(line[at:], ','); j >= 0 {
+				at += j
+			} else {
+				at = len(line)
+			}
+			continue
+		}
+		v, n, ok := textscan.Decimal(line[at:])
+		if !ok {
+			return false
+		}
+		at += n
+		switch role {
+		case layerField, eventField:
+			if v != math.Trunc(v) || math.Abs(v) > math.MaxInt32 {
+				return false
+			}
+			if role == layerField {
+				dst.Layer[i] = int32(v)
+			} else {
+				dst.Event[i] = int32(v)
+			}
+		case weightField:
+			if !(v >= 0) {
+				return false
+			}
+			dst.Weight[i] = v
+		default:
+			dst.Coords[role][i] = v
+		}
+	}
+	return at == len(line)
 }
 
 // parse sets row i of dst to the point of a line's fields.

@@ -103,12 +103,15 @@ func FuzzRead(f *testing.F) {
 	f.Add([]byte("1,2,3,4\n"))
 	f.Add([]byte("\xef\xbb\xbf\"x\",\"y\",weight\n1,2,1\r\n# c\n\n3,\"4\",5\n7,8"))
 	f.Add([]byte("x,y,weight\n1,2,1\n1,2\n1,2,-1\n"))
+	f.Add([]byte("x,y,layer,weight,rho,delta\n1,2,3.0,1,\"5,6\",inf\n-1.5,+2,-0,0.25,1,2\n1,2,3,1,\"5,6\"\n"))
+	f.Add([]byte("event,x,layer,weight,isSeed\n7,1e3,2147483648,1,1\n7, 1,2,1,1\n8,1,2,-0,1\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		tab, err := Read(bytes.NewReader(data), "fuzz")
 		// Parsed in blocks of a few bytes on three goroutines, the same
 		// table or the same error as in one piece on one.
-		tab1, err1 := read(bytes.NewReader(data), "fuzz", 1<<20, 1)
-		tab3, err3 := read(bytes.NewReader(data), "fuzz", 1+len(data)%13, 3)
+		// Parsed without the fast path of the common form, the same too.
+		tab1, err1 := read(bytes.NewReader(data), "fuzz", 1<<20, 1, true)
+		tab3, err3 := read(bytes.NewReader(data), "fuzz", 1+len(data)%13, 3, false)
 		if fmt.Sprint(err1) != fmt.Sprint(err3) || fmt.Sprint(err) != fmt.Sprint(err1) {
 			t.Fatalf("errors differ: %v / %v / %v", err, err1, err3)
 		}
@@ -214,7 +217,7 @@ func TestBlocksAndParts(t *testing.T) {
 	}
 	for _, block := range []int{1, 50, 333, 4096, 1 << 20} {
 		for _, workers := range []int{1, 2, 3, 7} {
-			tab, err := read(strings.NewReader(text.String()), "b.csv", block, workers)
+			tab, err := read(strings.NewReader(text.String()), "b.csv", block, workers, workers%2 == 1)
 			if err != nil {
 				t.Fatalf("block %d, %d parts: %v", block, workers, err)
 			}

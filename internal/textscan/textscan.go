@@ -391,7 +391,7 @@ func ParseFloat(b []byte) (float64, bool) {
 	if len(b) == 0 {
 		return 0, false
 	}
-	if v, ok := parseDecimal(b); ok {
+	if v, n, ok := Decimal(b); ok && n == len(b) {
 		return v, true
 	}
 	v, err := strconv.ParseFloat(unsafe.String(&b[0], len(b)), 64)
@@ -402,26 +402,34 @@ func ParseFloat(b []byte) (float64, bool) {
 var pow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
 	1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
 
-// parseDecimal parses [-+]digits[.digits] of at most 19 digits, at most
-// 22 after the point. Without the point they make an integer m; below
-// 2^53, m and 10^k are exact float64s and m / 10^k, one correctly
-// rounded division, is the nearest float64 to the decimal (Clinger's
-// fast path, which strconv takes too); above, lemire finds it, or says it
-// cannot. Either way the bits strconv gives. Anything else (exponents,
-// more digits, -0, what lemire cannot settle) is left to strconv: ok
-// false.
-func parseDecimal(b []byte) (float64, bool) {
+// Decimal parses the plain decimal that b starts with, [-+]digits[.digits]
+// of at most 19 digits, at most 22 after the point, and returns it and
+// its length in bytes: a parser of whole lines reads a field without
+// finding its end first. Without the point the digits make an integer m;
+// below 2^53, m and 10^k are exact float64s and m / 10^k, one correctly
+// rounded division, is the nearest float64 to the decimal (Clinger's fast
+// path, which strconv takes too); above, lemire finds it, or says it
+// cannot. Either way the bits strconv gives for the decimal alone.
+// Anything else (no digit, more digits, -0, what lemire cannot settle)
+// is left to strconv: ok false. What follows the decimal (an exponent
+// too) is the caller's to check.
+func Decimal(b []byte) (v float64, n int, ok bool) {
+	if len(b) == 0 {
+		return 0, 0, false
+	}
 	neg := b[0] == '-'
 	if neg || b[0] == '+' {
-		b = b[1:]
+		n = 1
 	}
 	var m uint64
 	digits, frac, point := 0, 0, false
-	for _, c := range b {
-		switch {
+	start := n
+scan:
+	for ; n < len(b); n++ {
+		switch c := b[n]; {
 		case c >= '0' && c <= '9':
 			if digits == 19 {
-				return 0, false
+				return 0, n, false
 			}
 			m = m*10 + uint64(c-'0')
 			if m != 0 {
@@ -433,27 +441,26 @@ func parseDecimal(b []byte) (float64, bool) {
 		case c == '.' && !point:
 			point = true
 		default:
-			return 0, false
+			break scan
 		}
 	}
+	b = b[start:n]
 	// At least one digit, on either side of the point.
 	if len(b) == 0 || len(b) == 1 && point || frac > 22 || neg && m == 0 {
-		return 0, false
+		return 0, n, false
 	}
-	var v float64
 	switch {
 	case m < 1<<53:
 		v = float64(m) / pow10[frac]
 	case frac == 0:
 		v = float64(m) // the conversion rounds to nearest, ties to even
 	default:
-		var ok bool
 		if v, ok = lemire(m, frac); !ok {
-			return 0, false
+			return 0, n, false
 		}
 	}
 	if neg {
 		v = -v
 	}
-	return v, true
+	return v, n, true
 }

@@ -244,7 +244,7 @@ func TestParseDecimalAsStrconv(t *testing.T) {
 		if ok != (err == nil) || math.Float64bits(got) != math.Float64bits(want) {
 			t.Fatalf("%s: %v %v, strconv %v %v", b, got, ok, want, err)
 		}
-		if _, ok := parseDecimal(b); ok {
+		if _, n, ok := Decimal(b); ok && n == len(b) {
 			fast++
 		}
 	}
@@ -285,8 +285,8 @@ func TestLemireAsStrconv(t *testing.T) {
 		if ok != (err == nil) || math.Float64bits(got) != math.Float64bits(want) {
 			t.Fatalf("%s: %v %v, strconv %v %v", s, got, ok, want, err)
 		}
-		_, fast := parseDecimal([]byte(s))
-		return fast
+		_, n, ok := Decimal([]byte(s))
+		return ok && n == len(s)
 	}
 	fast := 0
 	for range 1000000 {
@@ -324,5 +324,35 @@ func TestLemireAsStrconv(t *testing.T) {
 	}
 	for _, s := range []string{"4503599627370496.5", "4503599627370497.5", "9007199254740993", "9007199254740993.0", "18446744073709551615", "0.0000000000000000001", "1.7976931348623157"} {
 		check(s)
+	}
+}
+
+// TestDecimalPrefix: Decimal reads the plain decimal a field starts with,
+// whatever follows it, as ParseFloat reads the decimal alone, and says
+// where it ends; it leaves to strconv what is not a plain decimal.
+func TestDecimalPrefix(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	fast := 0
+	for range 100000 {
+		num := strconv.FormatFloat(r.NormFloat64()*math.Pow(10, float64(r.IntN(12)-4)), 'f', -1, 64)
+		want, _ := strconv.ParseFloat(num, 64)
+		for _, after := range []string{"", ",7", "\n", "\r", "e5", " ", "x", "-1"} {
+			v, n, ok := Decimal([]byte(num + after))
+			if !ok {
+				continue // left to strconv: 20 digits and more
+			}
+			fast++
+			if n != len(num) || math.Float64bits(v) != math.Float64bits(want) {
+				t.Fatalf("Decimal(%q) = %v, %d bytes; want %v, %d", num+after, v, n, want, len(num))
+			}
+		}
+	}
+	if fast < 400000 {
+		t.Errorf("only %d of 800,000 took the fast path", fast)
+	}
+	for _, b := range []string{"", "-", "+", ".", "-.", "e5", "-0", "12345678901234567890", ",1", " 1"} {
+		if _, _, ok := Decimal([]byte(b)); ok {
+			t.Errorf("Decimal(%q) took it", b)
+		}
 	}
 }
