@@ -32,10 +32,10 @@ type Scanner struct {
 	data   []byte        // a Part's unread lines
 	name   string
 	format string
-	line   int64  // number of the line last returned, from 1
-	off    int64  // byte offset of the next line
-	err    error  // the error that ended Lines
-	long   []byte // a line longer than the reader's buffer
+	line   int64     // number of the line last returned, from 1
+	off    int64     // byte offset of the next line
+	err    error     // the error that ended Lines
+	long   []byte    // a line longer than the reader's buffer
 	block  [2][]byte // Block's text, in turns, reused
 	turn   int       // which of block Block fills next
 	rest   []byte    // the partial line after the last block
