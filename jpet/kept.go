@@ -3,6 +3,8 @@ package jpet
 import (
 	"sync"
 	"sync/atomic"
+
+	"github.com/hitflow/hitflow/internal/prefault"
 )
 
 // Kept kernel values. Once every event's kernel values are kept, an
@@ -89,7 +91,7 @@ func (st *kernelStore) keep(cache []contribution) {
 	}
 	if len(st.blocks) == 0 || len(st.blocks[len(st.blocks)-1].k)+len(cache)+keptPad > keptBlockValues {
 		st.blocks = append(st.blocks, keptBlock{
-			k:    make([]float32, 0, max(keptBlockValues, len(cache)+keptPad)),
+			k:    prefault.Make[float32](0, max(keptBlockValues, len(cache)+keptPad)),
 			runs: make([]uint32, 0, keptBlockValues/8),
 		})
 	}

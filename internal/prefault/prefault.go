@@ -19,8 +19,9 @@ import "unsafe"
 // Make is make([]T, n, c) (c raised to n) for a slice that will be
 // written whole. A slice of a few huge pages or more starts on a huge page
 // and is asked for as huge pages before anything touches it; its capacity
-// may be more than c, up to the end of its last huge page. The bytes
-// before its start are never touched, so they take no memory.
+// may be more than c, up to the end of its last huge page where the
+// allocation reaches it. The bytes skipped to reach a huge page are never
+// touched, so they take no memory.
 func Make[T any](n, c int) []T {
 	c = max(n, c)
 	var zero T
@@ -29,8 +30,7 @@ func Make[T any](n, c int) []T {
 	if huge == 0 || es == 0 || uintptr(c)*es < minHuge*huge {
 		return make([]T, n, c)
 	}
-	pad := int((huge + es - 1) / es)
-	s := make([]T, c+2*pad)
+	s := make([]T, c+int((huge+es-1)/es))
 	base := uintptr(unsafe.Pointer(unsafe.SliceData(s)))
 	skip := int((-base&(huge-1) + es - 1) / es)
 	stop := alignUp(base+uintptr(skip+c)*es, huge)
@@ -40,7 +40,7 @@ func Make[T any](n, c int) []T {
 }
 
 // minHuge is the fewest huge pages an allocation must span to be made of
-// them: the alignment wastes up to one, untouched.
+// them: reaching the first one skips up to one.
 const minHuge = 2
 
 func alignUp(n, a uintptr) uintptr { return (n + a - 1) &^ (a - 1) }
