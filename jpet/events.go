@@ -9,6 +9,8 @@ import (
 	"io"
 	"math"
 
+	"github.com/hitflow/hitflow/internal/ctxio"
+	"github.com/hitflow/hitflow/internal/prefault"
 	"github.com/hitflow/hitflow/internal/textscan"
 )
 
@@ -35,32 +37,41 @@ func (s Scanner) Screen(events []Event, margin float64) (kept []Event, rejected 
 // ReadEvents reads the authors' binary event format: little-endian float32
 // triples (z_u, z_d, dl), no header. A size that is not a multiple of 12
 // bytes or a non-finite value is an error naming the file and the byte
-// offset (the events before it are returned).
+// offset (the events before it are returned). The events of a file take
+// the storage its size asks for, once.
 func ReadEvents(r io.Reader, name string) ([]Event, error) {
-	br := bufio.NewReaderSize(r, 1<<16)
-	var events []Event
-	var rec [12]byte
-	for off := int64(0); ; off += 12 {
-		n, err := io.ReadFull(br, rec[:])
-		if err == io.EOF {
+	events := prefault.Make[Event](0, int(ctxio.Size(r)/eventBytes))
+	buf := make([]byte, 1<<16/eventBytes*eventBytes)
+	var off int64 // of buf's first byte
+	for {
+		n, err := io.ReadFull(r, buf)
+		whole := n / eventBytes * eventBytes
+		for at := 0; at < whole; at += eventBytes {
+			var v [3]float64
+			for i := range v {
+				v[i] = float64(math.Float32frombits(binary.LittleEndian.Uint32(buf[at+4*i:])))
+				if math.IsNaN(v[i]) || math.IsInf(v[i], 0) {
+					rec := off + int64(at)
+					return events, fmt.Errorf("jpet: %s: byte %d: event %d has a non-finite value", name, rec, rec/eventBytes)
+				}
+			}
+			events = append(events, Event{v[0], v[1], v[2]})
+		}
+		off += int64(n)
+		switch {
+		case err == nil:
+		case n > whole:
+			return events, fmt.Errorf("jpet: %s: byte %d: %d trailing bytes; the file is not a whole number of 12-byte events", name, off-int64(n-whole), n-whole)
+		case err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF):
 			return events, nil
-		}
-		if errors.Is(err, io.ErrUnexpectedEOF) {
-			return events, fmt.Errorf("jpet: %s: byte %d: %d trailing bytes; the file is not a whole number of 12-byte events", name, off, n)
-		}
-		if err != nil {
+		default:
 			return events, fmt.Errorf("jpet: %s: byte %d: %w", name, off, err)
 		}
-		var v [3]float64
-		for i := range v {
-			v[i] = float64(math.Float32frombits(binary.LittleEndian.Uint32(rec[4*i:])))
-			if math.IsNaN(v[i]) || math.IsInf(v[i], 0) {
-				return events, fmt.Errorf("jpet: %s: byte %d: event %d has a non-finite value", name, off, off/12)
-			}
-		}
-		events = append(events, Event{v[0], v[1], v[2]})
 	}
 }
+
+// eventBytes is the size of an event of the binary format.
+const eventBytes = 12
 
 // WriteEvents writes events in the authors' binary format.
 func WriteEvents(w io.Writer, events []Event) error {

@@ -6,6 +6,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -131,6 +133,41 @@ func TestEventsIO(t *testing.T) {
 	binary.LittleEndian.PutUint32(bad[16:], math.Float32bits(float32(math.NaN())))
 	ev, err := ReadEvents(bytes.NewReader(bad), "e.bin")
 	if err == nil || !strings.Contains(err.Error(), "byte 12: event 1 has a non-finite value") || len(ev) != 1 {
+		t.Fatalf("error %v, %d events", err, len(ev))
+	}
+}
+
+// TestEventsIOInChunks: a file of many read buffers reads back whole, and
+// its errors name the byte where they are, whichever buffer holds it.
+func TestEventsIOInChunks(t *testing.T) {
+	in := make([]Event, 6000) // 72,000 bytes: two reads
+	for i := range in {
+		in[i] = Event{float64(float32(i) / 1e4), -float64(float32(i) / 3e4), float64(float32(i%7) / 100)}
+	}
+	var buf bytes.Buffer
+	if err := WriteEvents(&buf, in); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "e.bin")
+	if err := os.WriteFile(file, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	out, err := ReadEvents(f, "e.bin") // storage sized from the file
+	if err != nil || !slices.Equal(out, in) {
+		t.Fatalf("%d events back of %d, %v", len(out), len(in), err)
+	}
+	long := append(slices.Clone(buf.Bytes()), 1, 2, 3, 4, 5)
+	if ev, err := ReadEvents(bytes.NewReader(long), "e.bin"); err == nil || !strings.Contains(err.Error(), "e.bin: byte 72000: 5 trailing bytes") || len(ev) != 6000 {
+		t.Fatalf("error %v, %d events", err, len(ev))
+	}
+	bad := slices.Clone(buf.Bytes())
+	binary.LittleEndian.PutUint32(bad[5500*12+8:], math.Float32bits(float32(math.Inf(-1))))
+	if ev, err := ReadEvents(bytes.NewReader(bad), "e.bin"); err == nil || !strings.Contains(err.Error(), "byte 66000: event 5500 has a non-finite value") || !slices.Equal(ev, in[:5500]) {
 		t.Fatalf("error %v, %d events", err, len(ev))
 	}
 }

@@ -19,7 +19,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"regexp"
 	"runtime"
 	"slices"
@@ -27,6 +26,7 @@ import (
 	"sync"
 
 	"github.com/hitflow/hitflow/clue"
+	"github.com/hitflow/hitflow/internal/ctxio"
 	"github.com/hitflow/hitflow/internal/prefault"
 	"github.com/hitflow/hitflow/internal/textfmt"
 	"github.com/hitflow/hitflow/internal/textparts"
@@ -164,7 +164,7 @@ func read(r io.Reader, name string, block, workers int, fast bool) (*Table, erro
 		errs    = make([]error, workers)
 		rows    = make([]int, workers)
 		at      = make([]int, workers)
-		size    = sizeOf(r)
+		size    = ctxio.Size(r)
 		next    textscan.Block
 		nextErr error
 	)
@@ -241,16 +241,6 @@ func (c *columns) move(p *clue.Points, to, from, n int) {
 		copy(p.Event[to:], p.Event[from:from+n])
 	}
 	copy(p.Weight[to:], p.Weight[from:from+n])
-}
-
-// sizeOf is the size of a file being read, or 0 for another reader.
-func sizeOf(r io.Reader) int64 {
-	if f, ok := r.(interface{ Stat() (os.FileInfo, error) }); ok {
-		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
-			return fi.Size()
-		}
-	}
-	return 0
 }
 
 // parsePart parses the lines of a part into dst's rows from at on,

@@ -1,5 +1,6 @@
 // Package ctxio stops reads once a context is done, so that a long read
-// of a large input ends at the next block after Ctrl-C.
+// of a large input ends at the next block after Ctrl-C; and finds the
+// size of what a reader reads, for readers that size their storage once.
 package ctxio
 
 import (
@@ -29,4 +30,15 @@ func (c Reader) Stat() (os.FileInfo, error) {
 		return f.Stat()
 	}
 	return nil, errors.ErrUnsupported
+}
+
+// Size is the size of the regular file r reads (directly, or as the R of
+// a Reader), or 0 for any other reader.
+func Size(r io.Reader) int64 {
+	if f, ok := r.(interface{ Stat() (os.FileInfo, error) }); ok {
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+			return fi.Size()
+		}
+	}
+	return 0
 }
