@@ -23,7 +23,7 @@ func (s Scanner) Screen(events []Event, margin float64) (kept []Event, rejected 
 		return events, 0
 	}
 	limit := s.L/2 + margin*s.SigmaZ
-	kept = events[:0:0]
+	kept = prefault.Make[Event](0, len(events))
 	for _, e := range events {
 		if math.Abs(e.ZU) > limit || math.Abs(e.ZD) > limit {
 			rejected++

@@ -5,6 +5,8 @@ import (
 	"math"
 	"runtime"
 	"sync"
+
+	"github.com/hitflow/hitflow/internal/prefault"
 )
 
 // Options configure a reconstruction; see [Options.Validate].
@@ -102,7 +104,7 @@ func NewReconstructor(s Scanner, events []Event, opt Options) (*Reconstructor, e
 			}
 		}
 	}
-	r.events = make([]prepared, len(events))
+	r.events = prefault.Make[prepared](len(events), 0)
 	for i, e := range events {
 		r.events[i] = s.prepare(e, opt.AuthorsBox)
 	}
