@@ -9,8 +9,6 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
-
-	"github.com/hitflow/hitflow/internal/prefault"
 )
 
 // DefaultBuffer is the number of new hits per buffer of [ChunkedClusterer]:
@@ -344,7 +342,7 @@ func (c *ChunkedClusterer) finishAll() {
 func (c *ChunkedClusterer) process(final bool) {
 	c.bufNow, c.bufLate = c.now, c.stats.Late
 	c.bounds = c.cut(c.buf.ToA, c.bounds)
-	c.parent = prefault.Resize(c.parent, c.buf.Len())
+	c.parent = growLen(c.parent, c.buf.Len())
 	c.hostChunks, c.labeled, c.summed = len(c.bounds)-1, false, false
 	c.finish(final)
 }
@@ -357,7 +355,7 @@ func (c *ChunkedClusterer) process(final bool) {
 // are joined across the borders and finished here.
 func (c *ChunkedClusterer) finish(final bool) {
 	chunks := len(c.bounds) - 1
-	c.border = prefault.Resize(c.border, c.buf.Len())
+	c.border = growLen(c.border, c.buf.Len())
 	c.chunkSpace(chunks)
 	c.parallel(chunks, func(w, k int) {
 		labeled := c.labeled && k >= c.hostChunks
@@ -467,7 +465,7 @@ func (c *ChunkedClusterer) chunkTask(w, k int, final, labeled bool) {
 	cw := &c.chunks[k]
 	cw.border = cw.border[:0]
 	// Group the other hits by root: count, prefix, place (counting sort).
-	cnt := prefault.Resize(c.scratch[w], 2*(hi-lo)+1)
+	cnt := growLen(c.scratch[w], 2*(hi-lo)+1)
 	c.scratch[w] = cnt
 	count, members := cnt[:hi-lo+1], cnt[hi-lo+1:]
 	clear(count)
@@ -710,7 +708,7 @@ func (c *ChunkedClusterer) groupByRoot() {
 		})
 		return
 	}
-	cnt := prefault.Resize(c.rootCount, n+1)
+	cnt := growLen(c.rootCount, n+1)
 	c.rootCount = cnt
 	clear(cnt)
 	for _, e := range c.edge {
@@ -719,7 +717,7 @@ func (c *ChunkedClusterer) groupByRoot() {
 	for i := 1; i <= n; i++ {
 		cnt[i] += cnt[i-1]
 	}
-	c.sorted = prefault.Resize(c.sorted, len(c.edge))
+	c.sorted = growLen(c.sorted, len(c.edge))
 	for _, e := range c.edge {
 		c.sorted[cnt[e.root]] = e
 		cnt[e.root]++
@@ -842,7 +840,7 @@ func (c *ChunkedClusterer) memberLimitError() error {
 // time, and the links are cheaper than finding out which do.
 func (c *ChunkedClusterer) carryFolds() {
 	c.links = c.links[:0]
-	c.carryAt = prefault.Resize(c.carryAt, c.buf.Len())
+	c.carryAt = growLen(c.carryAt, c.buf.Len())
 	next := c.nextFolds[:0]
 	for k, i := range c.carryIdx {
 		c.carryAt[i] = int32(k)

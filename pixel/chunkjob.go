@@ -1,10 +1,6 @@
 package pixel
 
-import (
-	"math"
-
-	"github.com/hitflow/hitflow/internal/prefault"
-)
+import "math"
 
 // A ChunkJob is the chunk step of one buffer of a [ChunkedClusterer], as it
 // asks a [ChunkLabeler] to do it: label every chunk's hits and, when asked,
@@ -99,7 +95,7 @@ func (c *ChunkedClusterer) nextJob(final bool) *ChunkJob {
 	c.nextNow, c.nextLate = c.now, c.stats.Late
 	toa := c.next.ToA
 	c.nextBounds = c.cut(toa, c.nextBounds)
-	c.nextParent = prefault.Resize(c.nextParent, len(toa))
+	c.nextParent = growLen(c.nextParent, len(toa))
 	j := &c.job
 	j.Hits, j.Bounds, j.Config, j.Parent = &c.next, c.nextBounds, c.cfg, c.nextParent
 	j.Summarised = false
@@ -136,8 +132,8 @@ func (c *ChunkedClusterer) assemble(job *ChunkJob, err error) {
 	c.labeled = err == nil
 	c.summed = c.labeled && job.Summarised
 	c.buf.lengthen(fresh, c.next.Calibrated())
-	c.seq = prefault.Resize(c.seq, carried+fresh)
-	c.parent = prefault.Resize(c.parent, carried+fresh)
+	c.seq = growLen(c.seq, carried+fresh)
+	c.parent = growLen(c.parent, carried+fresh)
 	// A buffer of a device holds millions of hits: copied in parts.
 	const part = 1 << 16
 	shift := int32(carried)
@@ -166,7 +162,7 @@ func (c *ChunkedClusterer) assemble(job *ChunkJob, err error) {
 func (c *ChunkedClusterer) takeAllSums(job *ChunkJob) {
 	chunks := len(job.Bounds) - 1
 	c.chunkSpace(c.hostChunks + chunks)
-	at := prefault.Resize(c.sumsAt, 2*chunks)
+	at := growLen(c.sumsAt, 2*chunks)
 	c.sumsAt = at
 	closedAt, openAt := 0, 0
 	for k := range chunks {

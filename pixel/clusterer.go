@@ -5,8 +5,6 @@ import (
 	"math"
 	"math/bits"
 	"slices"
-
-	"github.com/hitflow/hitflow/internal/prefault"
 )
 
 // dead marks a buffered hit whose cluster has been emitted.
@@ -272,10 +270,10 @@ func clockReset(latest, t, gap Time) bool { return t < latest && uint64(latest-t
 // because each then keeps its few slices in registers.
 func (c *Clusterer) addRange(h *Hits, from, to int) {
 	n0 := len(c.nodes)
-	c.nodes = prefault.Resize(c.nodes, n0+to-from)
-	c.seq = prefault.Resize(c.seq, len(c.nodes))
+	c.nodes = growLen(c.nodes, n0+to-from)
+	c.seq = growLen(c.seq, len(c.nodes))
 	if c.calibrated {
-		c.e = prefault.Resize(c.e, len(c.nodes))
+		c.e = growLen(c.e, len(c.nodes))
 	}
 	n := c.copyHits(h, from, to, n0)
 	c.nodes, c.seq = c.nodes[:n], c.seq[:n]
@@ -458,6 +456,15 @@ func findNode(nodes []node, j int32) int32 {
 		nodes[j].parent = gp
 		j = gp
 	}
+}
+
+func growLen[T any](s []T, n int) []T {
+	if cap(s) < n {
+		ns := make([]T, n, 2*n)
+		copy(ns, s)
+		return ns
+	}
+	return s[:n]
 }
 
 // unionNodes puts the clusters rooted at a and b under the earlier root,
@@ -791,7 +798,7 @@ func (c *Clusterer) appendMembers(out *Clusters, r int32) {
 func (c *Clusterer) compact() {
 	nodes := c.nodes
 	n, front := len(nodes), c.front
-	c.remap = prefault.Resize(c.remap, n-front)
+	c.remap = growLen(c.remap, n-front)
 	remap := c.remap
 	stride := c.stride
 	k := int32(0)

@@ -2,8 +2,6 @@ package pixel
 
 import (
 	"errors"
-
-	"github.com/hitflow/hitflow/internal/prefault"
 )
 
 // LongSpan is the most hits of the stream a cluster may span, from its
@@ -92,10 +90,10 @@ func (c *Clusters) Reset() {
 
 // extend grows every feature column to length n.
 func (c *Clusters) extend(n int) {
-	c.ID, c.root, c.key, c.Size, c.FirstToA, c.LastToA = prefault.Resize(c.ID, n), prefault.Resize(c.root, n), prefault.Resize(c.key, n), prefault.Resize(c.Size, n), prefault.Resize(c.FirstToA, n), prefault.Resize(c.LastToA, n)
-	c.ToTSum, c.ESum, c.X, c.Y = prefault.Resize(c.ToTSum, n), prefault.Resize(c.ESum, n), prefault.Resize(c.X, n), prefault.Resize(c.Y, n)
-	c.XMin, c.XMax, c.YMin, c.YMax = prefault.Resize(c.XMin, n), prefault.Resize(c.XMax, n), prefault.Resize(c.YMin, n), prefault.Resize(c.YMax, n)
-	c.Max = prefault.Resize(c.Max, n)
+	c.ID, c.root, c.key, c.Size, c.FirstToA, c.LastToA = growLen(c.ID, n), growLen(c.root, n), growLen(c.key, n), growLen(c.Size, n), growLen(c.FirstToA, n), growLen(c.LastToA, n)
+	c.ToTSum, c.ESum, c.X, c.Y = growLen(c.ToTSum, n), growLen(c.ESum, n), growLen(c.X, n), growLen(c.Y, n)
+	c.XMin, c.XMax, c.YMin, c.YMax = growLen(c.XMin, n), growLen(c.XMax, n), growLen(c.YMin, n), growLen(c.YMax, n)
+	c.Max = growLen(c.Max, n)
 }
 
 // truncate cuts every feature column to length n.
@@ -160,7 +158,7 @@ func (c *Clusters) lengthen(n, hits int, members, calibrated bool) {
 	at := c.Len()
 	c.extend(at + n)
 	if n > 0 && members {
-		c.Start = prefault.Resize(c.Start, at+n+1)
+		c.Start = growLen(c.Start, at+n+1)
 		c.Start[at] = c.Members.Len()
 		c.Members.lengthen(hits, calibrated)
 	}

@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/hitflow/hitflow/internal/prefault"
 	"github.com/hitflow/hitflow/internal/textfmt"
 )
 
@@ -111,12 +110,12 @@ func (h *Hits) Reset() {
 
 // Reserve makes room for n more hits without reallocation.
 func (h *Hits) Reserve(n int) {
-	h.X = prefault.Grow(h.X, n)
-	h.Y = prefault.Grow(h.Y, n)
-	h.ToA = prefault.Grow(h.ToA, n)
-	h.ToT = prefault.Grow(h.ToT, n)
+	h.X = grow(h.X, n)
+	h.Y = grow(h.Y, n)
+	h.ToA = grow(h.ToA, n)
+	h.ToT = grow(h.ToT, n)
 	if len(h.E) != 0 {
-		h.E = prefault.Grow(h.E, n)
+		h.E = grow(h.E, n)
 	}
 }
 
@@ -154,13 +153,13 @@ func (h *Hits) AppendRange(src *Hits, i, j int) {
 func (h *Hits) lengthen(n int, calibrated bool) {
 	old, hadE := h.Len(), h.Calibrated()
 	m := old + n
-	h.X, h.Y, h.ToA, h.ToT = prefault.Resize(h.X, m), prefault.Resize(h.Y, m), prefault.Resize(h.ToA, m), prefault.Resize(h.ToT, m)
+	h.X, h.Y, h.ToA, h.ToT = growLen(h.X, m), growLen(h.Y, m), growLen(h.ToA, m), growLen(h.ToT, m)
 	if calibrated && !hadE {
-		h.E = prefault.Resize(h.E[:0], old)
+		h.E = growLen(h.E[:0], old)
 		clear(h.E)
 	}
 	if calibrated || hadE {
-		h.E = prefault.Resize(h.E, m)
+		h.E = growLen(h.E, m)
 	}
 }
 
@@ -185,7 +184,7 @@ func (h *Hits) gather(src *Hits, idx []int32) {
 	hadE := h.Calibrated() // before the columns grow past the energies
 	n0 := h.Len()
 	n := n0 + len(idx)
-	h.X, h.Y, h.ToA, h.ToT = prefault.Resize(h.X, n), prefault.Resize(h.Y, n), prefault.Resize(h.ToA, n), prefault.Resize(h.ToT, n)
+	h.X, h.Y, h.ToA, h.ToT = growLen(h.X, n), growLen(h.Y, n), growLen(h.ToA, n), growLen(h.ToT, n)
 	x, y, t, tot := h.X[n0:n], h.Y[n0:n], h.ToA[n0:n], h.ToT[n0:n]
 	for k, i := range idx {
 		x[k], y[k], t[k], tot[k] = src.X[i], src.Y[i], src.ToA[i], src.ToT[i]
@@ -194,13 +193,22 @@ func (h *Hits) gather(src *Hits, idx []int32) {
 		if !hadE {
 			h.E = append(h.E[:0], make([]float32, n0)...)
 		}
-		h.E = prefault.Resize(h.E, n)
+		h.E = growLen(h.E, n)
 		for k, i := range idx {
 			h.E[n0+k] = src.E[i]
 		}
 	} else if len(h.E) != 0 {
 		h.E = append(h.E, make([]float32, len(idx))...)
 	}
+}
+
+func grow[T any](s []T, n int) []T {
+	if cap(s)-len(s) >= n {
+		return s
+	}
+	ns := make([]T, len(s), 2*cap(s)+n)
+	copy(ns, s)
+	return ns
 }
 
 // ParseTime reads a duration such as "200ns", "1.5625ns", "0.5us", "500µs",

@@ -1,10 +1,6 @@
 package pixel
 
-import (
-	"math/bits"
-
-	"github.com/hitflow/hitflow/internal/prefault"
-)
+import "math/bits"
 
 // Isolated groups: in a time-ordered stream, a hit more than dt after every
 // earlier hit can join none of their clusters, under any definition, and
@@ -528,7 +524,7 @@ func (c *Clusterer) groupSums(sp *groupSpace, h *Hits, i, j int) {
 	xs, ys, ts, tots := h.X[i:j], h.Y[i:j], h.ToA[i:j], h.ToT[i:j]
 	ys, ts, tots = ys[:n], ts[:n], tots[:n]
 	g := &c.group
-	g.slot, g.sums = prefault.Resize(g.slot, n), prefault.Resize(g.sums, n)
+	g.slot, g.sums = growLen(g.slot, n), growLen(g.sums, n)
 	parent, slot, sums, roots := sp.tree.parent[:n], g.slot[:n], g.sums, g.roots[:0]
 	occ, stride := sp.occ, uint32(c.stride)
 	for q := range n {
@@ -551,7 +547,7 @@ func (c *Clusterer) groupSums(sp *groupSpace, h *Hits, i, j int) {
 		return
 	}
 	// The hits by cluster, each in time order: a counting sort by slot.
-	g.start, g.members = prefault.Resize(g.start, len(roots)+1), prefault.Resize(g.members, n)
+	g.start, g.members = growLen(g.start, len(roots)+1), growLen(g.members, n)
 	start := g.start
 	clear(start)
 	for _, s := range slot {
@@ -577,7 +573,7 @@ func (c *Clusterer) groupSumsOne(sp *groupSpace, h *Hits, i, j int) {
 	ys, ts, tots = ys[:n], ts[:n], tots[:n]
 	occ, stride := sp.occ, uint32(c.stride)
 	g := &c.group
-	g.roots, g.sums = append(g.roots[:0], 0), prefault.Resize(g.sums, 1)
+	g.roots, g.sums = append(g.roots[:0], 0), growLen(g.sums, 1)
 	s := &g.sums[0]
 	s.start(xs[0], ys[0], ts[0], tots[0])
 	for q, x := range xs {
@@ -593,7 +589,7 @@ func (c *Clusterer) groupSumsOne(sp *groupSpace, h *Hits, i, j int) {
 	if !c.calibrated && !c.keepMembers {
 		return
 	}
-	g.start, g.members = append(g.start[:0], 0, int32(n)), prefault.Resize(g.members, n)
+	g.start, g.members = append(g.start[:0], 0, int32(n)), growLen(g.members, n)
 	for q := range g.members {
 		g.members[q] = int32(q)
 	}

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"math/bits"
 	"slices"
-
-	"github.com/hitflow/hitflow/internal/prefault"
 )
 
 // timeSort orders batches of times; its buffers are reused between calls.
@@ -53,7 +51,7 @@ func (r *timeRange) add(t, t0 Time) {
 // through radixSort.
 func (s *timeSort) sortByTime(toa []Time, r timeRange) []int32 {
 	n := len(toa)
-	perm := prefault.Resize(s.perm, n)
+	perm := growLen(s.perm, n)
 	s.perm = perm
 	switch {
 	case r.behind == 0: // in order, but for hits the caller drops
@@ -121,9 +119,9 @@ func (r timeRange) fewBehind(n int) bool {
 // a time behind is below every time after it in order, so it can only
 // equal times before it.
 func (s *timeSort) mergeBehind(perm []int32, toa []Time, behind int) []int32 {
-	inOrder := prefault.Resize(s.inOrder, len(toa)-behind)[:0]
-	late := prefault.Resize(s.late, behind)[:0]
-	times := prefault.Resize(s.lateToA, behind)[:0]
+	inOrder := growLen(s.inOrder, len(toa)-behind)[:0]
+	late := growLen(s.late, behind)[:0]
+	times := growLen(s.lateToA, behind)[:0]
 	hi := toa[0]
 	for i, t := range toa {
 		if t >= hi {
@@ -137,7 +135,7 @@ func (s *timeSort) mergeBehind(perm []int32, toa []Time, behind int) []int32 {
 	for _, t := range times {
 		r.add(t, times[0])
 	}
-	order := prefault.Resize(s.latePerm, len(times))
+	order := growLen(s.latePerm, len(times))
 	s.latePerm = order
 	s.radix(order, times, r)
 	k, i := 0, 0
@@ -193,7 +191,7 @@ func radixKeys(toa []Time, r timeRange, keysBuf *[]uint64) (keys []uint64, idxBi
 	zeros := uint(bits.TrailingZeros64(r.diffs)) & 63
 	span := uint64(r.hi-r.lo) >> zeros
 	keyBits = uint(bits.Len64(span / 25))
-	keys = prefault.Resize(*keysBuf, n)
+	keys = growLen(*keysBuf, n)
 	*keysBuf = keys
 	if keyBits+idxBits <= 64 && !scaledKeys(keys, toa, r.lo, zeros, 25, idxBits) {
 		keyBits = uint(bits.Len64(span))
@@ -212,7 +210,7 @@ func radixPasses(perm []int32, keys []uint64, tmpBuf *[]uint64, idxBits, keyBits
 	if n == 0 {
 		return
 	}
-	tmp := prefault.Resize(*tmpBuf, n)
+	tmp := growLen(*tmpBuf, n)
 	*tmpBuf = tmp
 	// The keys are counted and moved in four quarters side by side: in
 	// nearly sorted data most keys share the digit of the one before, and

@@ -36,16 +36,25 @@ func TestMake(t *testing.T) {
 	}
 }
 
-// TestMakeAligned: where the kernel has huge pages, a large slice starts
-// on one, so that all of it can be made of them.
-func TestMakeAligned(t *testing.T) {
-	huge := hugePage()
+// TestMakeStaggered: where the kernel has huge pages, a large slice
+// starts a little past the start of a huge page, by an offset that
+// differs from the last slices' within a 4 KiB page.
+func TestMakeStaggered(t *testing.T) {
+	huge := uintptr(hugePage())
 	if huge == 0 {
 		t.Skip("no transparent huge pages on this system")
 	}
-	s := Make[float64](minHuge*huge/8, 0)
-	if at := uintptr(unsafe.Pointer(unsafe.SliceData(s))); at%uintptr(huge) != 0 {
-		t.Fatalf("slice at %#x, not on a %d-byte huge page", at, huge)
+	seen := map[uintptr]bool{}
+	for range staggers {
+		s := Make[float64](minHuge*int(huge)/8, 0)
+		at := uintptr(unsafe.Pointer(unsafe.SliceData(s)))
+		if off := at % huge; off >= staggers*staggerStep {
+			t.Fatalf("slice at %#x, %d bytes past a huge page", at, off)
+		}
+		if seen[at%4096] {
+			t.Fatalf("slice at %#x: another began at the same place of a 4 KiB page", at)
+		}
+		seen[at%4096] = true
 	}
 }
 

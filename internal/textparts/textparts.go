@@ -3,9 +3,8 @@ package textparts
 import (
 	"io"
 	"runtime"
+	"slices"
 	"sync"
-
-	"github.com/hitflow/hitflow/internal/prefault"
 )
 
 // Parts holds the buffers of a writer's parts, reused from batch to
@@ -69,6 +68,6 @@ func formatSized(dst []byte, lo, hi int, format func(dst []byte, lo, hi int) []b
 	if mid == hi {
 		return dst
 	}
-	dst = prefault.Grow(dst, (len(dst)-n)*(hi-mid)/(mid-lo)*9/8)
+	dst = slices.Grow(dst, (len(dst)-n)*(hi-mid)/(mid-lo)*9/8)
 	return format(dst, mid, hi)
 }

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/hitflow/hitflow/device/opencl"
-	"github.com/hitflow/hitflow/internal/prefault"
 	"github.com/hitflow/hitflow/pixel"
 )
 
@@ -163,7 +162,7 @@ func (l *Labeler) run(job *pixel.ChunkJob) error {
 	n, chunks := h.Len(), len(job.Bounds)-1
 	if chunks < 1 || n == 0 {
 		job.Summarised = job.Summarise && l.sums
-		job.Closed, job.Open = prefault.Resize(job.Closed, max(chunks, 0)), prefault.Resize(job.Open, max(chunks, 0))
+		job.Closed, job.Open = growLen(job.Closed, max(chunks, 0)), growLen(job.Open, max(chunks, 0))
 		clear(job.Closed)
 		clear(job.Open)
 		return nil
@@ -271,7 +270,7 @@ func (l *Labeler) summarise(job *pixel.ChunkJob, x, y, toa, bnd, par *opencl.Buf
 	if err := launch(l.count, chunks, &l.timings.Sums); err != nil {
 		return err
 	}
-	job.Closed, job.Open = prefault.Resize(job.Closed, chunks), prefault.Resize(job.Open, chunks)
+	job.Closed, job.Open = growLen(job.Closed, chunks), growLen(job.Open, chunks)
 	err = l.transfer(&l.timings.Download, func() error {
 		return errors.Join(opencl.Read(closed, 0, job.Closed), opencl.Read(opened, 0, job.Open))
 	})
@@ -312,7 +311,7 @@ func (l *Labeler) summarise(job *pixel.ChunkJob, x, y, toa, bnd, par *opencl.Buf
 	if err := launch(l.sum, chunks, &l.timings.Sums); err != nil {
 		return err
 	}
-	job.Sums, job.OpenHits = prefault.Resize(job.Sums, fields*closedN), prefault.Resize(job.OpenHits, openN)
+	job.Sums, job.OpenHits = growLen(job.Sums, fields*closedN), growLen(job.OpenHits, openN)
 	err = l.transfer(&l.timings.Download, func() error {
 		return errors.Join(opencl.Read(sums, 0, job.Sums), opencl.Read(openHits, 0, job.OpenHits), opencl.Read(par, 0, job.Parent[:n]))
 	})
@@ -344,4 +343,12 @@ func boolInt(b bool) int32 {
 		return 1
 	}
 	return 0
+}
+
+// growLen is s with length n, its storage kept when large enough.
+func growLen[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/hitflow/hitflow/internal/prefault"
 	"github.com/hitflow/hitflow/pixel"
 )
 
@@ -240,7 +239,7 @@ func (d *RawReader) fill(k int) error {
 func (d *RawReader) packets(dst *pixel.Hits, b []byte) {
 	n0 := dst.Len()
 	n := n0 + len(b)/8
-	dst.X, dst.Y, dst.ToA, dst.ToT = prefault.Resize(dst.X, n), prefault.Resize(dst.Y, n), prefault.Resize(dst.ToA, n), prefault.Resize(dst.ToT, n)
+	dst.X, dst.Y, dst.ToA, dst.ToT = growTo(dst.X, n), growTo(dst.Y, n), growTo(dst.ToA, n), growTo(dst.ToT, n)
 	k := n0
 	for len(b) >= 8 {
 		w := binary.LittleEndian.Uint64(b)
@@ -306,6 +305,15 @@ func place(xs, ys []uint16, ox, oy, fx, fy uint16) {
 	for i, x := range xs {
 		xs[i], ys[i] = ox+(x^fx), oy+(ys[i]^fy)
 	}
+}
+
+func growTo[T any](s []T, n int) []T {
+	if cap(s) < n {
+		ns := make([]T, n, n+n/2)
+		copy(ns, s)
+		return ns
+	}
+	return s[:n]
 }
 
 // other handles every packet that is not a pixel hit.
