@@ -1,6 +1,7 @@
 package prefault
 
 import (
+	"runtime/debug"
 	"slices"
 	"testing"
 	"unsafe"
@@ -75,5 +76,30 @@ func TestGrowResize(t *testing.T) {
 	}
 	if r := Resize(big, 2); len(r) != 2 || unsafe.SliceData(r) != unsafe.SliceData(big) || !slices.Equal(r, s[:2]) {
 		t.Fatal("Resize down moved or changed the slice")
+	}
+}
+
+// BenchmarkFreshSlice measures allocating 256 MiB fresh from the system
+// (returned to it before each round) and writing it, by make or by Make.
+func BenchmarkFreshSlice(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		make func(n int) []float64
+	}{
+		{"make", func(n int) []float64 { return make([]float64, n) }},
+		{"Make", func(n int) []float64 { return Make[float64](n, 0) }},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(8 << 25)
+			for b.Loop() {
+				b.StopTimer()
+				debug.FreeOSMemory()
+				b.StartTimer()
+				s := c.make(1 << 25)
+				for i := range s {
+					s[i] = 1
+				}
+			}
+		})
 	}
 }

@@ -1,7 +1,6 @@
 package prefault
 
 import (
-	"runtime/debug"
 	"testing"
 	"unsafe"
 
@@ -34,34 +33,6 @@ func BenchmarkFreshCopy(b *testing.B) {
 				}
 				if err := unix.Munmap(mem); err != nil {
 					b.Fatal(err)
-				}
-			}
-		})
-	}
-}
-
-// BenchmarkFreshSlice measures allocating 256 MiB fresh from the system
-// (returned to it before each round) and writing it, by make or by Make.
-func BenchmarkFreshSlice(b *testing.B) {
-	for _, huge := range []bool{false, true} {
-		name := "make"
-		if huge {
-			name = "Make"
-		}
-		b.Run(name, func(b *testing.B) {
-			b.SetBytes(8 << 25)
-			for b.Loop() {
-				b.StopTimer()
-				debug.FreeOSMemory()
-				b.StartTimer()
-				var s []float64
-				if huge {
-					s = Make[float64](1<<25, 0)
-				} else {
-					s = make([]float64, 1<<25)
-				}
-				for i := range s {
-					s[i] = 1
 				}
 			}
 		})
