@@ -60,12 +60,12 @@ func ReadEvents(r io.Reader, name string) ([]Event, error) {
 		off += int64(n)
 		switch {
 		case err == nil:
+		case err != io.EOF && !errors.Is(err, io.ErrUnexpectedEOF):
+			return events, fmt.Errorf("jpet: %s: byte %d: %w", name, off, err)
 		case n > whole:
 			return events, fmt.Errorf("jpet: %s: byte %d: %d trailing bytes; the file is not a whole number of 12-byte events", name, off-int64(n-whole), n-whole)
-		case err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF):
-			return events, nil
 		default:
-			return events, fmt.Errorf("jpet: %s: byte %d: %w", name, off, err)
+			return events, nil
 		}
 	}
 }

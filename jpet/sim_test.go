@@ -5,12 +5,14 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"testing/iotest"
 )
 
 func TestSimulationReproducibleAndPlausible(t *testing.T) {
@@ -163,6 +165,11 @@ func TestEventsIOInChunks(t *testing.T) {
 	}
 	long := append(slices.Clone(buf.Bytes()), 1, 2, 3, 4, 5)
 	if ev, err := ReadEvents(bytes.NewReader(long), "e.bin"); err == nil || !strings.Contains(err.Error(), "e.bin: byte 72000: 5 trailing bytes") || len(ev) != 6000 {
+		t.Fatalf("error %v, %d events", err, len(ev))
+	}
+	// A read that fails inside an event is that error, not trailing bytes.
+	broken := io.MultiReader(bytes.NewReader(buf.Bytes()[:70006]), iotest.ErrReader(errors.New("disk gone")))
+	if ev, err := ReadEvents(broken, "e.bin"); err == nil || !strings.Contains(err.Error(), "e.bin: byte 70006: disk gone") || !slices.Equal(ev, in[:5833]) {
 		t.Fatalf("error %v, %d events", err, len(ev))
 	}
 	bad := slices.Clone(buf.Bytes())

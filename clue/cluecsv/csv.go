@@ -169,7 +169,7 @@ func read(r io.Reader, name string, block, workers int, fast bool) (*Table, erro
 		nextErr error
 	)
 	blk, err := sc.Block(block)
-	for ; err == nil; blk, err = next, nextErr {
+	for first := true; err == nil; blk, err, first = next, nextErr, false {
 		// Every line of the block gets a row, its part's rows placed
 		// after the rows of the parts before; lines that hold nothing
 		// leave rows unused, closed up below.
@@ -182,7 +182,7 @@ func read(r io.Reader, name string, block, workers int, fast bool) (*Table, erro
 		// The columns take, once, the rows the file's size promises at
 		// this block's bytes a row, rather than growing again and again.
 		room := n
-		if size > 0 && t.Points.Len() == 0 {
+		if size > 0 && first {
 			room = max(n, int(float64(n)*float64(size)/float64(max(sc.Offset(), 1))*1.02))
 		}
 		c.resize(&t.Points, n, room)

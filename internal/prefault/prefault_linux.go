@@ -46,9 +46,6 @@ func whole(b []byte, page int) []byte {
 		return nil
 	}
 	skip := -int(uintptr(unsafe.Pointer(unsafe.SliceData(b)))) & (page - 1)
-	if skip >= len(b) {
-		return nil
-	}
 	n := (len(b) - skip) &^ (page - 1)
 	if n == 0 {
 		return nil
