@@ -140,7 +140,7 @@ func TestScanner(t *testing.T) {
 
 // FuzzParse checks the number parsers against strconv.
 func FuzzParse(f *testing.F) {
-	for _, s := range []string{"0", "-0", "25.0", "1.", ".5", "+3", "1e3", "123456789012345678", "-0.0", "0x10", "inf", "", "-81.53690450071551", "9007199254740993", "0.1", "00000000000000000000.1", ".", "+", "1.2.3"} {
+	for _, s := range []string{"0", "-0", "25.0", "1.", ".5", "+3", "1e3", "12.5,3", "7\r", "3.5.1", "-2e-3,", "123456789012345678", "-0.0", "0x10", "inf", "", "-81.53690450071551", "9007199254740993", "0.1", "00000000000000000000.1", ".", "+", "1.2.3"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -152,6 +152,17 @@ func FuzzParse(f *testing.F) {
 		if v, ok := ParseInt([]byte(s)); ok {
 			if err != nil || float64(v) != want {
 				t.Fatalf("ParseInt(%q) = %d; strconv %v, %v", s, v, want, err)
+			}
+		}
+		// Decimal takes a plain decimal prefix, which strconv reads alone
+		// to the same bits.
+		if v, n, ok := Decimal([]byte(s)); ok {
+			prefix, err := strconv.ParseFloat(s[:n], 64)
+			if err != nil || math.Float64bits(v) != math.Float64bits(prefix) || strings.ContainsAny(s[:n], "eEinxX_") {
+				t.Fatalf("Decimal(%q) = %v, %d bytes; strconv of %q: %v, %v", s, v, n, s[:n], prefix, err)
+			}
+			if n < len(s) && (s[n] >= '0' && s[n] <= '9' || s[n] == '.' && !strings.Contains(s[:n], ".")) {
+				t.Fatalf("Decimal(%q) stopped at %d, inside the decimal", s, n)
 			}
 		}
 	})
