@@ -232,9 +232,9 @@ func TestBlocks(t *testing.T) {
 	}
 }
 
-// TestParseDecimalAsStrconv: random plain decimals of 1 to 20 digits,
+// TestDecimalAsStrconv: random plain decimals of 1 to 20 digits,
 // the point anywhere, parse to strconv's float to the bit.
-func TestParseDecimalAsStrconv(t *testing.T) {
+func TestDecimalAsStrconv(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	fast := 0
 	for range 1000000 {
