@@ -132,17 +132,12 @@ func (r *textReader) read(dst *pixel.Hits) error {
 	wg.Go(func() { r.next, r.nextErr = r.sc.Block(r.block) })
 	wg.Wait()
 	for k, p := range parts {
-		h := &r.hits[k]
-		if n, at := h.Len(), r.at[k]; n == 0 || unsafe.SliceData(h.ToA) == unsafe.SliceData(dst.ToA[at:at+1]) && !h.Calibrated() {
-			// In place: close up behind the parts before.
-			end := dst.Len()
+		// Hits already in their place are taken as they lie; the others
+		// (behind lines that made none, or in storage of their own) are
+		// appended, which closes up the rows.
+		h, end := &r.hits[k], dst.Len()
+		if n := h.Len(); end == r.at[k] && n > 0 && unsafe.SliceData(h.ToA) == unsafe.SliceData(dst.ToA[end:end+1]) && !h.Calibrated() {
 			dst.X, dst.Y, dst.ToA, dst.ToT = dst.X[:end+n], dst.Y[:end+n], dst.ToA[:end+n], dst.ToT[:end+n]
-			if end != at {
-				copy(dst.X[end:], h.X)
-				copy(dst.Y[end:], h.Y)
-				copy(dst.ToA[end:], h.ToA)
-				copy(dst.ToT[end:], h.ToT)
-			}
 		} else {
 			dst.AppendRange(h, 0, n)
 		}
