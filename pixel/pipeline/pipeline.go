@@ -203,6 +203,11 @@ func (s Summary) String() string {
 	return line
 }
 
+// deviceSortBatch is the raw reader's batch when a device sorts them
+// (Job.KeySorter): each batch costs it launches and transfers, which the
+// reader's default batch would make a large share of its time.
+const deviceSortBatch = 1 << 16
+
 // queueDepth is the number of batches between two stages: enough to ride
 // out a slow write, few enough to bound memory.
 const queueDepth = 4
@@ -520,8 +525,12 @@ func write(job Job, cl *pixel.Clusters) (int, error) {
 func read(ctx context.Context, job Job, sum *Summary, free <-chan *hitBatch, full chan<- *hitBatch) error {
 	var bytesBefore int64
 	var prev *tpx3.RawReader
+	opt := job.Reader
+	if job.KeySorter != nil && opt.Batch == 0 {
+		opt.Batch = deviceSortBatch
+	}
 	for _, src := range job.Sources {
-		r, err := tpx3.NewReader(src.R, src.Name, job.Reader)
+		r, err := tpx3.NewReader(src.R, src.Name, opt)
 		if err != nil {
 			return err
 		}

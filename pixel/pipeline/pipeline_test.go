@@ -593,11 +593,13 @@ func TestCorrectionBeforeSorting(t *testing.T) {
 type keySorter struct {
 	calls, after int
 	err          error
+	most         int // keys in the largest call
 }
 
 func (k *keySorter) MinKeys() int { return 1 }
 
 func (k *keySorter) SortKeys(keys []uint64, from, _ uint, perm []int32) error {
+	k.most = max(k.most, len(keys))
 	if k.calls++; k.err != nil && k.calls > k.after {
 		return k.err
 	}
@@ -611,7 +613,8 @@ func (k *keySorter) SortKeys(keys []uint64, from, _ uint, perm []int32) error {
 // TestKeySorterInRun: the reorder stage's radix sorts on a key sorter
 // give the host's output and are counted in the summary; a key sorter
 // that fails ends the run with its error, and the hits read are still
-// sorted (on the host), clustered and written.
+// sorted (on the host), clustered and written. The reader's batches are
+// the device's large ones.
 func TestKeySorterInRun(t *testing.T) {
 	data := simulateTPX3(t, "pion45", 200000, 50*pixel.Microsecond)
 	want := run(t, context.Background(), 60*pixel.Microsecond, pixel.Local, data)
@@ -629,6 +632,9 @@ func TestKeySorterInRun(t *testing.T) {
 		}
 		if k.err == nil && (got.clusters != want.clusters || got.hits != want.hits) {
 			t.Fatal("another output than the host's sort gives")
+		}
+		if k.err == nil && k.most < deviceSortBatch {
+			t.Fatalf("the device sorted at most %d keys at a time, not the %d of a batch", k.most, deviceSortBatch)
 		}
 		if k.err != nil && (got.sum.Hits == 0 || strings.Count(got.hits, "\n")-1 != int(got.sum.Hits)) {
 			t.Fatalf("a failing key sorter: %d hits read, %d written", got.sum.Hits, strings.Count(got.hits, "\n")-1)

@@ -79,6 +79,10 @@ type Options struct {
 	Layout Layout // chip placement for tpx3
 	Width  int    // sensor width for the linear pixel index of text formats
 	Height int
+	// Batch is the number of hits a Read of a .tpx3 stream delivers (0:
+	// DefaultBatch; see RawReader.SetBatch); the text formats read in
+	// blocks of text.
+	Batch int
 }
 
 // NewReader returns a reader for the stream r named name. With Format Auto
@@ -98,10 +102,17 @@ func NewReader(r io.Reader, name string, opt Options) (Reader, error) {
 	w, h := max(opt.Width, 1), max(opt.Height, 1)
 	switch f {
 	case TPX3:
+		// br has a Buffered method too: hidden, so that a file's batches
+		// are full rather than ending where br's buffer does.
+		var src io.Reader = struct{ io.Reader }{br}
 		if live, ok := r.(buffered); ok {
-			return NewRawReader(liveReader{br, live}, name, opt.Layout), nil
+			src = liveReader{br, live}
 		}
-		return NewRawReader(br, name, opt.Layout), nil
+		rr := NewRawReader(src, name, opt.Layout)
+		if opt.Batch > 0 {
+			rr.SetBatch(opt.Batch)
+		}
+		return rr, nil
 	case T3PA:
 		return NewT3PAReader(br, name, w, h), nil
 	case Katherine:

@@ -70,6 +70,7 @@ type RawReader struct {
 	r      io.Reader
 	name   string
 	layout Layout
+	batch  int // hits a Read aims to deliver
 
 	buf    []byte
 	lo, hi int   // undecoded bytes are buf[lo:hi]
@@ -90,8 +91,13 @@ type RawReader struct {
 
 // NewRawReader decodes .tpx3 data from r; name is used in errors.
 func NewRawReader(r io.Reader, name string, layout Layout) *RawReader {
-	return &RawReader{r: r, name: name, layout: layout, buf: make([]byte, 1<<20)}
+	return &RawReader{r: r, name: name, layout: layout, batch: DefaultBatch, buf: make([]byte, 1<<20)}
 }
+
+// SetBatch sets the number of hits a Read delivers (at least 1): fewer
+// only at the end of the stream, or from a live source when no more has
+// arrived.
+func (d *RawReader) SetBatch(n int) { d.batch = max(n, 1) }
 
 // Continue makes the reader extend times from where prev stopped, for a
 // run split over several files.
@@ -135,9 +141,9 @@ func (d *RawReader) Read(dst *pixel.Hits) error {
 		return d.err
 	}
 	defer func() { d.stats.Hits += int64(dst.Len()) }()
-	dst.Reserve(batchSize)
+	dst.Reserve(d.batch)
 	live, _ := d.r.(buffered)
-	for dst.Len() < batchSize && len(d.tdc) < batchSize {
+	for dst.Len() < d.batch && len(d.tdc) < d.batch {
 		// From a live source, what arrived goes on at once: a batch
 		// waiting to fill would hold the clusters of a slow stream.
 		if d.hi-d.lo < 8 && live != nil && (dst.Len() > 0 || len(d.tdc) > 0) && live.Buffered() == 0 {
@@ -157,7 +163,7 @@ func (d *RawReader) Read(dst *pixel.Hits) error {
 			}
 		}
 		n := min(d.chunkLeft, d.hi-d.lo) &^ 7
-		n = min(n, 8*batchSize)
+		n = min(n, 8*(d.batch-dst.Len()))
 		d.packets(dst, d.buf[d.lo:d.lo+n])
 		d.lo += n
 		d.chunkLeft -= n

@@ -28,5 +28,9 @@ type Stats struct {
 	Comments   int64 // comment and blank lines skipped
 }
 
-// batchSize is the number of hits a Read aims to deliver.
-const batchSize = 1 << 16
+// DefaultBatch is the number of hits a raw reader's Read delivers unless
+// told otherwise (see RawReader.SetBatch): small enough for a batch's hits, and the
+// clusters made of them, to stay in the caches from one stage of a run
+// to the next, and for the few batches in flight to take little fresh
+// memory.
+const DefaultBatch = 1 << 14

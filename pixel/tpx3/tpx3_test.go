@@ -2,6 +2,7 @@ package tpx3
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -265,6 +266,30 @@ func TestWriteReadRoundTrip(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestRawBatch: a raw reader delivers batches of the size asked for
+// (Options.Batch, else DefaultBatch), the last one what is left.
+func TestRawBatch(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 7))
+	hits := randomHits(r, 2*DefaultBatch+DefaultBatch/2)
+	data := encode(t, TPX3, hits)
+	for _, batch := range []int{0, 1000, 1} {
+		rd, err := NewReader(bytes.NewReader(data), "b.tpx3", Options{Layout: mustLayout(t, "single"), Batch: batch})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := cmp.Or(batch, DefaultBatch)
+		var h pixel.Hits
+		for left := hits.Len(); left > 0; left -= h.Len() {
+			if err := rd.Read(&h); err != nil && err != io.EOF {
+				t.Fatal(err)
+			}
+			if h.Len() != min(want, left) {
+				t.Fatalf("batch %d: a batch of %d hits with %d left", batch, h.Len(), left)
+			}
+		}
 	}
 }
 
