@@ -1,12 +1,14 @@
 package columnar
 
 import (
+	"bytes"
 	"errors"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/hitflow/hitflow/internal/fixture"
 	"github.com/hitflow/hitflow/pixel"
 )
@@ -88,4 +90,33 @@ func roundTrip(t *testing.T, name string, batches ...*pixel.Clusters) *pixel.Clu
 		t.Fatal(err)
 	}
 	return got
+}
+
+// TestArrowStreamFlush: what an Arrow IPC stream's Flush sends is in the
+// writer at once, a batch a reader takes, though far less than the
+// writer's buffer.
+func TestArrowStreamFlush(t *testing.T) {
+	var out bytes.Buffer
+	tbl, err := NewClusterArrow(&out, Options{Stream: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &pixel.Clusters{}
+	c.Reset()
+	c.Append(fixture.Slice(fixture.Gamma(), 0, 10))
+	c.Members, c.Start = pixel.Hits{}, []int{0}
+	if err := tbl.Write(c); err != nil {
+		t.Fatal(err)
+	}
+	if err := tbl.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := ipc.NewReader(bytes.NewReader(out.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Release()
+	if !r.Next() || r.RecordBatch().NumRows() != 10 {
+		t.Fatalf("the flushed stream (%d bytes) holds no batch of the 10 clusters: %v", out.Len(), r.Err())
+	}
 }

@@ -1,6 +1,7 @@
 package columnar
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"slices"
@@ -31,7 +32,8 @@ type recordSink interface {
 // rowGroup rows.
 type table struct {
 	sink      recordSink
-	format    string // for errors
+	out       *bufio.Writer // between an Arrow IPC writer and the file
+	format    string        // for errors
 	rb        *array.RecordBuilder
 	rows      int
 	direct    bool   // Arrow IPC: large batches go out over their own columns (see writeDirect)
@@ -44,6 +46,11 @@ type table struct {
 // of rowGroup rows, as readers take many small batches slowly (a run of
 // tracks gives a few thousand clusters a batch).
 const directRows = 4096
+
+// arrowBuffer is the buffer of the Arrow IPC writers, which write each
+// column's buffers, their padding and the batch's metadata in calls of
+// their own: a system call each without it, some tens a batch.
+const arrowBuffer = 64 << 10
 
 // writerOnly hides Close: the file writers close their sink, the caller
 // owns it.
@@ -84,11 +91,12 @@ func parquetProps(fields []arrow.Field) *parquet.WriterProperties {
 // format to write (and to read with pyarrow, polars or pandas).
 func newArrowTable(w io.Writer, fields []arrow.Field) (*table, error) {
 	schema := arrow.NewSchema(fields, nil)
-	fw, err := ipc.NewFileWriter(writerOnly{w}, ipc.WithSchema(schema))
+	out := bufio.NewWriterSize(w, arrowBuffer)
+	fw, err := ipc.NewFileWriter(out, ipc.WithSchema(schema))
 	if err != nil {
 		return nil, fmt.Errorf("arrow: %w", err)
 	}
-	return &table{sink: fw, format: "arrow", rb: newRecordBuilder(schema), direct: true}, nil
+	return &table{sink: fw, out: out, format: "arrow", rb: newRecordBuilder(schema), direct: true}, nil
 }
 
 // newArrowStreamTable starts an Arrow IPC stream, which a reader takes
@@ -96,7 +104,8 @@ func newArrowTable(w io.Writer, fields []arrow.Field) (*table, error) {
 // live run's output on a pipe. Flush sends the rows gathered so far.
 func newArrowStreamTable(w io.Writer, fields []arrow.Field) (*table, error) {
 	schema := arrow.NewSchema(fields, nil)
-	return &table{sink: ipc.NewWriter(writerOnly{w}, ipc.WithSchema(schema)), format: "arrow stream",
+	out := bufio.NewWriterSize(w, arrowBuffer)
+	return &table{sink: ipc.NewWriter(out, ipc.WithSchema(schema)), out: out, format: "arrow stream",
 		rb: newRecordBuilder(schema), direct: true, stream: true}, nil
 }
 
@@ -190,7 +199,22 @@ func (t *table) Flush() error {
 	if !t.stream {
 		return nil
 	}
-	return t.flush()
+	if err := t.flush(); err != nil {
+		return err
+	}
+	return t.flushOut()
+}
+
+// flushOut writes what the buffer between an Arrow IPC writer and the
+// file holds.
+func (t *table) flushOut() error {
+	if t.out == nil {
+		return nil
+	}
+	if err := t.out.Flush(); err != nil {
+		return fmt.Errorf("%s: %w", t.format, err)
+	}
+	return nil
 }
 
 // Close writes the last rows and the footer.
@@ -199,6 +223,9 @@ func (t *table) Close() error {
 	t.rb.Release()
 	if cerr := t.sink.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("%s: %w", t.format, cerr)
+	}
+	if ferr := t.flushOut(); err == nil {
+		err = ferr
 	}
 	return err
 }
