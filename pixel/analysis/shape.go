@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"math"
+	"math/bits"
 	"slices"
 
 	"github.com/hitflow/hitflow/pixel"
@@ -34,7 +35,19 @@ type Shaper struct {
 	x0, y0  int
 	w       int
 	useGrid bool
+	// The shapes of the clusters that fit a box of boxSide pixels a
+	// side, by the occupancy of the box from the cluster's lowest x and y
+	// (bit y*boxSide+x), each computed the first time it is seen (its bit
+	// in known): most clusters of X-rays and electrons fit one, in a few
+	// hundred patterns. They are what shape gives, to the bit: the same
+	// pixels about the same origin.
+	boxed []Shape
+	known []uint64
+	last  Shape // of a cluster beyond a box
 }
+
+// boxSide is the side of the boxes whose shapes Shaper keeps.
+const boxSide = 4
 
 // maxGrid is the largest bounding box, in pixels, that Shaper maps (a
 // variable for tests).
@@ -48,7 +61,7 @@ func (s *Shaper) Shapes(c *pixel.Clusters, dst []Shape) ([]Shape, error) {
 	}
 	m := &c.Members
 	for i := range c.Len() {
-		dst = append(dst, s.shape(m.X[c.Start[i]:c.Start[i+1]], m.Y[c.Start[i]:c.Start[i+1]]))
+		dst = append(dst, *s.of(m.X[c.Start[i]:c.Start[i+1]], m.Y[c.Start[i]:c.Start[i+1]]))
 	}
 	return dst, nil
 }
@@ -64,8 +77,8 @@ func (s *Shaper) Describe(c *pixel.Clusters, r Rules) error {
 	c.Roundness, c.Linearity, c.Length, c.Width = sized(c.Roundness, n), sized(c.Linearity, n), sized(c.Length, n), sized(c.Width, n)
 	m := &c.Members
 	for i := range n {
-		sh := s.shape(m.X[c.Start[i]:c.Start[i+1]], m.Y[c.Start[i]:c.Start[i+1]])
-		c.Pixels[i], c.Inner[i], c.Class[i] = sh.Pixels, sh.Inner, uint8(r.Classify(sh))
+		sh := s.of(m.X[c.Start[i]:c.Start[i+1]], m.Y[c.Start[i]:c.Start[i+1]])
+		c.Pixels[i], c.Inner[i], c.Class[i] = sh.Pixels, sh.Inner, uint8(r.Classify(*sh))
 		c.Roundness[i], c.Linearity[i], c.Length[i], c.Width[i] = sh.Roundness, sh.Linearity, sh.Length, sh.Width
 	}
 	return nil
@@ -79,18 +92,65 @@ func sized[T any](s []T, n int) []T {
 	return s[:n]
 }
 
-// shape is the shape of the pixels (xs[i], ys[i]), repeats allowed.
-func (s *Shaper) shape(xs, ys []uint16) Shape {
+// onePixel is the shape of a single pixel.
+var onePixel = Shape{Pixels: 1, Roundness: 1, Length: 1, Width: 1}
+
+// of is the shape of the pixels (xs[i], ys[i]), repeats allowed, valid
+// until the next call: a pointer, as a copy of each of the many shapes
+// was a large part of their time.
+func (s *Shaper) of(xs, ys []uint16) *Shape {
 	if len(xs) == 1 { // most clusters of X-rays: a shortcut
-		return Shape{Pixels: 1, Roundness: 1, Length: 1, Width: 1}
+		return &onePixel
 	}
-	s.distinct(xs, ys)
+	xmin, xmax, ymin, ymax := xs[0], xs[0], ys[0], ys[0]
+	for i := range xs {
+		xmin, xmax, ymin, ymax = min(xmin, xs[i]), max(xmax, xs[i]), min(ymin, ys[i]), max(ymax, ys[i])
+	}
+	if xmax-xmin >= boxSide || ymax-ymin >= boxSide {
+		s.last = s.shape(xs, ys, box{xmin, xmax, ymin, ymax})
+		return &s.last
+	}
+	var occupied uint
+	for i := range xs {
+		occupied |= 1 << (uint(ys[i]-ymin)*boxSide + uint(xs[i]-xmin))
+	}
+	return s.boxedShape(occupied)
+}
+
+// boxedShape is the shape of the pixels of a box (see Shaper.boxed).
+func (s *Shaper) boxedShape(occupied uint) *Shape {
+	if s.boxed == nil {
+		s.boxed, s.known = make([]Shape, 1<<(boxSide*boxSide)), make([]uint64, 1<<(boxSide*boxSide)/64)
+	}
+	if s.known[occupied/64]&(1<<(occupied%64)) == 0 {
+		var xs, ys [boxSide * boxSide]uint16
+		var b box // from (0, 0): the box's corner is the cluster's
+		n := 0
+		for left := occupied; left != 0; left &= left - 1 {
+			k := bits.TrailingZeros(left)
+			xs[n], ys[n] = uint16(k%boxSide), uint16(k/boxSide)
+			b.xmax, b.ymax = max(b.xmax, xs[n]), max(b.ymax, ys[n])
+			n++
+		}
+		s.boxed[occupied] = s.shape(xs[:n], ys[:n], b)
+		s.known[occupied/64] |= 1 << (occupied % 64)
+	}
+	return &s.boxed[occupied]
+}
+
+// box is the bounding box of a cluster's pixels, inclusive.
+type box struct{ xmin, xmax, ymin, ymax uint16 }
+
+// shape is the shape of the pixels (xs[i], ys[i]), repeats allowed, within
+// the box b.
+func (s *Shaper) shape(xs, ys []uint16, b box) Shape {
+	s.distinct(xs, ys, b)
 	defer s.clear()
 	n := len(s.keys)
 	sh := Shape{Pixels: int32(n)}
-	// Moments about the first pixel, so that the sums stay small and
-	// exact.
-	x0, y0 := float64(s.keys[0]>>16), float64(s.keys[0]&0xffff)
+	// Moments about the box's corner, so that the sums stay small and
+	// exact, and the same whatever the order of the pixels.
+	x0, y0 := float64(b.xmin), float64(b.ymin)
 	var sx, sy, sxx, syy, sxy float64
 	for _, k := range s.keys {
 		x, y := float64(k>>16)-x0, float64(k&0xffff)-y0
@@ -139,9 +199,10 @@ func (s *Shaper) shape(xs, ys []uint16) Shape {
 // each pixel), without mapping them: too few to have an inner pixel.
 const smallCluster = 8
 
-// distinct lists the distinct pixels of the hits in keys, and maps them
-// in the grid (or sorts them, for a box beyond maxGrid).
-func (s *Shaper) distinct(xs, ys []uint16) {
+// distinct lists the distinct pixels of the hits, within the box b, in
+// keys, and maps them in the grid (or sorts them, for a box beyond
+// maxGrid).
+func (s *Shaper) distinct(xs, ys []uint16, b box) {
 	if len(xs) <= smallCluster { // most clusters: a look at the few before
 		s.useGrid = false
 		s.keys = s.keys[:0]
@@ -152,12 +213,8 @@ func (s *Shaper) distinct(xs, ys []uint16) {
 		}
 		return
 	}
-	xmin, xmax, ymin, ymax := xs[0], xs[0], ys[0], ys[0]
-	for i := range xs {
-		xmin, xmax, ymin, ymax = min(xmin, xs[i]), max(xmax, xs[i]), min(ymin, ys[i]), max(ymax, ys[i])
-	}
-	s.x0, s.y0, s.w = int(xmin)-1, int(ymin)-1, int(xmax)-int(xmin)+3
-	area := s.w * (int(ymax) - int(ymin) + 3)
+	s.x0, s.y0, s.w = int(b.xmin)-1, int(b.ymin)-1, int(b.xmax)-int(b.xmin)+3
+	area := s.w * (int(b.ymax) - int(b.ymin) + 3)
 	s.keys = s.keys[:0]
 	s.useGrid = area <= maxGrid
 	if !s.useGrid {

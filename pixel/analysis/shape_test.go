@@ -202,6 +202,34 @@ func shapesRandom(t *testing.T) {
 	}
 }
 
+// TestBoxedShapes: every occupancy of a box gives, from the Shaper's
+// table, the shape computed from the pixels themselves, to the bit,
+// wherever the box lies and in whatever order and repetition the hits
+// come.
+func TestBoxedShapes(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	var s, direct Shaper
+	for occupied := 1; occupied < 1<<(boxSide*boxSide); occupied++ {
+		x0, y0 := uint16(r.IntN(1000)), uint16(r.IntN(250))
+		var xs, ys []uint16
+		b := box{xmin: math.MaxUint16, ymin: math.MaxUint16}
+		for k := range boxSide * boxSide {
+			if occupied&(1<<k) == 0 {
+				continue
+			}
+			x, y := x0+uint16(k%boxSide), y0+uint16(k/boxSide)
+			for range 1 + r.IntN(2) {
+				xs, ys = append(xs, x), append(ys, y)
+			}
+			b = box{min(b.xmin, x), max(b.xmax, x), min(b.ymin, y), max(b.ymax, y)}
+		}
+		r.Shuffle(len(xs), func(i, j int) { xs[i], xs[j], ys[i], ys[j] = xs[j], xs[i], ys[j], ys[i] })
+		if got, want := *s.of(xs, ys), direct.shape(xs, ys, b); got != want {
+			t.Fatalf("occupancy %016b at (%d, %d): %+v from the table, %+v from the pixels", occupied, x0, y0, got, want)
+		}
+	}
+}
+
 func TestShapesNeedMembers(t *testing.T) {
 	var s Shaper
 	c := &pixel.Clusters{ID: []int64{0}}
