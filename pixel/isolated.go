@@ -182,15 +182,20 @@ func (c *Clusterer) clusterIsolated(out *Clusters, k int, h *Hits, i int) (int, 
 	most := int(min(groupMax, c.cfg.span()+1))
 	var g isolatedGroup
 	var s hitSums
-	// Without energies or members, the clusters wait in c.pend and go out
-	// a run at a time (see storeRun).
-	plain := !c.calibrated && !c.keepMembers
+	// Without energies, the clusters wait in c.pend and go out a run at a
+	// time (see storeRun), and their members, when kept, go out in runs
+	// of consecutive hits (see memberRun).
+	plain, keep := !c.calibrated, c.keepMembers
+	run := memberRun{i, i}
 	for i < len(xs) && ts[i]-dt > c.now {
 		j := groupEnd(xs, ys, ts, i, width, height, dt, most)
 		if j < 0 {
 			break
 		}
 		if j-i > isolatedMax {
+			if keep {
+				run.flush(out, h)
+			}
 			k = c.clusterGroup(out, k, h, i, j)
 			c.now, c.nextSeq, i = ts[j-1], c.nextSeq+int64(j-i), j
 			continue
@@ -199,6 +204,9 @@ func (c *Clusterer) clusterIsolated(out *Clusters, k int, h *Hits, i int) (int, 
 			if plain {
 				c.nextPending(c.nextSeq).start(xs[i], ys[i], ts[i], tots[i])
 				k = c.addPending(out, k)
+				if keep {
+					run.extend(out, h, i, j)
+				}
 			} else {
 				s.start(xs[i], ys[i], ts[i], tots[i])
 				k = c.storeIsolated(out, k, h, i, &s, 1)
@@ -229,14 +237,77 @@ func (c *Clusterer) clusterIsolated(out *Clusters, k int, h *Hits, i int) (int, 
 			}
 			if plain {
 				k = c.addPending(out, k)
+				if keep {
+					run.add(out, h, i, j, members)
+				}
 			} else {
 				k = c.storeIsolated(out, k, h, i, &s, members)
 			}
 		}
 		c.now, c.nextSeq, i = gt[len(gt)-1], c.nextSeq+int64(j-i), j
 	}
+	if keep && plain {
+		run.flush(out, h)
+	}
 	c.flushPending(out, k)
 	return k, i
+}
+
+// keepGroupMembers appends the hits of h from index from at the offsets
+// members (in time order) to the output's members, as those of its
+// latest cluster: at once when they are consecutive, as a track's are.
+func (c *Clusterer) keepGroupMembers(out *Clusters, h *Hits, from int, members []int32) {
+	m := &out.Members
+	if first, last := int(members[0]), int(members[len(members)-1]); last-first == len(members)-1 {
+		m.AppendRange(h, from+first, from+last+1)
+	} else {
+		for _, q := range members {
+			j := from + int(q)
+			m.Append(h.X[j], h.Y[j], h.ToA[j], h.ToT[j])
+		}
+	}
+	out.Start = append(out.Start, m.Len())
+}
+
+// memberRun is a run of consecutive hits of a batch, [from, to), that are
+// the members of the latest clusters of the output, in order, and not
+// yet copied there: consecutive groups that are each one cluster (most
+// groups) have their members copied at once.
+type memberRun struct{ from, to int }
+
+// extend makes hits [i, j) of h the members of the output's latest
+// cluster.
+func (r *memberRun) extend(out *Clusters, h *Hits, i, j int) {
+	if r.to != i {
+		r.flush(out, h)
+		r.from = i
+	}
+	r.to = j
+	out.Start = append(out.Start, out.Members.Len()+r.to-r.from)
+}
+
+// add makes the hits of h from index i at the bits of members the members
+// of the output's latest cluster; group [i, j) holds them.
+func (r *memberRun) add(out *Clusters, h *Hits, i, j int, members uint16) {
+	if members == 1<<(j-i)-1 { // the whole group
+		r.extend(out, h, i, j)
+		return
+	}
+	r.flush(out, h)
+	m := &out.Members
+	for ; members != 0; members &= members - 1 {
+		q := i + bits.TrailingZeros16(members)
+		m.Append(h.X[q], h.Y[q], h.ToA[q], h.ToT[q])
+	}
+	out.Start = append(out.Start, m.Len())
+}
+
+// flush copies the run's hits to the output's members.
+func (r *memberRun) flush(out *Clusters, h *Hits) {
+	if r.to > r.from {
+		out.Members.AppendRange(h, r.from, r.to)
+	}
+	r.from = r.to
 }
 
 // pendMax is the most clusters clusterIsolated holds before it writes
@@ -498,10 +569,13 @@ func (c *Clusterer) clusterGroup(out *Clusters, k int, h *Hits, i, j int) int {
 	} else {
 		c.groupSums(sp, h, i, j)
 	}
-	if !c.calibrated && !c.keepMembers { // see clusterIsolated
+	if !c.calibrated { // see clusterIsolated
 		for s, q := range g.roots {
 			*c.nextPending(c.nextSeq + int64(q)) = g.sums[s]
 			k = c.addPending(out, k)
+			if c.keepMembers {
+				c.keepGroupMembers(out, h, i, g.members[g.start[s]:g.start[s+1]])
+			}
 		}
 		return k
 	}
