@@ -409,3 +409,15 @@ func TestOffsetsOnlyWithState(t *testing.T) {
 		t.Fatalf("nothing to commit: %+v", req.Topics)
 	}
 }
+
+// TestGroupName: the names Kafka allows in a topic name, and no others.
+func TestGroupName(t *testing.T) {
+	for name, ok := range map[string]bool{
+		"g1": true, "x.y_z-1": true, strings.Repeat("a", 200): true, "Z9": true,
+		"": false, strings.Repeat("a", 201): false, "a b": false, "a/b": false, "é": false, "a\n": false, "a:b": false,
+	} {
+		if groupName(name) != ok {
+			t.Errorf("%q: allowed %v", name, !ok)
+		}
+	}
+}
