@@ -39,10 +39,12 @@ func (t *Parts) Write(w io.Writer, n int, format func(dst []byte, lo, hi int) []
 		if k == 1 {
 			t.parts[0] = formatSized(t.parts[0][:0], from, from+m, format)
 		} else {
+			// The last part on this goroutine: one wake-up fewer a round.
 			var wg sync.WaitGroup
-			for p := range k {
+			for p := range k - 1 {
 				wg.Go(func() { t.parts[p] = formatSized(t.parts[p][:0], from+p*m/k, from+(p+1)*m/k, format) })
 			}
+			t.parts[k-1] = formatSized(t.parts[k-1][:0], from+(k-1)*m/k, from+m, format)
 			wg.Wait()
 		}
 		for _, b := range t.parts[:k] {
