@@ -70,7 +70,7 @@ type RawReader struct {
 	r      io.Reader
 	name   string
 	layout Layout
-	batch  int // hits a Read aims to deliver
+	batch  int // hits a Read delivers (see SetBatch)
 
 	buf    []byte
 	lo, hi int   // undecoded bytes are buf[lo:hi]

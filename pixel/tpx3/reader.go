@@ -29,8 +29,8 @@ type Stats struct {
 }
 
 // DefaultBatch is the number of hits a raw reader's Read delivers unless
-// told otherwise (see RawReader.SetBatch): small enough for a batch's hits, and the
-// clusters made of them, to stay in the caches from one stage of a run
-// to the next, and for the few batches in flight to take little fresh
-// memory.
+// told otherwise (see RawReader.SetBatch): small enough for a batch's
+// hits, and the clusters made of them, to stay in the caches from one
+// stage of a run to the next, and for the few batches in flight to take
+// little fresh memory.
 const DefaultBatch = 1 << 14
