@@ -116,7 +116,12 @@ func appendClusterRows(l []byte, cl *pixel.Clusters, lo, hi int, cols Columns) [
 		n += pixel.PutNs(b[n:], cl.FirstToA[i])
 		b[n] = ','
 		n++
-		n += pixel.PutNs(b[n:], cl.LastToA[i]-cl.FirstToA[i])
+		if span := cl.LastToA[i] - cl.FirstToA[i]; span == 0 { // every single hit's
+			b[n] = '0'
+			n++
+		} else {
+			n += pixel.PutNs(b[n:], span)
+		}
 		b[n] = ','
 		n++
 		n += textfmt.PutInt(b[n:], cl.ToTSum[i])
