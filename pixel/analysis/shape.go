@@ -28,12 +28,14 @@ type Shape struct {
 type Shaper struct {
 	keys []uint32 // the cluster's distinct pixels, x<<16 | y
 	// The occupancy of the cluster's bounding box with a margin of one
-	// pixel, row by row from (x0, y0), w wide; false again after each
-	// cluster. A box larger than maxGrid (a long diagonal track on a very
-	// large sensor) takes sorted keys and binary searches instead.
-	grid    []bool
+	// pixel, a bit a pixel, row by row from (x0, y0), words a row; zero
+	// again after each cluster. A box larger than maxGrid pixels (a long
+	// diagonal track on a very large sensor) takes sorted keys and binary
+	// searches instead.
+	grid    []uint64
 	x0, y0  int
-	w       int
+	words   int
+	rows    int
 	useGrid bool
 	// The shapes of the clusters that fit a box of boxSide pixels a
 	// side, by the occupancy of the box from the cluster's lowest x and y
@@ -156,10 +158,10 @@ func (s *Shaper) shape(xs, ys []uint16, b box) Shape {
 		x, y := float64(k>>16)-x0, float64(k&0xffff)-y0
 		sx, sy = sx+x, sy+y
 		sxx, syy, sxy = sxx+x*x, syy+y*y, sxy+x*y
-		// A pixel with 8 neighbours in the cluster takes 9 pixels.
-		if n >= 9 && s.inner(int(k>>16), int(k&0xffff)) {
-			sh.Inner++
-		}
+	}
+	// A pixel with 8 neighbours in the cluster takes 9 pixels.
+	if n >= 9 {
+		sh.Inner = s.innerPixels()
 	}
 	fn := float64(n)
 	cxx, cyy, cxy := sxx/fn-sx*sx/fn/fn, syy/fn-sy*sy/fn/fn, sxy/fn-sx*sy/fn/fn
@@ -213,10 +215,11 @@ func (s *Shaper) distinct(xs, ys []uint16, b box) {
 		}
 		return
 	}
-	s.x0, s.y0, s.w = int(b.xmin)-1, int(b.ymin)-1, int(b.xmax)-int(b.xmin)+3
-	area := s.w * (int(b.ymax) - int(b.ymin) + 3)
+	s.x0, s.y0 = int(b.xmin)-1, int(b.ymin)-1
+	s.words, s.rows = (int(b.xmax)-int(b.xmin)+3+63)/64, int(b.ymax)-int(b.ymin)+3
+	area := s.words * s.rows
 	s.keys = s.keys[:0]
-	s.useGrid = area <= maxGrid
+	s.useGrid = 64*area <= maxGrid
 	if !s.useGrid {
 		for i := range xs {
 			s.keys = append(s.keys, uint32(xs[i])<<16|uint32(ys[i]))
@@ -226,12 +229,13 @@ func (s *Shaper) distinct(xs, ys []uint16, b box) {
 		return
 	}
 	if len(s.grid) < area {
-		s.grid = make([]bool, area)
+		s.grid = make([]uint64, area)
 	}
 	for i := range xs {
-		at := (int(ys[i])-s.y0)*s.w + int(xs[i]) - s.x0
-		if !s.grid[at] {
-			s.grid[at] = true
+		x := int(xs[i]) - s.x0
+		at, bit := (int(ys[i])-s.y0)*s.words+x/64, uint64(1)<<(x%64)
+		if s.grid[at]&bit == 0 {
+			s.grid[at] |= bit
 			s.keys = append(s.keys, uint32(xs[i])<<16|uint32(ys[i]))
 		}
 	}
@@ -239,16 +243,45 @@ func (s *Shaper) distinct(xs, ys []uint16, b box) {
 
 // clear unmaps the cluster's pixels.
 func (s *Shaper) clear() {
-	if !s.useGrid {
-		return
-	}
-	for _, k := range s.keys {
-		s.grid[(int(k&0xffff)-s.y0)*s.w+int(k>>16)-s.x0] = false
+	if s.useGrid {
+		clear(s.grid[:s.words*s.rows])
 	}
 }
 
+// innerPixels counts the pixels whose 8 neighbours are in the cluster.
+func (s *Shaper) innerPixels() int32 {
+	if !s.useGrid {
+		var n int32
+		for _, k := range s.keys {
+			if s.inner(int(k>>16), int(k&0xffff)) {
+				n++
+			}
+		}
+		return n
+	}
+	// A word at a time: the pixels whose column of three is in the
+	// cluster, then those whose left and right columns are too.
+	w := s.words
+	var n int
+	for y := 1; y < s.rows-1; y++ {
+		up, mid, down := s.grid[(y-1)*w:y*w], s.grid[y*w:(y+1)*w], s.grid[(y+1)*w:(y+2)*w]
+		var prev uint64 // the column bits of the word before
+		col := up[0] & mid[0] & down[0]
+		for k := range w {
+			var next uint64
+			if k+1 < w {
+				next = up[k+1] & mid[k+1] & down[k+1]
+			}
+			left, right := col<<1|prev>>63, col>>1|next<<63
+			n += bits.OnesCount64(col & left & right)
+			prev, col = col, next
+		}
+	}
+	return int32(n)
+}
+
 // inner reports whether the 8 neighbours of pixel (x, y) are in the
-// cluster.
+// cluster, from the sorted keys.
 func (s *Shaper) inner(x, y int) bool {
 	for dy := -1; dy <= 1; dy++ {
 		for dx := -1; dx <= 1; dx++ {
@@ -261,11 +294,8 @@ func (s *Shaper) inner(x, y int) bool {
 }
 
 // has reports whether pixel (x, y), within the box's margin, is in the
-// cluster.
+// cluster, by a binary search of the sorted keys.
 func (s *Shaper) has(x, y int) bool {
-	if s.useGrid {
-		return s.grid[(y-s.y0)*s.w+x-s.x0]
-	}
 	if x < 0 || y < 0 || x > 0xffff || y > 0xffff {
 		return false
 	}

@@ -230,6 +230,35 @@ func TestBoxedShapes(t *testing.T) {
 	}
 }
 
+// TestInnerAcrossWords: inner pixels counted a word of the box at a time
+// where boxes span several words and the pixels cross their borders:
+// full rectangles and dense random fills, at every offset around a
+// word's border, against the reference.
+func TestInnerAcrossWords(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	var s Shaper
+	for _, x0 := range []uint16{0, 1, 2, 60, 61, 62, 63, 64, 65, 125, 126, 127, 128} {
+		for _, w := range []uint16{3, 4, 61, 62, 63, 64, 65, 66, 127, 128, 129, 130, 200} {
+			full := rect(x0, 5, w, 3+uint16(r.IntN(3)))
+			var dense [][2]uint16
+			for _, p := range rect(x0, 20, w, 5) {
+				if r.IntN(10) > 0 {
+					dense = append(dense, p)
+				}
+			}
+			for _, px := range [][][2]uint16{full, dense} {
+				got, err := s.Shapes(batch(px), nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want := reference(px); got[0].Inner != want.Inner || got[0].Pixels != want.Pixels {
+					t.Fatalf("x0 %d, width %d: %d inner of %d pixels, reference %d of %d", x0, w, got[0].Inner, got[0].Pixels, want.Inner, want.Pixels)
+				}
+			}
+		}
+	}
+}
+
 func TestShapesNeedMembers(t *testing.T) {
 	var s Shaper
 	c := &pixel.Clusters{ID: []int64{0}}
