@@ -253,18 +253,15 @@ func (c *Clusterer) clusterIsolated(out *Clusters, k int, h *Hits, i int) (int, 
 	return k, i
 }
 
-// keepGroupMembers appends the hits of h from index from at the offsets
-// members (in time order) to the output's members, as those of its
-// latest cluster: at once when they are consecutive, as a track's are.
-func (c *Clusterer) keepGroupMembers(out *Clusters, h *Hits, from int, members []int32) {
+// keepHits appends the hits of h from index from at the offsets members
+// (in time order) to the output's members, as those of its latest
+// cluster: at once when they are consecutive, as a track's are.
+func keepHits(out *Clusters, h *Hits, from int, members []int32) {
 	m := &out.Members
 	if first, last := int(members[0]), int(members[len(members)-1]); last-first == len(members)-1 {
 		m.AppendRange(h, from+first, from+last+1)
 	} else {
-		for _, q := range members {
-			j := from + int(q)
-			m.Append(h.X[j], h.Y[j], h.ToA[j], h.ToT[j])
-		}
+		m.gather(h.view(from, h.Len()), members)
 	}
 	out.Start = append(out.Start, m.Len())
 }
@@ -294,12 +291,13 @@ func (r *memberRun) add(out *Clusters, h *Hits, i, j int, members uint16) {
 		return
 	}
 	r.flush(out, h)
-	m := &out.Members
+	var offsets [isolatedMax]int32
+	n := 0
 	for ; members != 0; members &= members - 1 {
-		q := i + bits.TrailingZeros16(members)
-		m.Append(h.X[q], h.Y[q], h.ToA[q], h.ToT[q])
+		offsets[n] = int32(bits.TrailingZeros16(members))
+		n++
 	}
-	out.Start = append(out.Start, m.Len())
+	keepHits(out, h, i, offsets[:n])
 }
 
 // flush copies the run's hits to the output's members.
@@ -574,7 +572,7 @@ func (c *Clusterer) clusterGroup(out *Clusters, k int, h *Hits, i, j int) int {
 			*c.nextPending(c.nextSeq + int64(q)) = g.sums[s]
 			k = c.addPending(out, k)
 			if c.keepMembers {
-				c.keepGroupMembers(out, h, i, g.members[g.start[s]:g.start[s+1]])
+				keepHits(out, h, i, g.members[g.start[s]:g.start[s+1]])
 			}
 		}
 		return k
@@ -670,8 +668,8 @@ func (c *Clusterer) groupSumsOne(sp *groupSpace, h *Hits, i, j int) {
 }
 
 // storeIsolated writes cluster k with the sums s, whose hits are those of
-// h from index from at the bits of members, with its energies or members
-// (the clusters without either wait in c.pend), and returns k+1.
+// h from index from at the bits of members, with its energies (the
+// clusters without them wait in c.pend), and returns k+1.
 func (c *Clusterer) storeIsolated(out *Clusters, k int, h *Hits, from int, s *hitSums, members uint16) int {
 	var hits [isolatedMax]int32
 	m := hits[:0]
@@ -686,36 +684,23 @@ func (c *Clusterer) storeIsolated(out *Clusters, k int, h *Hits, from int, s *hi
 	return k + 1
 }
 
-// extras appends the members of a cluster, hits from+q of h for q in
-// members (in time order), to the output when they are kept, and returns
-// its energy sums when the hits are calibrated.
+// extras returns the energy sums of a cluster of calibrated hits, hits
+// from+q of h for q in members (in time order), and appends them to the
+// output's members when they are kept.
 func (c *Clusterer) extras(out *Clusters, h *Hits, from int, members []int32) *energySums {
-	var e *energySums
-	if c.calibrated {
-		c.energies = newEnergySums()
-		e = &c.energies
-	}
-	m := &out.Members
+	c.energies = newEnergySums()
 	for _, q := range members {
 		j := from + int(q)
 		var v float32
 		if h.Calibrated() {
 			v = h.E[j]
 		}
-		if e != nil {
-			e.add(h.X[j], h.Y[j], v)
-		}
-		if c.keepMembers {
-			m.Append(h.X[j], h.Y[j], h.ToA[j], h.ToT[j])
-			if c.calibrated {
-				m.E = append(m.E, v)
-			}
-		}
+		c.energies.add(h.X[j], h.Y[j], v)
 	}
 	if c.keepMembers {
-		out.Start = append(out.Start, m.Len())
+		keepHits(out, h, from, members)
 	}
-	return e
+	return &c.energies
 }
 
 // nextGap returns the first j in (i, end) where hit j comes more than dt
