@@ -458,6 +458,8 @@ func findNode(nodes []node, j int32) int32 {
 	}
 }
 
+// growLen is s with length n, its contents kept; new storage, twice n,
+// when s has too little.
 func growLen[T any](s []T, n int) []T {
 	if cap(s) < n {
 		ns := make([]T, n, 2*n)
