@@ -16,6 +16,7 @@ import (
 
 	"github.com/hitflow/hitflow/format"
 	"github.com/hitflow/hitflow/internal/outfile"
+	"github.com/hitflow/hitflow/internal/prefault"
 	"github.com/hitflow/hitflow/online"
 	"github.com/hitflow/hitflow/online/kafka"
 	"github.com/hitflow/hitflow/pixel"
@@ -684,9 +685,9 @@ func partName(name string, n int) string {
 // times slower than clustering) set the rate in the summary.
 func builtinSample() (pipeline.Source, error) {
 	const hits = 1000000
-	var buf bytes.Buffer
-	buf.Grow(hits * 81 / 10) // 8 bytes a hit and the chunks' headers: grown once
-	w, err := tpx3.NewHitWriter(&buf, tpx3.TPX3)
+	// 8 bytes a hit and the chunks' headers, in huge pages: grown once.
+	buf := bytes.NewBuffer(prefault.Make[byte](0, hits*81/10))
+	w, err := tpx3.NewHitWriter(buf, tpx3.TPX3)
 	if err != nil {
 		return pipeline.Source{}, err
 	}
