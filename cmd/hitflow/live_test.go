@@ -132,6 +132,9 @@ func TestLiveEqualsFile(t *testing.T) {
 		if !regexp.MustCompile(`live: received 3\.\d MiB, cluster latency p50 `).MatchString(stderr) {
 			t.Errorf("no live summary: %s", stderr)
 		}
+		if !strings.Contains(stderr, " Mhit/s (1 stream, ") {
+			t.Errorf("the summary does not count a stream: %s", stderr)
+		}
 	})
 	t.Run("stdin", func(t *testing.T) {
 		f, err := os.Open(raw)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -146,7 +147,8 @@ func (j Job) Validate() error {
 
 // Summary counts what a run did.
 type Summary struct {
-	Files         int
+	Files         int // sources read, the live ones included
+	Streams       int // of them, live sources (Source.Arrived set)
 	Bytes         int64
 	Hits          int64 // pixel hits decoded, the out of range ones included
 	OutOfRange    int64 // hits outside the layout or sensor, not clustered
@@ -176,12 +178,15 @@ func (s Summary) String() string {
 	if s.Chosen != pixel.Auto {
 		how = fmt.Sprintf(", auto: %v", s.Chosen)
 	}
-	files := "files"
-	if s.Files == 1 {
-		files = "file"
+	var sources []string
+	if n := s.Files - s.Streams; n > 0 || s.Streams == 0 {
+		sources = append(sources, count(n, "file"))
 	}
-	line := fmt.Sprintf("hits read %d, clusters %d, late hits %d, invalid hits %d, out of range %d, %.1f Mhit/s (%d %s, %.3f s%s)",
-		s.Hits, s.Clusters, s.Late, s.InvalidEnergy, s.OutOfRange, rate, s.Files, files, s.Elapsed.Seconds(), how)
+	if s.Streams > 0 {
+		sources = append(sources, count(s.Streams, "stream"))
+	}
+	line := fmt.Sprintf("hits read %d, clusters %d, late hits %d, invalid hits %d, out of range %d, %.1f Mhit/s (%s, %.3f s%s)",
+		s.Hits, s.Clusters, s.Late, s.InvalidEnergy, s.OutOfRange, rate, strings.Join(sources, ", "), s.Elapsed.Seconds(), how)
 	if s.MaskedPixels > 0 {
 		line += fmt.Sprintf(", masked %d hits on %d pixels", s.Masked, s.MaskedPixels)
 	}
@@ -201,6 +206,14 @@ func (s Summary) String() string {
 		line += fmt.Sprintf(", %d batches sorted on %s", s.DeviceSorts, s.SortedOn)
 	}
 	return line
+}
+
+// count is "1 thing" or "n things".
+func count(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
 }
 
 // deviceSortBatch is the raw reader's batch when a device sorts them
@@ -541,6 +554,9 @@ func read(ctx context.Context, job Job, sum *Summary, free <-chan *hitBatch, ful
 			prev = raw
 		}
 		sum.Files++
+		if src.Arrived != nil {
+			sum.Streams++
+		}
 		var outOfRange int64 // the decoder's, counted
 		readErr := readSource(ctx, r, src.Arrived, free, full, func(batch *pixel.Hits) error {
 			// Masked first: their hits would count as without energy.

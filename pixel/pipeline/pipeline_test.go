@@ -312,6 +312,16 @@ func TestSummaryLine(t *testing.T) {
 	if s.String() != strings.Replace(want, " s)", " s, auto: lanes)", 1) {
 		t.Fatalf("%q", s.String())
 	}
+	s.Chosen = pixel.Auto
+	for _, c := range []struct {
+		files, streams int
+		want           string
+	}{{0, 0, "0 files"}, {1, 0, "1 file"}, {1, 1, "1 stream"}, {3, 1, "2 files, 1 stream"}, {2, 2, "2 streams"}} {
+		s.Files, s.Streams = c.files, c.streams
+		if got, want := s.String(), strings.Replace(want, "2 files", c.want, 1); got != want {
+			t.Errorf("%d files, %d streams: %q, want %q", c.files, c.streams, got, want)
+		}
+	}
 }
 
 // TestModesIdentical runs every mode with several worker counts on the same
