@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/hitflow/hitflow/clue/cluecsv"
@@ -47,11 +48,11 @@ func randomBatch(r *rand.Rand, schema *arrow.Schema, n, mode int) arrow.RecordBa
 	return rb.NewRecordBatch()
 }
 
-// TestParquetSinkMatchesArrowGo: the columns encoded in parallel make
-// the same file, to the byte, as arrow-go's own writer of the same record
-// batches, for every table the package writes: full row groups, small
-// ones, a single row, and nullable columns without nulls, all null, or
-// with some.
+// TestParquetSinkMatchesArrowGo: the columns encoded in parallel, in
+// reused memory, make the same file, to the byte, as arrow-go's own
+// writer of the same record batches in fresh memory, for every table the
+// package writes: full row groups, small ones, a single row, and nullable
+// columns without nulls, all null, or with some.
 func TestParquetSinkMatchesArrowGo(t *testing.T) {
 	if runtime.GOMAXPROCS(0) < 2 {
 		t.Log("one core: the columns are encoded one after the other")
@@ -80,7 +81,7 @@ func TestParquetSinkMatchesArrowGo(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ref, err := pqarrow.NewFileWriter(schema, &want, parquetProps(fields), pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+			ref, err := pqarrow.NewFileWriter(schema, &want, parquet.NewWriterProperties(parquetOptions(fields)...), pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
 			if err != nil {
 				t.Fatal(err)
 			}

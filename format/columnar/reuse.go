@@ -11,9 +11,12 @@ import (
 // reuse: no fresh pages to fault in, nothing for the garbage collector
 // (Arrow's Go allocator makes new memory every batch and leaves the old
 // to the collector, which cost a tenth of an end-to-end run in page
-// faults alone). Reused memory is not zeroed: Arrow's builders clear the
-// validity bitmaps they grow and write every value they keep.
+// faults alone). Reused memory is not zeroed unless zero is set: Arrow's
+// builders clear the validity bitmaps they grow and write every value
+// they keep. Parquet's writer is given zeroed memory, as Go's allocator
+// gives it, since nothing there promises to write every byte it reads.
 type reusingAllocator struct {
+	zero bool
 	mu   sync.Mutex
 	free [64][][]byte // by log2 of the capacity
 }
@@ -28,6 +31,9 @@ func (a *reusingAllocator) Allocate(size int) []byte {
 		b := l[len(l)-1]
 		a.free[c] = l[:len(l)-1]
 		a.mu.Unlock()
+		if a.zero {
+			clear(b[:size])
+		}
 		return b[:size]
 	}
 	a.mu.Unlock()
@@ -36,6 +42,9 @@ func (a *reusingAllocator) Allocate(size int) []byte {
 
 func (a *reusingAllocator) Reallocate(size int, b []byte) []byte {
 	if cap(b) >= size {
+		if a.zero && size > len(b) {
+			clear(b[len(b):size])
+		}
 		return b[:size]
 	}
 	nb := a.Allocate(size)

@@ -59,3 +59,32 @@ func TestReusingAllocator(t *testing.T) {
 		t.Fatal("a foreign buffer was handed out")
 	}
 }
+
+// TestZeroingAllocator: with zero set, a reused buffer, and the part a
+// reallocation within its capacity adds, read as zeros, as fresh memory.
+func TestZeroingAllocator(t *testing.T) {
+	a := reusingAllocator{zero: true}
+	b := a.Allocate(200)
+	dirty := func(b []byte) {
+		for i := range b[:cap(b)] {
+			b[:cap(b)][i] = 0xff
+		}
+	}
+	zeros := func(what string, b []byte) {
+		for i, v := range b {
+			if v != 0 {
+				t.Fatalf("%s: byte %d is %#x", what, i, v)
+			}
+		}
+	}
+	dirty(b)
+	a.Free(b)
+	c := a.Allocate(150)
+	if &c[0] != &b[0] {
+		t.Fatal("the freed buffer was not handed out again")
+	}
+	zeros("reused", c)
+	dirty(c)
+	clear(c[:100])
+	zeros("reallocated within its capacity", a.Reallocate(250, c[:100]))
+}
