@@ -129,8 +129,15 @@ func (s *Scanner) Block(size int) (Block, error) {
 	buf := append(s.block[s.turn][:0], s.rest...)
 	s.rest = s.rest[:0]
 	for len(buf) < size {
-		if len(buf) == cap(buf) { // grown as it fills: a large size costs nothing up front
-			buf = prefault.Grow(buf, min(size-len(buf), max(len(buf), bufferSize)))
+		// Grown as it fills, so that a small input costs little: to a
+		// buffer, then, for an input that fills it, to the whole size at
+		// once (huge pages, where steps of doubling were fresh pages each).
+		if len(buf) == cap(buf) {
+			grow := bufferSize
+			if len(buf) >= bufferSize {
+				grow = size - len(buf)
+			}
+			buf = prefault.Grow(buf, min(size-len(buf), grow))
 		}
 		n, err := s.br.Read(buf[len(buf):min(size, cap(buf))])
 		buf = buf[:len(buf)+n]
