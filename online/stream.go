@@ -10,6 +10,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/hitflow/hitflow/internal/prefault"
 )
 
 // Options configure the buffering of a live stream.
@@ -179,7 +181,7 @@ func (s *Stream) pushMemory(p []byte) int {
 		if n := len(s.spare); n > 0 {
 			last.buf, s.spare = s.spare[n-1], s.spare[:n-1]
 		} else {
-			last.buf = make([]byte, s.block)
+			last.buf = prefault.Make[byte](s.block, s.block) // huge pages: a source faster than the clustering fills many
 		}
 		s.parts = append(s.parts, last)
 		s.memory += int64(s.block)
