@@ -11,10 +11,11 @@ import (
 	"github.com/hitflow/hitflow/format/columnar"
 	"github.com/hitflow/hitflow/internal/fixture"
 	"github.com/hitflow/hitflow/jpet"
+	"github.com/hitflow/hitflow/pixel"
 )
 
 // FuzzReadFiles feeds damaged result files to every reader of the package
-// (clusters, hits, CLUE results, J-PET events, Kind): an error naming the
+// (clusters whole and in batches, hits, CLUE results, J-PET events, Kind): an error naming the
 // file, or columns of one length; never a panic, never a crash of the
 // program (ROOT files are read by hitflow's own reader, which checks
 // every size before it allocates: see format/root/read.go).
@@ -89,6 +90,13 @@ func FuzzReadFiles(f *testing.F) {
 				t.Fatalf("ReadClusters: %d clusters with columns of other lengths", n)
 			}
 		}
+		err := ScanClusters(name, func(c *pixel.Clusters) error {
+			if n := c.Len(); len(c.Size) != n || len(c.FirstToA) != n || len(c.X) != n || len(c.YMax) != n || len(c.Max) != n {
+				t.Fatalf("ScanClusters: %d clusters with columns of other lengths", n)
+			}
+			return nil
+		})
+		failed("ScanClusters", err)
 		if tab, r, err := ReadCLUE(name); !failed("ReadCLUE", err) {
 			n := tab.Points.Len()
 			if len(r.Rho) != n || len(r.ClusterID) != n || len(r.IsSeed) != n || tab.Layer && len(tab.Points.Layer) != n {
@@ -112,7 +120,7 @@ func FuzzReadFiles(f *testing.F) {
 			_, err := columnar.ReadEvents(name)
 			failed("ReadEvents", err)
 		}
-		_, err := Kind(name)
+		_, err = Kind(name)
 		failed("Kind", err)
 	})
 }

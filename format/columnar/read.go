@@ -7,6 +7,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/hitflow/hitflow/clue"
@@ -19,7 +20,7 @@ import (
 // readParquet reads a Parquet file into an Arrow table and checks that it
 // has the columns of fields.
 func readParquet(name string, fields []arrow.Field) (arrow.Table, error) {
-	rdr, fr, err := openParquet(name)
+	rdr, fr, err := openParquet(name, memory.DefaultAllocator)
 	if err != nil {
 		return nil, err
 	}
@@ -39,9 +40,12 @@ func readParquet(name string, fields []arrow.Field) (arrow.Table, error) {
 // the Arrow schema a writer may store in the footer: arrow-go decodes it
 // with the IPC reader, which trusts its counts (see arrowNotRead), and
 // fuzzing found damaged footers that made it allocate 236 GB. The Parquet
-// logical types give back every type hitflow writes.
-func openParquet(name string) (*file.Reader, *pqarrow.FileReader, error) {
-	rdr, err := file.OpenParquetFile(name, false)
+// logical types give back every type hitflow writes. The columns and the
+// pages read take their memory from mem.
+func openParquet(name string, mem memory.Allocator) (*file.Reader, *pqarrow.FileReader, error) {
+	props := parquet.NewReaderProperties(mem)
+	props.BufferedStreamEnabled = true
+	rdr, err := file.OpenParquetFile(name, false, file.WithReadProps(props))
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", name, err)
 	}
@@ -53,7 +57,7 @@ func openParquet(name string) (*file.Reader, *pqarrow.FileReader, error) {
 		}
 	}
 	md.FileMetaData.KeyValueMetadata = kept
-	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
+	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{}, mem)
 	if err != nil {
 		rdr.Close()
 		return nil, nil, fmt.Errorf("%s: %w", name, err)
@@ -90,11 +94,20 @@ func eachChunk(tbl arrow.Table, col string, fn func(a arrow.Array)) {
 // ClustersFromTable converts a table with the columns of [ClusterFields]
 // (read from Parquet or Arrow), checked first; name is for messages.
 func ClustersFromTable(name string, tbl arrow.Table) (*pixel.Clusters, error) {
-	if err := checkColumns(name, tbl, ClusterFields); err != nil {
+	c := &pixel.Clusters{}
+	if err := clustersInto(c, name, tbl); err != nil {
 		return nil, err
 	}
-	c := &pixel.Clusters{}
+	return c, nil
+}
+
+// clustersInto sets c to the clusters of tbl, over c's storage.
+func clustersInto(c *pixel.Clusters, name string, tbl arrow.Table) error {
+	if err := checkColumns(name, tbl, ClusterFields); err != nil {
+		return err
+	}
 	c.Reset()
+	c.Calibrated = false
 	eachChunk(tbl, "id", func(a arrow.Array) { c.ID = append(c.ID, a.(*array.Int64).Int64Values()...) })
 	eachChunk(tbl, "size", func(a arrow.Array) { c.Size = append(c.Size, a.(*array.Int32).Int32Values()...) })
 	eachChunk(tbl, "toa_ns", func(a arrow.Array) {
@@ -152,7 +165,7 @@ func ClustersFromTable(name string, tbl arrow.Table) (*pixel.Clusters, error) {
 			}
 		})
 		if err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if checkColumns(name, tbl, TOFFields) == nil {
@@ -173,7 +186,7 @@ func ClustersFromTable(name string, tbl arrow.Table) (*pixel.Clusters, error) {
 			}
 		})
 	}
-	return c, nil
+	return nil
 }
 
 // HitsFromTable converts a table with the columns of [HitFields], checked
@@ -216,11 +229,12 @@ func ReadClusters(name string) (c *pixel.Clusters, err error) {
 }
 
 // ScanClusters reads a Parquet file of [ClusterFields] a row group at a
-// time: fn gets the clusters of each, valid during the call; an error of
-// fn ends the reading and is returned.
+// time: fn gets the clusters of each, valid during the call (their
+// storage, and that of the columns read, serves the next row group); an
+// error of fn ends the reading and is returned.
 func ScanClusters(name string, fn func(*pixel.Clusters) error) (err error) {
 	defer damage.Recover(name, &err)
-	rdr, fr, err := openParquet(name)
+	rdr, fr, err := openParquet(name, &reusingAllocator{zero: true})
 	if err != nil {
 		return err
 	}
@@ -229,17 +243,18 @@ func ScanClusters(name string, fn func(*pixel.Clusters) error) (err error) {
 	for i := range cols {
 		cols[i] = i
 	}
+	var c pixel.Clusters
 	for g := range rdr.NumRowGroups() {
 		tbl, err := fr.ReadRowGroups(context.Background(), cols, []int{g})
 		if err != nil {
 			return fmt.Errorf("%s: row group %d: %w", name, g, err)
 		}
-		c, err := ClustersFromTable(name, tbl)
+		err = clustersInto(&c, name, tbl)
 		tbl.Release()
 		if err != nil {
 			return err
 		}
-		if err := fn(c); err != nil {
+		if err := fn(&c); err != nil {
 			return err
 		}
 	}
@@ -272,7 +287,7 @@ func ReadCLUE(name string) (t *cluecsv.Table, r *clue.Result, err error) {
 // the schema in its footer, without reading the columns.
 func Kind(name string) (kind string, err error) {
 	defer damage.Recover(name, &err)
-	rdr, fr, err := openParquet(name)
+	rdr, fr, err := openParquet(name, memory.DefaultAllocator)
 	if err != nil {
 		return "", err
 	}
