@@ -15,10 +15,10 @@ import (
 )
 
 // FuzzReadFiles feeds damaged result files to every reader of the package
-// (clusters whole and in batches, hits, CLUE results, J-PET events, Kind): an error naming the
-// file, or columns of one length; never a panic, never a crash of the
-// program (ROOT files are read by hitflow's own reader, which checks
-// every size before it allocates: see format/root/read.go).
+// (clusters whole and in batches, hits, CLUE results, J-PET events, Kind):
+// an error naming the file, or columns of one length; never a panic, never
+// a crash of the program (ROOT files are read by hitflow's own reader,
+// which checks every size before it allocates: see format/root/read.go).
 func FuzzReadFiles(f *testing.F) {
 	dir := f.TempDir()
 	seed := func(name string, write func(name string) error) {
