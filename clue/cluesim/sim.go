@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/hitflow/hitflow/clue"
+	"github.com/hitflow/hitflow/internal/prefault"
 )
 
 // Options configure the calorimeter. The zero value of a field takes the
@@ -47,7 +48,8 @@ func (o *Options) defaults() error {
 }
 
 // Generate returns the points, layer by layer. The reused argument, when
-// not nil, is filled instead of a new value.
+// not nil, is filled instead of a new value; new columns are huge pages,
+// written whole.
 func Generate(o Options, reused *clue.Points) (*clue.Points, error) {
 	if err := o.defaults(); err != nil {
 		return nil, err
@@ -92,12 +94,12 @@ func reuse(p *clue.Points, d, n int) []float64 {
 			return c[:n]
 		}
 	}
-	return make([]float64, n)
+	return prefault.Make[float64](n, 0)
 }
 
 func resize[T any](s []T, n int) []T {
 	if cap(s) < n {
-		return make([]T, n)
+		return prefault.Make[T](n, 0)
 	}
 	return s[:n]
 }
