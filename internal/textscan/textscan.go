@@ -133,11 +133,11 @@ func (s *Scanner) Block(size int) (Block, error) {
 		// buffer, then, for an input that fills it, to the whole size at
 		// once (huge pages, where steps of doubling were fresh pages each).
 		if len(buf) == cap(buf) {
-			grow := bufferSize
-			if len(buf) >= bufferSize {
-				grow = size - len(buf)
+			grow := size - len(buf)
+			if len(buf) < bufferSize {
+				grow = min(grow, bufferSize)
 			}
-			buf = prefault.Grow(buf, min(size-len(buf), grow))
+			buf = prefault.Grow(buf, grow)
 		}
 		n, err := s.br.Read(buf[len(buf):min(size, cap(buf))])
 		buf = buf[:len(buf)+n]
