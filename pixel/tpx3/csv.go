@@ -47,12 +47,12 @@ func NewCSVReader(r io.Reader, name string) Reader {
 		}
 		x, okx := textscan.ParseInt(f[cols[0]])
 		y, oky := textscan.ParseInt(f[cols[1]])
-		ns, okt := textscan.ParseFloat(f[cols[2]])
+		t, okt := fieldTime(f[cols[2]])
 		tot, okv := textscan.ParseInt(f[cols[3]])
 		switch {
 		case !okx || !oky:
 			return tr.sc.Errorf("pixel (%q, %q) is not a pair of integers", f[cols[0]], f[cols[1]])
-		case !okt || math.IsNaN(ns) || math.Abs(ns) > 1e17:
+		case !okt:
 			return tr.sc.Errorf("toa_ns %q is not a finite time", f[cols[2]])
 		case !okv:
 			return tr.sc.Errorf("tot %q is not an integer", f[cols[3]])
@@ -64,7 +64,7 @@ func NewCSVReader(r io.Reader, name string) Reader {
 			tr.stats.OutOfRange++
 			return nil
 		}
-		dst.Append(uint16(x), uint16(y), pixel.TimeFromNs(ns), uint16(tot))
+		dst.Append(uint16(x), uint16(y), t, uint16(tot))
 		return nil
 	}
 	tr.bulk = func(text []byte, dst *pixel.Hits) (int, int64) {
@@ -78,10 +78,11 @@ func NewCSVReader(r io.Reader, name string) Reader {
 
 // csvBulk parses the leading lines of text that have the common form
 // "x,y,toa_ns,tot" (plain unsigned decimals, the pixel and the ToT of at
-// most five digits, each line ended by "\n" or "\r\n") into dst, as the
-// line parser would; it stops at the first other line, and returns the
-// bytes and the lines it took. A tight loop with the hits written in
-// place: the lines of a hit file are almost all of this form.
+// most five digits; columns after tot, as --hits writes, skipped unless
+// quoted; each line ended by "\n" or "\r\n") into dst, as the line parser
+// would; it stops at the first other line, and returns the bytes and the
+// lines it took. A tight loop with the hits written in place: the lines
+// of a hit file are almost all of this form.
 func csvBulk(text []byte, dst *pixel.Hits) (int, int64) {
 	text = text[:bytes.LastIndexByte(text, '\n')+1]
 	most := bytes.Count(text, []byte{'\n'})
@@ -106,10 +107,19 @@ func csvBulk(text []byte, dst *pixel.Hits) (int, int64) {
 			break
 		}
 		tot, i, ok := small(text, i+1)
-		if ok && text[i] == '\r' {
+		if !ok {
+			break
+		}
+		if text[i] == ',' { // columns the reader ignores
+			n := bytes.IndexByte(text[i:], '\n')
+			if bytes.IndexByte(text[i:i+n], '"') >= 0 {
+				break
+			}
+			i += n
+		} else if text[i] == '\r' {
 			i++
 		}
-		if !ok || text[i] != '\n' {
+		if text[i] != '\n' {
 			break
 		}
 		xs[k], ys[k], ts[k], tots[k] = uint16(x), uint16(y), t, uint16(tot)
@@ -168,6 +178,24 @@ func nanoseconds(text []byte, i int) (pixel.Time, int, bool) {
 	}
 	t, ok := decimal{mant, scale}.time()
 	return t, j, ok
+}
+
+// fieldTime reads a toa_ns field exactly, as the fast paths do, when it
+// is a plain decimal that fits decimal.time; else through its float
+// (exponents, 18 digits and more). So a line's time does not depend on
+// whether its other fields send it to the slow path.
+func fieldTime(f []byte) (pixel.Time, bool) {
+	var d [1]decimal
+	if n, ok := scanDecimals(f, ',', d[:]); ok && n == 1 {
+		if t, ok := d[0].time(); ok {
+			return t, true
+		}
+	}
+	ns, ok := textscan.ParseFloat(f)
+	if !ok || math.IsNaN(ns) || math.Abs(ns) > 1e17 {
+		return 0, false
+	}
+	return pixel.TimeFromNs(ns), true
 }
 
 func header(sc *textscan.Scanner, f [][]byte, cols *[4]int, width *int) error {

@@ -46,20 +46,20 @@ func ReadLabelled(r io.Reader, name string) (*pixel.Labelled, error) {
 		}
 		x, okx := textscan.ParseInt(fields[cols[0]])
 		y, oky := textscan.ParseInt(fields[cols[1]])
-		ns, okt := textscan.ParseFloat(fields[cols[2]])
+		t, okt := fieldTime(fields[cols[2]])
 		tot, okv := textscan.ParseInt(fields[cols[3]])
 		label, okl := textscan.ParseInt(fields[cols[4]])
 		switch {
 		case !okx || !oky || x < 0 || y < 0 || x > math.MaxUint16 || y > math.MaxUint16:
 			return l, sc.Errorf("pixel (%q, %q) is not a pair of integers 0..65535", fields[cols[0]], fields[cols[1]])
-		case !okt || math.IsNaN(ns) || math.Abs(ns) > 1e17:
+		case !okt:
 			return l, sc.Errorf("toa_ns %q is not a finite time", fields[cols[2]])
 		case !okv || tot < 0 || tot > math.MaxUint16:
 			return l, sc.Errorf("tot %q is not an integer 0..65535", fields[cols[3]])
 		case !okl:
 			return l, sc.Errorf("cluster %q is not an integer", fields[cols[4]])
 		}
-		l.Hits.Append(uint16(x), uint16(y), pixel.TimeFromNs(ns), uint16(tot))
+		l.Hits.Append(uint16(x), uint16(y), t, uint16(tot))
 		l.Labels = append(l.Labels, label)
 	}
 	if err := sc.Err(); err != nil {

@@ -1,11 +1,15 @@
 package tpx3
 
 import (
+	"fmt"
 	"math/big"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/hitflow/hitflow/pixel"
 )
 
 func TestScanDecimals(t *testing.T) {
@@ -100,5 +104,75 @@ func TestScanDecimalsAsRationals(t *testing.T) {
 	}
 	if accepted < 1000 {
 		t.Fatalf("only %d lines accepted", accepted)
+	}
+}
+
+// TestCSVBulkTakes: csvBulk takes every line of the common form (times
+// of 1 to 16 digits, CRLF, columns after
+// tot as --hits writes) and gives the hits of the line parser, to the
+// 64th of a nanosecond; lines at its edges it takes the same or leaves.
+func TestCSVBulkTakes(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 8))
+	digits := func(n int) string {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = byte('0' + r.IntN(10))
+		}
+		return string(b)
+	}
+	var text strings.Builder
+	lines := 0
+	for whole := 0; whole <= 15; whole++ {
+		for s := 0; s <= 7; s++ {
+			if whole+s == 0 || whole+s > 16 { // 17 digits may pass 2^56: edges below
+				continue
+			}
+			for range 40 {
+				ns := digits(whole)
+				if s > 0 || r.IntN(2) == 0 {
+					ns += "." + digits(s)
+				}
+				fmt.Fprintf(&text, "%s,%s,%s,%s%s%s", digits(1+r.IntN(4)), digits(1+r.IntN(4)), ns, digits(1+r.IntN(4)),
+					[]string{"", ",17", ",x,-1.5e3"}[r.IntN(3)], []string{"\n", "\r\n"}[r.IntN(2)])
+				lines++
+			}
+		}
+	}
+	in := text.String()
+	want, _, err := readInParts(t, CSV, []byte(in), 1<<30, 1, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got pixel.Hits
+	n, taken := csvBulk([]byte(in), &got)
+	if n != len(in) || taken != int64(lines) || !slices.Equal(got.ToA, want.ToA) || !slices.Equal(got.X, want.X) || !slices.Equal(got.Y, want.Y) || !slices.Equal(got.ToT, want.ToT) {
+		t.Fatalf("bulk took %d lines of %d (%d bytes of %d), or other hits than the lines' %d", taken, lines, n, len(in), want.Len())
+	}
+	// Edges: the digits as one integer at 2^56, 16 and more integral
+	// digits, 8 decimals, quotes after tot. Taken or not, the same hits.
+	for _, line := range []string{"1,2,72057594037927936,3", "1,2,72057594037927937,3", "1,2,7205759403792793.6,3",
+		"1,2,7205759403792793.7,3", "1,2,720575940379279.36,3", "1,2,1125899906842624,3", "1,2,0.12345678,3",
+		"1,2,1.2345678,3", "1,2,.5,3", "1,2,5.,3", "1,2,.,3", "1,2,3,4,\"5\"", "1,2,3,4,\"a\nb\"", "1,2,3,4,"} {
+		data := []byte("x,y,toa_ns,tot\n" + line + "\n1,1,1,1\n")
+		sameReading(t, CSV, data)
+	}
+}
+
+// TestTimeOfSlowLines: a time is read exactly whether its line takes a
+// fast path or, for a field no fast path takes, the slow one; the label
+// reader likewise. Through a float, 18599573194910.6 ns is a 64th more.
+func TestTimeOfSlowLines(t *testing.T) {
+	const want = pixel.Time(1190372684474278) // 18599573194910.6 * 64, rounded
+	for _, in := range []string{"x,y,toa_ns,tot,cluster\n1,2,18599573194910.6,3,4\n", "x,y,toa_ns,tot,cluster\n1,2,18599573194910.6,3,a\n",
+		"x,y,toa_ns,tot,cluster\n1,2,\"18599573194910.6\",3,4\n"} {
+		for _, bulk := range []bool{true, false} {
+			h, _, err := readInParts(t, CSV, []byte(in), 1<<30, 1, bulk)
+			if err != nil || h.Len() != 1 || h.ToA[0] != want {
+				t.Errorf("%q (bulk %v): %v, %v, want one hit at %d", in, bulk, h.ToA, err, want)
+			}
+		}
+		if l, err := ReadLabelled(strings.NewReader(in), "l.csv"); err == nil && l.Hits.ToA[0] != want {
+			t.Errorf("labels of %q: %d, want %d", in, l.Hits.ToA[0], want)
+		}
 	}
 }
