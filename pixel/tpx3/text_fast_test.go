@@ -108,9 +108,9 @@ func TestScanDecimalsAsRationals(t *testing.T) {
 }
 
 // TestCSVBulkTakes: csvBulk takes every line of the common form (times
-// of 1 to 16 digits, CRLF, columns after
-// tot as --hits writes) and gives the hits of the line parser, to the
-// 64th of a nanosecond; lines at its edges it takes the same or leaves.
+// of 1 to 16 digits, CRLF, columns after tot as --hits writes) and gives
+// the hits of the line parser, to the 64th of a nanosecond; lines at its
+// edges it takes the same or leaves.
 func TestCSVBulkTakes(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 8))
 	digits := func(n int) string {
