@@ -202,66 +202,15 @@ var pow5 = [...]uint64{1, 5, 25, 125, 625, 3125, 15625, 78125, 390625, 1953125, 
 // AppendFloat appends the shortest decimal that reads back as v, as
 // strconv.AppendFloat(dst, v, 'g', -1, 64). Whole numbers below a million
 // (ToT sums and maxima, centroids of single pixels) take the integer
-// path, which gives the same digits several times faster. The others
-// are asked of strconv in the 'e' form, whose digits are laid out in
-// place about twice as fast as strconv's own 'g' layout, and moved here
-// when 'g' writes them without an exponent.
+// path, which gives the same digits several times faster; other normal
+// numbers take shortest, written in place; the rest (zeros, subnormals,
+// NaN, infinities) strconv.
 func AppendFloat(dst []byte, v float64) []byte {
 	if v == math.Trunc(v) && math.Abs(v) < 1e6 && (v != 0 || !math.Signbit(v)) {
 		return AppendInt(dst, int64(v))
 	}
-	var buf [32]byte
-	e := strconv.AppendFloat(buf[:0], v, 'e', -1, 64)
-	return appendPlain(dst, e)
-}
-
-// appendPlain appends the 'g' form of e, strconv's shortest 'e' form of a
-// float ([-]d[.ddd]e±dd, or NaN and infinities): 'g' keeps the exponent
-// below 10^-4 and from 10^6 on (strconv's precision of 6 for the
-// shortest form), and writes the digits with a point between.
-func appendPlain(dst, e []byte) []byte {
-	m := len(e) - 4 // at "e±dd", or one before for three exponent digits
-	if m < 1 || e[m] != 'e' {
-		if m--; m < 1 || e[m] != 'e' {
-			return append(dst, e...) // NaN or ±Inf
-		}
+	if a := math.Abs(v); a >= 0x1p-1022 && a <= math.MaxFloat64 {
+		return appendShortest(dst, v)
 	}
-	exp := 0
-	for _, c := range e[m+2:] {
-		exp = exp*10 + int(c-'0')
-	}
-	if e[m+1] == '-' {
-		exp = -exp
-	}
-	if exp < -4 || exp >= 6 {
-		return append(dst, e...)
-	}
-	// The plain form is at most one byte longer than the 'e' form (1e+05
-	// is 100000, 3e-04 is 0.0003).
-	n := len(dst)
-	dst = slices.Grow(dst, len(e)+1)
-	b := dst[n : n+len(e)+1]
-	k := 0
-	if e[0] == '-' {
-		b[0] = '-'
-		k, e, m = 1, e[1:], m-1
-	}
-	// The digits: e[0], then e[2:m] when there is a point.
-	first, rest := e[0], e[min(2, m):m]
-	switch {
-	case exp < 0:
-		k += copy(b[k:], "0.0000"[:1-exp])
-		b[k] = first
-		k += 1 + copy(b[k+1:], rest)
-	case len(rest) <= exp:
-		b[k] = first
-		k += 1 + copy(b[k+1:], rest)
-		k += copy(b[k:], "00000"[:exp-len(rest)])
-	default:
-		b[k] = first
-		k += 1 + copy(b[k+1:], rest[:exp])
-		b[k] = '.'
-		k += 1 + copy(b[k+1:], rest[exp:])
-	}
-	return dst[:n+k]
+	return strconv.AppendFloat(dst, v, 'g', -1, 64)
 }
