@@ -428,32 +428,18 @@ func Decimal(b []byte) (v float64, n int, ok bool) {
 	if neg || b[0] == '+' {
 		n = 1
 	}
+	// The digits before the point and after it. m is exact while those
+	// from the first nonzero one number at most 19 (10^19 < 2^64); they
+	// are counted only when all the digits are more.
 	var m uint64
-	digits, frac, point := 0, 0, false
 	start := n
-scan:
-	for ; n < len(b); n++ {
-		switch c := b[n]; {
-		case c >= '0' && c <= '9':
-			if digits == 19 {
-				return 0, n, false
-			}
-			m = m*10 + uint64(c-'0')
-			if m != 0 {
-				digits++ // leading zeros do not count
-			}
-			if point {
-				frac++
-			}
-		case c == '.' && !point:
-			point = true
-		default:
-			break scan
-		}
+	m, n = digits(b, n, m)
+	whole, frac, point := n-start, 0, n < len(b) && b[n] == '.'
+	if point {
+		m, n = digits(b, n+1, m)
+		frac = n - start - whole - 1
 	}
-	b = b[start:n]
-	// At least one digit, on either side of the point.
-	if len(b) == 0 || len(b) == 1 && point || frac > 22 || neg && m == 0 {
+	if whole+frac > 19 && significant(b[start:n]) > 19 || whole+frac == 0 || frac > 22 || neg && m == 0 {
 		return 0, n, false
 	}
 	switch {
@@ -470,4 +456,28 @@ scan:
 		v = -v
 	}
 	return v, n, true
+}
+
+// digits appends the run of digits at b[n:] to m, and returns it and the
+// index after the run.
+func digits(b []byte, n int, m uint64) (uint64, int) {
+	for ; n < len(b) && b[n]-'0' < 10; n++ {
+		m = m*10 + uint64(b[n]-'0')
+	}
+	return m, n
+}
+
+// significant counts the digits of a plain decimal from its first nonzero
+// one.
+func significant(b []byte) int {
+	lead := 0
+	for _, c := range b {
+		if c != '0' && c != '.' {
+			break
+		}
+		if c == '0' {
+			lead++
+		}
+	}
+	return len(b) - lead - bytes.Count(b, []byte{'.'})
 }

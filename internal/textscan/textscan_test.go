@@ -361,9 +361,18 @@ func TestDecimalPrefix(t *testing.T) {
 	if fast < 400000 {
 		t.Errorf("only %d of 800,000 took the fast path", fast)
 	}
-	for _, b := range []string{"", "-", "+", ".", "-.", "e5", "-0", "12345678901234567890", ",1", " 1"} {
+	for _, b := range []string{"", "-", "+", ".", "-.", "e5", "-0", "12345678901234567890", "0.12345678901234567890", ",1", " 1",
+		"1234567890.1234567890", "00000000000000000000.12345678901234567890", "1.00000000000000000000000"} {
 		if _, _, ok := Decimal([]byte(b)); ok {
 			t.Errorf("Decimal(%q) took it", b)
+		}
+	}
+	// Leading zeros are not among the 19 digits it takes.
+	for _, b := range []string{"000000000000000000001234567890123456789", "0.000000000001234567", "-0000000000000000000000.5",
+		"000000000000000000000", "00000000000000000000.00", "1234567890123456789", "123456789.0123456789"} {
+		want, _ := strconv.ParseFloat(b, 64)
+		if v, n, ok := Decimal([]byte(b + ",")); !ok || n != len(b) || v != want {
+			t.Errorf("Decimal(%q) = %v, %d, %v; want %v", b, v, n, ok, want)
 		}
 	}
 }
