@@ -3,7 +3,6 @@ package pixel
 import (
 	"cmp"
 	"fmt"
-	"maps"
 	"slices"
 )
 
@@ -72,22 +71,30 @@ func (l *Labelled) Attach(c *Clusters) error {
 }
 
 // Compare returns the agreement of clustering a with reference b.
+//
+// Without maps: the labels of each file are numbered densely in their
+// order, each file's hits are sorted by hit and label, the pairs of
+// labels of the matched hits are sorted as packed words, and each A
+// cluster's runs of pairs give its best B cluster, in A's label order.
+// The scores are summed in that order, so they are the same bits
+// whatever the files' order.
 func Compare(a, b *Labelled) Agreement {
-	ia, ib := a.order(), b.order()
-	var ag Agreement
-	type pair struct{ a, b int64 }
-	inter := map[pair]int64{}
-	sizeA, sizeB := map[int64]int64{}, map[int64]int64{}
+	la, clustersA := denseLabels(a.Labels)
+	lb, clustersB := denseLabels(b.Labels)
+	ea, eb := a.entries(la), b.entries(lb)
+	ag := Agreement{ClustersA: int64(clustersA), ClustersB: int64(clustersB)}
+	sizeA, sizeB := make([]int64, clustersA), make([]int64, clustersB)
+	pairs := make([]uint64, 0, min(len(ea), len(eb)))
 	i, j := 0, 0
-	for i < len(ia) || j < len(ib) {
+	for i < len(ea) || j < len(eb) {
 		var c int
 		switch {
-		case i == len(ia):
+		case i == len(ea):
 			c = 1
-		case j == len(ib):
+		case j == len(eb):
 			c = -1
 		default:
-			c = compareHits(&a.Hits, ia[i], &b.Hits, ib[j])
+			c = cmp.Or(cmp.Compare(ea[i].toa, eb[j].toa), cmp.Compare(ea[i].pixel, eb[j].pixel))
 		}
 		switch {
 		case c < 0:
@@ -97,62 +104,94 @@ func Compare(a, b *Labelled) Agreement {
 			ag.OnlyB++
 			j++
 		default:
-			la, lb := a.Labels[ia[i]], b.Labels[ib[j]]
-			inter[pair{la, lb}]++
-			sizeA[la]++
-			sizeB[lb]++
+			pairs = append(pairs, uint64(ea[i].label)<<32|uint64(eb[j].label))
+			sizeA[ea[i].label]++
+			sizeB[eb[j].label]++
 			ag.Hits++
 			i++
 			j++
 		}
 	}
-	ag.ClustersA, ag.ClustersB = countLabels(a.Labels), countLabels(b.Labels)
-	best := map[int64]pair{} // per A cluster: B label and shared hits
-	for p, n := range inter {
-		if bp, ok := best[p.a]; !ok || n > bp.b || n == bp.b && p.b < bp.a {
-			best[p.a] = pair{p.b, n}
-		}
-	}
-	identicalB := map[int64]bool{}
+	slices.Sort(pairs)
+	identicalB := make([]bool, clustersB)
 	var sum, weighted float64
-	for _, la := range slices.Sorted(maps.Keys(best)) { // a fixed order of summation
-		bp := best[la]
-		n := bp.b
-		iou := float64(n) / float64(sizeA[la]+sizeB[bp.a]-n)
+	matched := 0 // A clusters with a hit in B
+	for k := 0; k < len(pairs); matched++ {
+		ca := pairs[k] >> 32
+		best, bestN := uint64(0), int64(0) // the first B cluster of most shared hits: ties to the smaller label
+		for k < len(pairs) && pairs[k]>>32 == ca {
+			n, p := int64(0), pairs[k]
+			for ; k < len(pairs) && pairs[k] == p; k++ {
+				n++
+			}
+			if n > bestN {
+				best, bestN = p&(1<<32-1), n
+			}
+		}
+		iou := float64(bestN) / float64(sizeA[ca]+sizeB[best]-bestN)
 		sum += iou
-		weighted += iou * float64(sizeA[la])
-		if n == sizeA[la] && n == sizeB[bp.a] {
-			identicalB[bp.a] = true
+		weighted += iou * float64(sizeA[ca])
+		if bestN == sizeA[ca] && bestN == sizeB[best] {
+			identicalB[best] = true
 		}
 	}
-	if len(best) > 0 {
-		ag.IoU, ag.HitIoU = sum/float64(len(best)), weighted/float64(ag.Hits)
+	if matched > 0 {
+		ag.IoU, ag.HitIoU = sum/float64(matched), weighted/float64(ag.Hits)
 	}
-	ag.DifferA = ag.ClustersA - int64(len(identicalB))
-	ag.DifferB = ag.ClustersB - int64(len(identicalB))
+	identical := int64(0)
+	for _, t := range identicalB {
+		if t {
+			identical++
+		}
+	}
+	ag.DifferA, ag.DifferB = ag.ClustersA-identical, ag.ClustersB-identical
 	return ag
 }
 
-// order returns the hit indices sorted by hit, then label.
-func (l *Labelled) order() []int {
-	idx := make([]int, l.Hits.Len())
-	for i := range idx {
-		idx[i] = i
+// labelledHit is a hit of a label file, its pixel and ToT packed in one
+// word in the order hits compare (x, y, ToT), with its dense label.
+type labelledHit struct {
+	toa   Time
+	pixel uint64
+	label uint32
+}
+
+// entries returns the hits of l with the dense labels, sorted by hit,
+// then label.
+func (l *Labelled) entries(dense []uint32) []labelledHit {
+	h := &l.Hits
+	e := make([]labelledHit, h.Len())
+	for i := range e {
+		e[i] = labelledHit{h.ToA[i], uint64(h.X[i])<<32 | uint64(h.Y[i])<<16 | uint64(h.ToT[i]), dense[i]}
 	}
-	slices.SortFunc(idx, func(i, j int) int {
-		return cmp.Or(compareHits(&l.Hits, i, &l.Hits, j), cmp.Compare(l.Labels[i], l.Labels[j]))
+	slices.SortFunc(e, func(a, b labelledHit) int {
+		return cmp.Or(cmp.Compare(a.toa, b.toa), cmp.Compare(a.pixel, b.pixel), cmp.Compare(a.label, b.label))
 	})
-	return idx
+	return e
 }
 
-func compareHits(a *Hits, i int, b *Hits, j int) int {
-	return cmp.Or(cmp.Compare(a.ToA[i], b.ToA[j]), cmp.Compare(a.X[i], b.X[j]), cmp.Compare(a.Y[i], b.Y[j]), cmp.Compare(a.ToT[i], b.ToT[j]))
-}
-
-func countLabels(labels []int64) int64 {
-	seen := map[int64]struct{}{}
-	for _, l := range labels {
-		seen[l] = struct{}{}
+// denseLabels numbers the distinct labels 0, 1, ... in their order and
+// returns each hit's number and how many there are.
+func denseLabels(labels []int64) ([]uint32, int) {
+	type labelAt struct {
+		label int64
+		at    int
 	}
-	return int64(len(seen))
+	s := make([]labelAt, len(labels))
+	for i, l := range labels {
+		s[i] = labelAt{l, i}
+	}
+	slices.SortFunc(s, func(a, b labelAt) int { return cmp.Compare(a.label, b.label) })
+	dense := make([]uint32, len(labels))
+	n := 0
+	for k, e := range s {
+		if k > 0 && e.label != s[k-1].label {
+			n++
+		}
+		dense[e.at] = uint32(n)
+	}
+	if len(s) > 0 {
+		n++
+	}
+	return dense, n
 }

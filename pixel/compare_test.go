@@ -1,6 +1,8 @@
 package pixel
 
 import (
+	"cmp"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -145,5 +147,112 @@ func TestAttach(t *testing.T) {
 	shuffled.Labels[0] = -5 // a hit of no cluster of the file
 	if err := shuffled.Attach(&got); err == nil || !strings.Contains(err.Error(), "the labels give it") {
 		t.Errorf("a hit short: %v", err)
+	}
+}
+
+// compareByMaps is Compare as the definition reads, with maps of labels
+// and the hits' indices sorted through their columns.
+func compareByMaps(a, b *Labelled) Agreement {
+	hitOrder := func(h *Hits, i int, g *Hits, j int) int {
+		return cmp.Or(cmp.Compare(h.ToA[i], g.ToA[j]), cmp.Compare(h.X[i], g.X[j]), cmp.Compare(h.Y[i], g.Y[j]), cmp.Compare(h.ToT[i], g.ToT[j]))
+	}
+	order := func(l *Labelled) []int {
+		idx := make([]int, l.Hits.Len())
+		for i := range idx {
+			idx[i] = i
+		}
+		slices.SortFunc(idx, func(i, j int) int {
+			return cmp.Or(hitOrder(&l.Hits, i, &l.Hits, j), cmp.Compare(l.Labels[i], l.Labels[j]))
+		})
+		return idx
+	}
+	ia, ib := order(a), order(b)
+	var ag Agreement
+	type pair struct{ a, b int64 }
+	inter := map[pair]int64{}
+	sizeA, sizeB := map[int64]int64{}, map[int64]int64{}
+	for i, j := 0, 0; i < len(ia) || j < len(ib); {
+		c := 1
+		if j == len(ib) {
+			c = -1
+		} else if i < len(ia) {
+			c = hitOrder(&a.Hits, ia[i], &b.Hits, ib[j])
+		}
+		switch {
+		case c < 0:
+			ag.OnlyA++
+			i++
+		case c > 0:
+			ag.OnlyB++
+			j++
+		default:
+			la, lb := a.Labels[ia[i]], b.Labels[ib[j]]
+			inter[pair{la, lb}]++
+			sizeA[la]++
+			sizeB[lb]++
+			ag.Hits++
+			i++
+			j++
+		}
+	}
+	distinct := func(labels []int64) int64 { return int64(len(slices.Compact(slices.Sorted(slices.Values(labels))))) }
+	ag.ClustersA, ag.ClustersB = distinct(a.Labels), distinct(b.Labels)
+	best := map[int64]pair{} // per A cluster: B label and shared hits
+	for p, n := range inter {
+		if bp, ok := best[p.a]; !ok || n > bp.b || n == bp.b && p.b < bp.a {
+			best[p.a] = pair{p.b, n}
+		}
+	}
+	identicalB := map[int64]bool{}
+	var sum, weighted float64
+	for _, la := range slices.Sorted(maps.Keys(best)) {
+		bp := best[la]
+		iou := float64(bp.b) / float64(sizeA[la]+sizeB[bp.a]-bp.b)
+		sum += iou
+		weighted += iou * float64(sizeA[la])
+		if bp.b == sizeA[la] && bp.b == sizeB[bp.a] {
+			identicalB[bp.a] = true
+		}
+	}
+	if len(best) > 0 {
+		ag.IoU, ag.HitIoU = sum/float64(len(best)), weighted/float64(ag.Hits)
+	}
+	ag.DifferA = ag.ClustersA - int64(len(identicalB))
+	ag.DifferB = ag.ClustersB - int64(len(identicalB))
+	return ag
+}
+
+// TestCompareAsByMaps: random label files with repeated hits, hits in
+// one file only, labels sparse, negative and large, give the agreement of
+// the definition with maps, to the bit.
+func TestCompareAsByMaps(t *testing.T) {
+	for seed := range 500 {
+		r := rand.New(rand.NewPCG(uint64(seed), 17))
+		n := r.IntN(300)
+		labelOf := func() int64 {
+			switch r.IntN(4) {
+			case 0:
+				return -int64(r.IntN(5))
+			case 1:
+				return 1<<40 + int64(r.IntN(8))
+			default:
+				return int64(r.IntN(1 + n/4))
+			}
+		}
+		var a, b Labelled
+		for range n {
+			x, y, toa, tot := uint16(r.IntN(4)), uint16(r.IntN(3)), Time(r.IntN(6)), uint16(r.IntN(3)) // repeats
+			if r.IntN(10) != 0 {
+				a.Hits.Append(x, y, toa, tot)
+				a.Labels = append(a.Labels, labelOf())
+			}
+			if r.IntN(10) != 0 {
+				b.Hits.Append(x, y, toa, tot)
+				b.Labels = append(b.Labels, labelOf())
+			}
+		}
+		if got, want := Compare(&a, &b), compareByMaps(&a, &b); got != want {
+			t.Fatalf("seed %d: %+v, want %+v", seed, got, want)
+		}
 	}
 }

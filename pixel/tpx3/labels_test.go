@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -160,6 +161,41 @@ func TestCSVWriterParts(t *testing.T) {
 			if !bytes.Equal(whole.Bytes(), parts.Bytes()) {
 				t.Errorf("calibrated %v: %d bytes in one call, %d in parts", calibrated, whole.Len(), parts.Len())
 			}
+		}
+	}
+}
+
+// TestLabelledFastPath: lines of plain decimals (the fast path) read as
+// the same lines with a column of text added (the field parser): the
+// same hits, labels and errors, for fields at the fast path's edges.
+func TestLabelledFastPath(t *testing.T) {
+	forms := []string{"7", "+7", "-7", " 7 ", "7.0", "7.5", "007", "65535", "65536", "123456789012345678", "1e2", "", "\"7\""}
+	times := []string{"2481.25", "18599573194910.6", "0.015625", "-3", "1e3", "72057594037927937", "5."}
+	for seed := range 300 {
+		r := rand.New(rand.NewPCG(uint64(seed), 5))
+		var fast, slow strings.Builder
+		fast.WriteString("x,y,toa_ns,tot,cluster\n")
+		slow.WriteString("x,y,toa_ns,tot,cluster,note\n")
+		for range 20 {
+			field := func() string {
+				if r.IntN(6) == 0 {
+					return forms[r.IntN(len(forms))]
+				}
+				return forms[0]
+			}
+			ns := times[0]
+			if r.IntN(4) == 0 {
+				ns = times[r.IntN(len(times))]
+			}
+			line := strings.Join([]string{field(), field(), ns, field(), field()}, ",")
+			fast.WriteString(line + "\n")
+			slow.WriteString(line + ",z\n")
+		}
+		a, errA := ReadLabelled(strings.NewReader(fast.String()), "f.csv")
+		b, errB := ReadLabelled(strings.NewReader(slow.String()), "f.csv")
+		if (errA == nil) != (errB == nil) || errA != nil && errA.Error() != errB.Error() ||
+			!slices.Equal(hitsOf(&a.Hits), hitsOf(&b.Hits)) || !slices.Equal(a.Hits.ToA, b.Hits.ToA) || !slices.Equal(a.Labels, b.Labels) {
+			t.Fatalf("seed %d: %d hits, %v; field parser: %d hits, %v\n%s", seed, a.Hits.Len(), errA, b.Hits.Len(), errB, fast.String())
 		}
 	}
 }
