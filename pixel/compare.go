@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"sync"
 )
 
 // Agreement measures how far two clusterings of the same hits agree.
@@ -79,9 +80,13 @@ func (l *Labelled) Attach(c *Clusters) error {
 // The scores are summed in that order, so they are the same bits
 // whatever the files' order.
 func Compare(a, b *Labelled) Agreement {
-	la, clustersA := denseLabels(a.Labels)
-	lb, clustersB := denseLabels(b.Labels)
-	ea, eb := a.entries(la), b.entries(lb)
+	// Each file's labels and hits on a core of its own.
+	var ea, eb []labelledHit
+	var clustersA, clustersB int
+	var wg sync.WaitGroup
+	wg.Go(func() { ea, clustersA = a.entries() })
+	eb, clustersB = b.entries()
+	wg.Wait()
 	ag := Agreement{ClustersA: int64(clustersA), ClustersB: int64(clustersB)}
 	sizeA, sizeB := make([]int64, clustersA), make([]int64, clustersB)
 	pairs := make([]uint64, 0, min(len(ea), len(eb)))
@@ -156,9 +161,10 @@ type labelledHit struct {
 	label uint32
 }
 
-// entries returns the hits of l with the dense labels, sorted by hit,
-// then label.
-func (l *Labelled) entries(dense []uint32) []labelledHit {
+// entries returns the hits of l with their dense labels, sorted by hit,
+// then label, and the number of labels.
+func (l *Labelled) entries() ([]labelledHit, int) {
+	dense, labels := denseLabels(l.Labels)
 	h := &l.Hits
 	e := make([]labelledHit, h.Len())
 	for i := range e {
@@ -167,7 +173,7 @@ func (l *Labelled) entries(dense []uint32) []labelledHit {
 	slices.SortFunc(e, func(a, b labelledHit) int {
 		return cmp.Or(cmp.Compare(a.toa, b.toa), cmp.Compare(a.pixel, b.pixel), cmp.Compare(a.label, b.label))
 	})
-	return e
+	return e, labels
 }
 
 // denseLabels numbers the distinct labels 0, 1, ... in their order and

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
+	"sync"
 
 	"github.com/spf13/cobra"
 
@@ -44,15 +46,19 @@ func runCompare(ctx context.Context, nameA, nameB string, stdout, stderr io.Writ
 	if err := prepare(ctx, positional(nameA, nameB)); err != nil {
 		return err
 	}
+	// The two files are read at once, one a core.
 	var sets [2]*pixel.Labelled
+	var errs [2]error
+	var wg sync.WaitGroup
 	for i, name := range []string{nameA, nameB} {
-		if ctx.Err() != nil {
-			return stopped(ctx, "")
-		}
-		var err error
-		if sets[i], err = format.ReadHits(name); err != nil {
-			return err
-		}
+		wg.Go(func() { sets[i], errs[i] = format.ReadHits(name) })
+	}
+	wg.Wait()
+	if ctx.Err() != nil {
+		return stopped(ctx, "")
+	}
+	if err := cmp.Or(errs[0], errs[1]); err != nil {
+		return err
 	}
 	a := pixel.Compare(sets[0], sets[1])
 	iou := fmt.Sprintf("IoU %.6f (hit-weighted %.6f)", a.IoU, a.HitIoU)
