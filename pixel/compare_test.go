@@ -1,7 +1,6 @@
 package pixel
 
 import (
-	"cmp"
 	"maps"
 	"math"
 	"math/rand/v2"
@@ -150,50 +149,41 @@ func TestAttach(t *testing.T) {
 	}
 }
 
-// compareByMaps is Compare as the definition reads, with maps of labels
-// and the hits' indices sorted through their columns.
+// compareByMaps is Compare as the definition reads, with maps: each
+// hit's labels in either file, sorted, paired up in order.
 func compareByMaps(a, b *Labelled) Agreement {
-	hitOrder := func(h *Hits, i int, g *Hits, j int) int {
-		return cmp.Or(cmp.Compare(h.ToA[i], g.ToA[j]), cmp.Compare(h.X[i], g.X[j]), cmp.Compare(h.Y[i], g.Y[j]), cmp.Compare(h.ToT[i], g.ToT[j]))
+	type hit struct {
+		toa      Time
+		x, y, tt uint16
 	}
-	order := func(l *Labelled) []int {
-		idx := make([]int, l.Hits.Len())
-		for i := range idx {
-			idx[i] = i
+	labelsOf := func(l *Labelled) map[hit][]int64 {
+		m := map[hit][]int64{}
+		for i := range l.Labels {
+			k := hit{l.Hits.ToA[i], l.Hits.X[i], l.Hits.Y[i], l.Hits.ToT[i]}
+			m[k] = append(m[k], l.Labels[i])
 		}
-		slices.SortFunc(idx, func(i, j int) int {
-			return cmp.Or(hitOrder(&l.Hits, i, &l.Hits, j), cmp.Compare(l.Labels[i], l.Labels[j]))
-		})
-		return idx
+		return m
 	}
-	ia, ib := order(a), order(b)
+	ma, mb := labelsOf(a), labelsOf(b)
 	var ag Agreement
 	type pair struct{ a, b int64 }
 	inter := map[pair]int64{}
 	sizeA, sizeB := map[int64]int64{}, map[int64]int64{}
-	for i, j := 0, 0; i < len(ia) || j < len(ib); {
-		c := 1
-		if j == len(ib) {
-			c = -1
-		} else if i < len(ia) {
-			c = hitOrder(&a.Hits, ia[i], &b.Hits, ib[j])
+	for k, las := range ma {
+		lbs := mb[k]
+		slices.Sort(las)
+		slices.Sort(lbs)
+		n := min(len(las), len(lbs))
+		ag.OnlyA += int64(len(las) - n)
+		for i := range n {
+			inter[pair{las[i], lbs[i]}]++
+			sizeA[las[i]]++
+			sizeB[lbs[i]]++
 		}
-		switch {
-		case c < 0:
-			ag.OnlyA++
-			i++
-		case c > 0:
-			ag.OnlyB++
-			j++
-		default:
-			la, lb := a.Labels[ia[i]], b.Labels[ib[j]]
-			inter[pair{la, lb}]++
-			sizeA[la]++
-			sizeB[lb]++
-			ag.Hits++
-			i++
-			j++
-		}
+		ag.Hits += int64(n)
+	}
+	for k, lbs := range mb {
+		ag.OnlyB += int64(max(0, len(lbs)-len(ma[k])))
 	}
 	distinct := func(labels []int64) int64 { return int64(len(slices.Compact(slices.Sorted(slices.Values(labels))))) }
 	ag.ClustersA, ag.ClustersB = distinct(a.Labels), distinct(b.Labels)
