@@ -2,6 +2,8 @@ package pixel
 
 import (
 	"errors"
+
+	"github.com/hitflow/hitflow/internal/prefault"
 )
 
 // LongSpan is the most hits of the stream a cluster may span, from its
@@ -86,6 +88,17 @@ func (c *Clusters) Reset() {
 	c.truncate(0)
 	c.Members.Reset()
 	c.Start = append(c.Start[:0], 0)
+}
+
+// Grow makes room for n more clusters in the feature columns, so that
+// appending them (see Append) copies none of those before: for a reader
+// that knows how many clusters a file holds. Large columns are made of
+// huge pages (see internal/prefault): they are written whole.
+func (c *Clusters) Grow(n int) {
+	c.ID, c.root, c.key, c.Size, c.FirstToA, c.LastToA = prefault.Grow(c.ID, n), prefault.Grow(c.root, n), prefault.Grow(c.key, n), prefault.Grow(c.Size, n), prefault.Grow(c.FirstToA, n), prefault.Grow(c.LastToA, n)
+	c.ToTSum, c.ESum, c.X, c.Y = prefault.Grow(c.ToTSum, n), prefault.Grow(c.ESum, n), prefault.Grow(c.X, n), prefault.Grow(c.Y, n)
+	c.XMin, c.XMax, c.YMin, c.YMax = prefault.Grow(c.XMin, n), prefault.Grow(c.XMax, n), prefault.Grow(c.YMin, n), prefault.Grow(c.YMax, n)
+	c.Max = prefault.Grow(c.Max, n)
 }
 
 // extend grows every feature column to length n.

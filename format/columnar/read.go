@@ -218,14 +218,28 @@ func HitsFromTable(name string, tbl arrow.Table) (*pixel.Labelled, error) {
 }
 
 // ReadClusters reads a Parquet file of [ClusterFields].
+//
+// It reads a row group at a time (see ScanClusters) into the clusters
+// returned: the whole table of Arrow columns and its copies had held
+// the file several times over.
 func ReadClusters(name string) (c *pixel.Clusters, err error) {
 	defer damage.Recover(name, &err)
-	tbl, err := readParquet(name, nil)
+	rdr, _, err := openParquet(name, memory.DefaultAllocator)
 	if err != nil {
 		return nil, err
 	}
-	defer tbl.Release()
-	return ClustersFromTable(name, tbl)
+	// The columns are sized once by the rows the footer gives, bounded by
+	// the file's size (hitflow's files take 20 bytes or more a cluster):
+	// a damaged footer may claim any number.
+	rows := min(rdr.NumRows(), rdr.MetaData().GetSourceFileSize()/8)
+	rdr.Close()
+	c = &pixel.Clusters{}
+	c.Reset()
+	c.Grow(int(max(rows, 0)))
+	if err := ScanClusters(name, func(g *pixel.Clusters) error { c.Append(g); return nil }); err != nil {
+		return nil, err
+	}
+	return c, nil
 }
 
 // ScanClusters reads a Parquet file of [ClusterFields] a row group at a
