@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+
+	"github.com/hitflow/hitflow/internal/prefault"
 )
 
 // Agreement measures how far two clusterings of the same hits agree.
@@ -89,7 +91,7 @@ func Compare(a, b *Labelled) Agreement {
 	wg.Wait()
 	ag := Agreement{ClustersA: int64(clustersA), ClustersB: int64(clustersB)}
 	sizeA, sizeB := make([]int64, clustersA), make([]int64, clustersB)
-	pairs := make([]uint64, 0, min(len(ea), len(eb)))
+	pairs := prefault.Make[uint64](0, min(len(ea), len(eb)))
 	i, j := 0, 0
 	for i < len(ea) || j < len(eb) {
 		var c int
@@ -166,14 +168,35 @@ type labelledHit struct {
 func (l *Labelled) entries() ([]labelledHit, int) {
 	dense, labels := denseLabels(l.Labels)
 	h := &l.Hits
-	e := make([]labelledHit, h.Len())
+	e := prefault.Make[labelledHit](h.Len(), h.Len())
 	for i := range e {
 		e[i] = labelledHit{h.ToA[i], uint64(h.X[i])<<32 | uint64(h.Y[i])<<16 | uint64(h.ToT[i]), dense[i]}
 	}
-	slices.SortFunc(e, func(a, b labelledHit) int {
+	sortNearly(e, func(a, b labelledHit) int {
 		return cmp.Or(cmp.Compare(a.toa, b.toa), cmp.Compare(a.pixel, b.pixel), cmp.Compare(a.label, b.label))
 	})
 	return e, labels
+}
+
+// sortNearly sorts s by cmp. A label file's hits come by cluster, each
+// cluster's in time order and the clusters by their first hit, and its
+// labels in the clusters' order: almost in order, each element behind a
+// few of those before it. So an insertion sort, while it moves no more
+// than a few elements for each (else a general sort, from where it
+// stands).
+func sortNearly[T any](s []T, cmp func(a, b T) int) {
+	budget := 16 * len(s)
+	for i := 1; i < len(s); i++ {
+		x, j := s[i], i
+		for ; j > 0 && cmp(x, s[j-1]) < 0; j-- {
+			s[j] = s[j-1]
+		}
+		s[j] = x
+		if budget -= i - j; budget < 0 {
+			slices.SortFunc(s, cmp)
+			return
+		}
+	}
 }
 
 // denseLabels numbers the distinct labels 0, 1, ... in their order and
@@ -183,12 +206,12 @@ func denseLabels(labels []int64) ([]uint32, int) {
 		label int64
 		at    int
 	}
-	s := make([]labelAt, len(labels))
+	s := prefault.Make[labelAt](len(labels), len(labels))
 	for i, l := range labels {
 		s[i] = labelAt{l, i}
 	}
-	slices.SortFunc(s, func(a, b labelAt) int { return cmp.Compare(a.label, b.label) })
-	dense := make([]uint32, len(labels))
+	sortNearly(s, func(a, b labelAt) int { return cmp.Compare(a.label, b.label) })
+	dense := prefault.Make[uint32](len(labels), len(labels))
 	n := 0
 	for k, e := range s {
 		if k > 0 && e.label != s[k-1].label {

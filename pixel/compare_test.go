@@ -1,6 +1,7 @@
 package pixel
 
 import (
+	"cmp"
 	"maps"
 	"math"
 	"math/rand/v2"
@@ -243,6 +244,35 @@ func TestCompareAsByMaps(t *testing.T) {
 		}
 		if got, want := Compare(&a, &b), compareByMaps(&a, &b); got != want {
 			t.Fatalf("seed %d: %+v, want %+v", seed, got, want)
+		}
+	}
+}
+
+// TestSortNearly: in order, almost in order (the insertion sort), and
+// shuffled or reversed (past its budget, the general sort), the order of
+// slices.SortFunc.
+func TestSortNearly(t *testing.T) {
+	r := rand.New(rand.NewPCG(2, 9))
+	for _, n := range []int{0, 1, 2, 17, 1000, 50000} {
+		for kind := range 4 {
+			s := make([]int, n)
+			for i := range s {
+				switch kind {
+				case 0:
+					s[i] = i / 3 // in order, with repeats
+				case 1:
+					s[i] = i + r.IntN(40) // each behind a few before it
+				case 2:
+					s[i] = r.IntN(n + 1)
+				case 3:
+					s[i] = n - i
+				}
+			}
+			want := slices.Sorted(slices.Values(s))
+			sortNearly(s, cmp.Compare[int])
+			if !slices.Equal(s, want) {
+				t.Fatalf("n %d, kind %d: not sorted", n, kind)
+			}
 		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/hitflow/hitflow/clue"
 	"github.com/hitflow/hitflow/clue/cluecsv"
 	"github.com/hitflow/hitflow/internal/damage"
+	"github.com/hitflow/hitflow/internal/prefault"
 	"github.com/hitflow/hitflow/pixel"
 	"github.com/hitflow/hitflow/pixel/analysis"
 )
@@ -192,10 +193,23 @@ func clustersInto(c *pixel.Clusters, name string, tbl arrow.Table) error {
 // HitsFromTable converts a table with the columns of [HitFields], checked
 // first; name is for messages.
 func HitsFromTable(name string, tbl arrow.Table) (*pixel.Labelled, error) {
-	if err := checkColumns(name, tbl, HitFields); err != nil {
+	l := &pixel.Labelled{}
+	calibrated, err := hitsInto(l, name, tbl)
+	if err != nil {
 		return nil, err
 	}
-	l := &pixel.Labelled{}
+	if !calibrated {
+		l.Hits.E = nil
+	}
+	return l, nil
+}
+
+// hitsInto appends the hits of tbl, checked first, to l, and says whether
+// all of them have an energy (the caller drops the energies otherwise).
+func hitsInto(l *pixel.Labelled, name string, tbl arrow.Table) (calibrated bool, err error) {
+	if err := checkColumns(name, tbl, HitFields); err != nil {
+		return false, err
+	}
 	h := &l.Hits
 	eachChunk(tbl, "x", func(a arrow.Array) { h.X = append(h.X, a.(*array.Uint16).Uint16Values()...) })
 	eachChunk(tbl, "y", func(a arrow.Array) { h.Y = append(h.Y, a.(*array.Uint16).Uint16Values()...) })
@@ -205,38 +219,33 @@ func HitsFromTable(name string, tbl arrow.Table) (*pixel.Labelled, error) {
 		}
 	})
 	eachChunk(tbl, "tot", func(a arrow.Array) { h.ToT = append(h.ToT, a.(*array.Uint16).Uint16Values()...) })
-	calibrated := true
+	calibrated = true
 	eachChunk(tbl, "energy_kev", func(a arrow.Array) {
-		calibrated = calibrated && a.NullN() == 0
-		h.E = append(h.E, a.(*array.Float32).Float32Values()...)
+		if calibrated = calibrated && a.NullN() == 0; calibrated {
+			h.E = append(h.E, a.(*array.Float32).Float32Values()...)
+		}
 	})
-	if !calibrated {
-		h.E = nil
-	}
 	eachChunk(tbl, "cluster", func(a arrow.Array) { l.Labels = append(l.Labels, a.(*array.Int64).Int64Values()...) })
-	return l, nil
+	return calibrated, nil
 }
 
-// ReadClusters reads a Parquet file of [ClusterFields].
-//
-// It reads a row group at a time (see ScanClusters) into the clusters
-// returned: the whole table of Arrow columns and its copies had held
-// the file several times over.
+// ReadClusters reads a Parquet file of [ClusterFields], a row group at a
+// time (see scanRowGroups) into columns sized once.
 func ReadClusters(name string) (c *pixel.Clusters, err error) {
 	defer damage.Recover(name, &err)
-	rdr, _, err := openParquet(name, memory.DefaultAllocator)
-	if err != nil {
-		return nil, err
-	}
-	// The columns are sized once by the rows the footer gives, bounded by
-	// the file's size (hitflow's files take 20 bytes or more a cluster):
-	// a damaged footer may claim any number.
-	rows := min(rdr.NumRows(), rdr.MetaData().GetSourceFileSize()/8)
-	rdr.Close()
 	c = &pixel.Clusters{}
 	c.Reset()
-	c.Grow(int(max(rows, 0)))
-	if err := ScanClusters(name, func(g *pixel.Clusters) error { c.Append(g); return nil }); err != nil {
+	var g pixel.Clusters
+	err = scanRowGroups(name, func(rows, size int64) {
+		c.Grow(int(min(rows, size/8))) // hitflow's files: 20 bytes or more a cluster
+	}, func(tbl arrow.Table) error {
+		if err := clustersInto(&g, name, tbl); err != nil {
+			return err
+		}
+		c.Append(&g)
+		return nil
+	})
+	if err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -248,42 +257,72 @@ func ReadClusters(name string) (c *pixel.Clusters, err error) {
 // error of fn ends the reading and is returned.
 func ScanClusters(name string, fn func(*pixel.Clusters) error) (err error) {
 	defer damage.Recover(name, &err)
+	var c pixel.Clusters
+	return scanRowGroups(name, nil, func(tbl arrow.Table) error {
+		if err := clustersInto(&c, name, tbl); err != nil {
+			return err
+		}
+		return fn(&c)
+	})
+}
+
+// scanRowGroups reads a Parquet file a row group at a time, the memory of
+// its columns reused from one to the next: the whole table and its
+// copies had held a file several times over. sized, when not nil, gets
+// the rows the footer gives and the file's size first, for a reader that
+// sizes its columns once: a damaged footer may claim any number of rows,
+// the size bounds what the file can hold. fn gets each row group as a
+// table, valid during the call; an error of fn ends the reading.
+func scanRowGroups(name string, sized func(rows, size int64), fn func(arrow.Table) error) error {
 	rdr, fr, err := openParquet(name, &reusingAllocator{zero: true})
 	if err != nil {
 		return err
 	}
 	defer rdr.Close()
+	if sized != nil {
+		sized(max(rdr.NumRows(), 0), rdr.MetaData().GetSourceFileSize())
+	}
 	cols := make([]int, rdr.MetaData().Schema.NumColumns())
 	for i := range cols {
 		cols[i] = i
 	}
-	var c pixel.Clusters
 	for g := range rdr.NumRowGroups() {
 		tbl, err := fr.ReadRowGroups(context.Background(), cols, []int{g})
 		if err != nil {
 			return fmt.Errorf("%s: row group %d: %w", name, g, err)
 		}
-		err = clustersInto(&c, name, tbl)
+		err = fn(tbl)
 		tbl.Release()
 		if err != nil {
-			return err
-		}
-		if err := fn(&c); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// ReadHits reads a Parquet file of [HitFields].
+// ReadHits reads a Parquet file of [HitFields], a row group at a time
+// (see scanRowGroups) into columns sized once.
 func ReadHits(name string) (l *pixel.Labelled, err error) {
 	defer damage.Recover(name, &err)
-	tbl, err := readParquet(name, nil)
+	l = &pixel.Labelled{}
+	calibrated := true
+	err = scanRowGroups(name, func(rows, size int64) {
+		n := int(min(rows, size/2)) // hitflow's files: 6 bytes or more a hit
+		h := &l.Hits
+		h.X, h.Y, h.ToA, h.ToT = prefault.Make[uint16](0, n), prefault.Make[uint16](0, n), prefault.Make[pixel.Time](0, n), prefault.Make[uint16](0, n)
+		l.Labels = prefault.Make[int64](0, n)
+	}, func(tbl arrow.Table) error {
+		c, err := hitsInto(l, name, tbl)
+		calibrated = calibrated && c
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
-	defer tbl.Release()
-	return HitsFromTable(name, tbl)
+	if !calibrated {
+		l.Hits.E = nil
+	}
+	return l, nil
 }
 
 // ReadCLUE reads a Parquet file written by [WriteCLUEParquet].
