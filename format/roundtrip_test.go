@@ -273,8 +273,8 @@ func writeRead(t *testing.T, name string, cols Columns, batches []*pixel.Cluster
 	return got
 }
 
-// TestScanClusters: reading in batches gives the clusters of reading
-// whole, in more than one batch where the format streams.
+// TestScanClusters: reading in batches, and reading whole, gives the
+// clusters written, in more than one batch where the format streams.
 func TestScanClusters(t *testing.T) {
 	batches := fixture.Batches(t, "gamma", 400000, 0, false)
 	want := fixture.Concat(batches)
@@ -293,6 +293,11 @@ func TestScanClusters(t *testing.T) {
 			t.Fatal(err)
 		}
 		fixture.SameClusters(t, ext, got, want, ext == ".root")
+		whole, err := ReadClusters(name) // its columns sized once by the file
+		if err != nil {
+			t.Fatal(err)
+		}
+		fixture.SameClusters(t, ext+" whole", whole, want, ext == ".root")
 		if streams := ext != ".root"; streams != (n > 1) {
 			t.Errorf("%s: %d batches of %d clusters", ext, n, want.Len())
 		}

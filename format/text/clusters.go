@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/hitflow/hitflow/internal/ctxio"
 	"github.com/hitflow/hitflow/internal/textfmt"
 	"github.com/hitflow/hitflow/internal/textparts"
 	"github.com/hitflow/hitflow/internal/textscan"
@@ -267,6 +268,10 @@ func ReadClusters(name string) (*pixel.Clusters, error) {
 	return all, err
 }
 
+// sizeSample is how many clusters ScanClusters reads before it sizes a
+// batch of the whole file by the file's size.
+const sizeSample = 4096
+
 // ScanClusters reads a cluster CSV in batches of up to batch clusters:
 // fn gets each, valid during the call; an error of fn ends the reading
 // and is returned. The last batch may be empty. Errors name the line.
@@ -297,6 +302,13 @@ func ScanClusters(name string, batch int, fn func(*pixel.Clusters) error) error 
 				return err
 			}
 			c.Reset()
+		}
+		// A batch of the whole file (ReadClusters) takes, once, the rows
+		// the file's size promises at the first lines' bytes a row,
+		// rather than growing again and again.
+		if n := c.Len(); n == sizeSample && batch > n {
+			rows := int(float64(n) * float64(ctxio.Size(f)) / float64(max(sc.Offset(), 1)) * 1.02)
+			c.Grow(min(batch, rows) - n)
 		}
 		fs = textscan.Fields(fs, text, ',')
 		if len(fs) != fields {
