@@ -297,7 +297,7 @@ func TestScanClusters(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		fixture.SameClusters(t, ext+" whole", whole, want, ext == ".root")
+		fixture.SameClusters(t, ext, whole, want, ext == ".root")
 		if streams := ext != ".root"; streams != (n > 1) {
 			t.Errorf("%s: %d batches of %d clusters", ext, n, want.Len())
 		}
