@@ -308,7 +308,7 @@ func ScanClusters(name string, batch int, fn func(*pixel.Clusters) error) error 
 		// rather than growing again and again.
 		if n := c.Len(); n == sizeSample && batch > n {
 			rows := int(float64(n) * float64(ctxio.Size(f)) / float64(max(sc.Offset(), 1)) * 1.02)
-			c.Grow(min(batch, rows) - n)
+			c.Grow(max(min(batch, rows)-n, 0))
 		}
 		fs = textscan.Fields(fs, text, ',')
 		if len(fs) != fields {

@@ -33,7 +33,7 @@ func ReadLabelled(r io.Reader, name string) (*pixel.Labelled, error) {
 		// the first lines' bytes a row, rather than growing again and
 		// again.
 		if n := l.Hits.Len(); n == sizeSample && size > 0 {
-			more := int(float64(n)*float64(size)/float64(max(sc.Offset(), 1))*1.02) - n
+			more := max(int(float64(n)*float64(size)/float64(max(sc.Offset(), 1))*1.02)-n, 0) // 0: a file that grew
 			l.Hits.Reserve(more)
 			l.Labels = slices.Grow(l.Labels, more)
 		}
