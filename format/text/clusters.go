@@ -268,6 +268,33 @@ func ReadClusters(name string) (*pixel.Clusters, error) {
 	return all, err
 }
 
+// plainRow reads a row of the plain cluster CSV (13 fields, energy_kev
+// empty without calibration) into v in one pass, each field a plain
+// decimal (textscan.Decimal), without cutting the row into fields first;
+// false for any other row, which the field parser takes (and names its
+// errors). It says whether the row has an energy.
+func plainRow(row []byte, v *[24]float64) (calibrated, ok bool) {
+	at := 0
+	for k := range 13 {
+		if k > 0 {
+			if at == len(row) || row[at] != ',' {
+				return false, false
+			}
+			at++
+		}
+		if k == 5 && (at == len(row) || row[at] == ',') {
+			continue
+		}
+		x, n, ok := textscan.Decimal(row[at:])
+		if !ok {
+			return false, false
+		}
+		v[k], at = x, at+n
+		calibrated = calibrated || k == 5
+	}
+	return calibrated, at == len(row)
+}
+
 // sizeSample is how many clusters ScanClusters reads before it sizes a
 // batch of the whole file by the file's size.
 const sizeSample = 4096
@@ -310,23 +337,31 @@ func ScanClusters(name string, batch int, fn func(*pixel.Clusters) error) error 
 			rows := int(float64(n) * float64(ctxio.Size(f)) / float64(max(sc.Offset(), 1)) * 1.02)
 			c.Grow(max(min(batch, rows)-n, 0))
 		}
-		fs = textscan.Fields(fs, text, ',')
-		if len(fs) != fields {
-			return sc.Errorf("%d fields, want %d", len(fs), fields)
-		}
-		// Numbers, but for the class name; empty: energy_kev without
-		// calibration, the time of flight before the first pulse.
 		var v [24]float64
-		for k, s := range fs {
-			if k == 19 && cols.Shapes || len(s) == 0 && (k == 5 || k >= 13 && !(cols.Shapes && k < 20)) {
-				continue
-			}
-			var ok bool
-			if v[k], ok = textscan.ParseFloat(s); !ok {
-				return sc.Errorf("field %d: %q is not a number", k+1, s)
-			}
+		calibrated, plain := false, !cols.Shapes && !cols.TOF
+		if plain {
+			calibrated, plain = plainRow(text, &v)
 		}
-		c.Calibrated = len(fs[5]) != 0
+		if !plain {
+			v = [24]float64{}
+			fs = textscan.Fields(fs, text, ',')
+			if len(fs) != fields {
+				return sc.Errorf("%d fields, want %d", len(fs), fields)
+			}
+			// Numbers, but for the class name; empty: energy_kev without
+			// calibration, the time of flight before the first pulse.
+			for k, s := range fs {
+				if k == 19 && cols.Shapes || len(s) == 0 && (k == 5 || k >= 13 && !(cols.Shapes && k < 20)) {
+					continue
+				}
+				var ok bool
+				if v[k], ok = textscan.ParseFloat(s); !ok {
+					return sc.Errorf("field %d: %q is not a number", k+1, s)
+				}
+			}
+			calibrated = len(fs[5]) != 0
+		}
+		c.Calibrated = calibrated
 		toa := pixel.TimeFromNs(v[2])
 		c.ID, c.Size = append(c.ID, int64(v[0])), append(c.Size, int32(v[1]))
 		c.FirstToA, c.LastToA = append(c.FirstToA, toa), append(c.LastToA, toa+pixel.TimeFromNs(v[3]))

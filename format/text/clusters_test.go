@@ -3,8 +3,15 @@ package text
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"runtime"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/hitflow/hitflow/internal/fixture"
@@ -116,6 +123,53 @@ func TestTextPartsInOrder(t *testing.T) {
 			if parts.Len() == 0 || !bytes.Equal(parts.Bytes(), pieces.Bytes()) {
 				t.Errorf("%s, calibrated %v: %d bytes in parts, %d a few clusters at a time", w.name, calibrated, parts.Len(), pieces.Len())
 			}
+		}
+	}
+}
+
+// TestPlainRows: rows of the plain cluster CSV (the one-pass path) read
+// as the same rows with their first field quoted (the field parser):
+// the same clusters and the same errors, for fields at the one-pass
+// path's edges.
+func TestPlainRows(t *testing.T) {
+	forms := []string{"7", "7.5", "-7.25", "+7", " 7", "7 ", "1e3", "", "-0", "0.000001", "123456789012345678901", "x", "7,8"}
+	for seed := range 200 {
+		r := rand.New(rand.NewPCG(uint64(seed), 8))
+		var plain, quoted strings.Builder
+		plain.WriteString(ClusterCSVHeader + "\n")
+		quoted.WriteString(ClusterCSVHeader + "\n")
+		energy := r.IntN(2) == 0
+		for range 30 {
+			f := make([]string, 13)
+			for k := range f {
+				f[k] = strconv.Itoa(1 + r.IntN(300))
+				if k == 5 && !energy {
+					f[k] = ""
+				}
+				if k > 0 && r.IntN(40) == 0 { // the first field is quoted below
+					f[k] = forms[r.IntN(len(forms))]
+				}
+			}
+			plain.WriteString(strings.Join(f, ",") + "\n")
+			f[0] = `"` + f[0] + `"`
+			quoted.WriteString(strings.Join(f, ",") + "\n")
+		}
+		name := filepath.Join(t.TempDir(), "c.csv")
+		read := func(text string) (*pixel.Clusters, error) {
+			if err := os.WriteFile(name, []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return ReadClusters(name)
+		}
+		a, errA := read(plain.String())
+		b, errB := read(quoted.String())
+		if fmt.Sprint(errA) != fmt.Sprint(errB) {
+			t.Fatalf("seed %d: %v; field parser: %v", seed, errA, errB)
+		}
+		if errA == nil && (a.Calibrated != b.Calibrated || !slices.Equal(a.ID, b.ID) || !slices.Equal(a.FirstToA, b.FirstToA) ||
+			!slices.Equal(a.LastToA, b.LastToA) || !slices.Equal(a.ESum, b.ESum) || !slices.Equal(a.X, b.X) || !slices.Equal(a.Max, b.Max) ||
+			!slices.Equal(a.XMin, b.XMin) || !slices.Equal(a.YMax, b.YMax) || !slices.Equal(a.ToTSum, b.ToTSum) || !slices.Equal(a.Size, b.Size)) {
+			t.Fatalf("seed %d: other clusters than the field parser's", seed)
 		}
 	}
 }
