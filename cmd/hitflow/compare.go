@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"sync"
 
 	"github.com/spf13/cobra"
@@ -46,7 +47,15 @@ func runCompare(ctx context.Context, nameA, nameB string, stdout, stderr io.Writ
 	if err := prepare(ctx, positional(nameA, nameB)); err != nil {
 		return err
 	}
-	// The two files are read at once, one a core.
+	// The two files are read at once, one a core; a file that cannot be
+	// opened fails at once, not after the other is read.
+	for _, name := range []string{nameA, nameB} {
+		f, err := os.Open(name)
+		if err != nil {
+			return err
+		}
+		f.Close()
+	}
 	var sets [2]*pixel.Labelled
 	var errs [2]error
 	var wg sync.WaitGroup
