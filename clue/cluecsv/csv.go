@@ -183,7 +183,7 @@ func read(r io.Reader, name string, block, workers int, fast bool) (*Table, erro
 		// this block's bytes a row, rather than growing again and again.
 		room := n
 		if size > 0 && first {
-			room = max(n, int(float64(n)*float64(size)/float64(max(sc.Offset(), 1))*1.02))
+			room = sc.Rows(n, size)
 		}
 		c.resize(&t.Points, n, room)
 		wg.Go(func() { next, nextErr = sc.Block(block) }) // read on while this block is parsed

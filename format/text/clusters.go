@@ -295,10 +295,6 @@ func plainRow(row []byte, v *[24]float64) (calibrated, ok bool) {
 	return calibrated, at == len(row)
 }
 
-// sizeSample is how many clusters ScanClusters reads before it sizes a
-// batch of the whole file by the file's size.
-const sizeSample = 4096
-
 // ScanClusters reads a cluster CSV in batches of up to batch clusters:
 // fn gets each, valid during the call; an error of fn ends the reading
 // and is returned. The last batch may be empty. Errors name the line.
@@ -333,9 +329,8 @@ func ScanClusters(name string, batch int, fn func(*pixel.Clusters) error) error 
 		// A batch of the whole file (ReadClusters) takes, once, the rows
 		// the file's size promises at the first lines' bytes a row,
 		// rather than growing again and again.
-		if n := c.Len(); n == sizeSample && batch > n {
-			rows := int(float64(n) * float64(ctxio.Size(f)) / float64(max(sc.Offset(), 1)) * 1.02)
-			c.Grow(max(min(batch, rows)-n, 0))
+		if n := c.Len(); n == textscan.SampleRows && batch > n {
+			c.Grow(min(batch, sc.Rows(n, ctxio.Size(f))) - n)
 		}
 		var v [24]float64
 		calibrated, plain := false, !cols.Shapes && !cols.TOF

@@ -266,6 +266,18 @@ func (s *Scanner) Line() int64 { return s.line }
 // Offset is the byte offset of the line after it.
 func (s *Scanner) Offset() int64 { return s.off }
 
+// SampleRows is how many rows a reader reads before it sizes its columns
+// by Rows: enough for the bytes a row to be known.
+const SampleRows = 4096
+
+// Rows is how many rows a file of size bytes holds, at the bytes a row
+// of the rows read up to Offset, and 2 % more: for a reader that sizes
+// its columns once rather than growing them again and again. Never fewer
+// than read (a file may grow while it is read).
+func (s *Scanner) Rows(read int, size int64) int {
+	return max(read, int(float64(read)*float64(size)/float64(max(s.off, 1))*1.02))
+}
+
 // Errorf makes an error naming the format, the file and the line.
 func (s *Scanner) Errorf(format string, args ...any) error {
 	return fmt.Errorf("%s: %s: line %d: %s", s.format, s.name, s.line, fmt.Sprintf(format, args...))

@@ -24,7 +24,7 @@ func ReadLabelled(r io.Reader, name string) (*pixel.Labelled, error) {
 	var cols [5]int
 	var fields [][]byte
 	var nums [16]decimal
-	header := false
+	header, width := false, 0 // the fields a row needs, from the header
 	for line := range sc.Lines() {
 		if textscan.Skip(line) {
 			continue
@@ -32,13 +32,13 @@ func ReadLabelled(r io.Reader, name string) (*pixel.Labelled, error) {
 		// The columns take, once, the rows the file's size promises at
 		// the first lines' bytes a row, rather than growing again and
 		// again.
-		if n := l.Hits.Len(); n == sizeSample && size > 0 {
-			more := max(int(float64(n)*float64(size)/float64(max(sc.Offset(), 1))*1.02)-n, 0) // 0: a file that grew
+		if n := l.Hits.Len(); n == textscan.SampleRows && size > 0 {
+			more := sc.Rows(n, size) - n
 			l.Hits.Reserve(more)
 			l.Labels = slices.Grow(l.Labels, more)
 		}
 		// The fast path: every field a plain decimal, as --hits writes.
-		if n, ok := scanDecimals(line, ',', nums[:]); ok && header && n > maxIndex(cols) {
+		if n, ok := scanDecimals(line, ',', nums[:]); ok && header && n >= width {
 			x, okx := nums[cols[0]].integer()
 			y, oky := nums[cols[1]].integer()
 			t, okt := nums[cols[2]].time()
@@ -63,11 +63,11 @@ func ReadLabelled(r io.Reader, name string) (*pixel.Labelled, error) {
 					return l, sc.Errorf("header %.80q has no column %q", line, want)
 				}
 			}
-			header = true
+			header, width = true, maxIndex(cols)+1
 			continue
 		}
-		if maxIndex(cols) >= len(fields) {
-			return l, sc.Errorf("%d fields, want %d", len(fields), maxIndex(cols)+1)
+		if len(fields) < width {
+			return l, sc.Errorf("%d fields, want %d", len(fields), width)
 		}
 		x, okx := textscan.ParseInt(fields[cols[0]])
 		y, oky := textscan.ParseInt(fields[cols[1]])
@@ -95,10 +95,6 @@ func ReadLabelled(r io.Reader, name string) (*pixel.Labelled, error) {
 	}
 	return l, nil
 }
-
-// sizeSample is how many rows ReadLabelled reads before it sizes its
-// columns by the file's size.
-const sizeSample = 4096
 
 func maxIndex(cols [5]int) int {
 	m := 0
