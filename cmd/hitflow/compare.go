@@ -56,20 +56,22 @@ func runCompare(ctx context.Context, nameA, nameB string, stdout, stderr io.Writ
 		}
 		f.Close()
 	}
-	var sets [2]*pixel.Labelled
-	var errs [2]error
-	var wg sync.WaitGroup
-	for i, name := range []string{nameA, nameB} {
-		wg.Go(func() { sets[i], errs[i] = format.ReadHits(name) })
-	}
-	wg.Wait()
-	if ctx.Err() != nil {
-		return stopped(ctx, "")
-	}
-	if err := cmp.Or(errs[0], errs[1]); err != nil {
+	a, err := untilStopped(ctx, "", func() (pixel.Agreement, error) {
+		var sets [2]*pixel.Labelled
+		var errs [2]error
+		var wg sync.WaitGroup
+		for i, name := range []string{nameA, nameB} {
+			wg.Go(func() { sets[i], errs[i] = format.ReadHits(name) })
+		}
+		wg.Wait()
+		if err := cmp.Or(errs[0], errs[1]); err != nil {
+			return pixel.Agreement{}, err
+		}
+		return pixel.Compare(sets[0], sets[1]), nil
+	})
+	if err != nil {
 		return err
 	}
-	a := pixel.Compare(sets[0], sets[1])
 	iou := fmt.Sprintf("IoU %.6f (hit-weighted %.6f)", a.IoU, a.HitIoU)
 	if a.Hits == 0 {
 		iou = "IoU undefined (no hit in both files)"

@@ -38,6 +38,29 @@ func stopped(ctx context.Context, kept string) error {
 	return errors.Join(err, errors.New(kept))
 }
 
+// untilStopped returns what work returns, or, as soon as ctx ends first,
+// stopped(ctx, kept): reading a large file whole, or comparing two, goes
+// on for seconds without a point to check ctx. The work must write
+// nothing, as it is left to finish unwatched while the command exits.
+func untilStopped[T any](ctx context.Context, kept string, work func() (T, error)) (T, error) {
+	type result struct {
+		v   T
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		v, err := work()
+		done <- result{v, err}
+	}()
+	select {
+	case r := <-done:
+		return r.v, r.err
+	case <-ctx.Done():
+		var zero T
+		return zero, stopped(ctx, kept)
+	}
+}
+
 // profilesKey finds the command's profiles in its context.
 type profilesKey struct{}
 

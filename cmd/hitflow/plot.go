@@ -10,9 +10,12 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hitflow/hitflow/clue"
+	"github.com/hitflow/hitflow/clue/cluecsv"
 	"github.com/hitflow/hitflow/format"
 	"github.com/hitflow/hitflow/format/nrrd"
 	"github.com/hitflow/hitflow/internal/outfile"
+	"github.com/hitflow/hitflow/jpet"
 	"github.com/hitflow/hitflow/pixel"
 	"github.com/hitflow/hitflow/plot"
 )
@@ -125,16 +128,13 @@ func runPlot(ctx context.Context, o plotOptions, in string, stdout io.Writer) er
 }
 
 func plotClusters(ctx context.Context, o plotOptions, in string) ([]string, error) {
-	c, err := format.ReadClusters(in)
+	c, err := untilStopped(ctx, "no figure written", func() (*pixel.Clusters, error) { return format.ReadClusters(in) })
 	if err != nil {
 		return nil, err
 	}
-	if ctx.Err() != nil {
-		return nil, stopped(ctx, "no figure written")
-	}
 	if o.cluster < 0 {
 		if o.hits != "" {
-			l, err := format.ReadHits(o.hits)
+			l, err := readHits(ctx, o.hits)
 			if err != nil {
 				return nil, err
 			}
@@ -151,7 +151,7 @@ func plotClusters(ctx context.Context, o plotOptions, in string) ([]string, erro
 	var hits *pixel.Hits
 	switch {
 	case o.hits != "":
-		l, err := format.ReadHits(o.hits)
+		l, err := readHits(ctx, o.hits)
 		if err != nil {
 			return nil, err
 		}
@@ -185,14 +185,24 @@ func clusterFigure(o plotOptions) string {
 	return fmt.Sprintf("%s_cluster_%d.%s", o.out, o.cluster, o.format)
 }
 
+// readHits reads the label file of --hits, until ctx ends.
+func readHits(ctx context.Context, name string) (*pixel.Labelled, error) {
+	return untilStopped(ctx, "no figure written", func() (*pixel.Labelled, error) { return format.ReadHits(name) })
+}
+
 func plotCLUE(ctx context.Context, o plotOptions, in string) ([]string, error) {
-	tab, r, err := format.ReadCLUE(in)
+	type clueFile struct {
+		tab *cluecsv.Table
+		r   *clue.Result
+	}
+	read, err := untilStopped(ctx, "no figure written", func() (clueFile, error) {
+		tab, r, err := format.ReadCLUE(in)
+		return clueFile{tab, r}, err
+	})
 	if err != nil {
 		return nil, err
 	}
-	if ctx.Err() != nil {
-		return nil, stopped(ctx, "no figure written")
-	}
+	tab, r := read.tab, read.r
 	if err := checkPlotView(tab, o.axes, o.layer); err != nil {
 		return nil, err
 	}
@@ -208,17 +218,16 @@ func plotCLUE(ctx context.Context, o plotOptions, in string) ([]string, error) {
 }
 
 func plotImage(ctx context.Context, o plotOptions, in string) ([]string, error) {
-	f, err := os.Open(in)
+	img, err := untilStopped(ctx, "no figure written", func() (jpet.Image, error) {
+		f, err := os.Open(in)
+		if err != nil {
+			return jpet.Image{}, err
+		}
+		defer f.Close()
+		return nrrd.ReadImage(f, in)
+	})
 	if err != nil {
 		return nil, err
-	}
-	img, err := nrrd.ReadImage(f, in)
-	f.Close()
-	if err != nil {
-		return nil, err
-	}
-	if ctx.Err() != nil {
-		return nil, stopped(ctx, "no figure written")
 	}
 	name := o.out + "." + o.format
 	err = outfile.Write(name, func(w io.Writer) error { return plot.Image(w, img, filepath.Base(in), o.format) })

@@ -149,6 +149,69 @@ func TestInterruptedCommands(t *testing.T) {
 	}
 }
 
+// TestStoppedWhileReading: a command that reads its inputs whole (compare,
+// plot) stops as soon as it is interrupted, not once the reading ends.
+// The input is a named pipe that never ends: without the check, the
+// command would wait on it forever.
+func TestStoppedWhileReading(t *testing.T) {
+	dir := t.TempDir()
+	in := func(name string) string { return filepath.Join(dir, name) }
+	if code, _, stderr := hitflow(t, "simulate", "pixel", "--hits", "2000", "-q", "-o", in("s.tpx3")); code != 0 {
+		t.Fatal(stderr)
+	}
+	if code, _, stderr := hitflow(t, "cluster", "-q", "--hits", in("h.csv"), "-o", in("c.csv"), in("s.tpx3")); code != 0 {
+		t.Fatal(stderr)
+	}
+	header := func(name string) string {
+		b, err := os.ReadFile(in(name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b[:bytes.IndexByte(b, '\n')+1])
+	}
+	for _, tc := range []struct {
+		args []string
+		head string // what the pipe holds before the command starts
+	}{
+		{[]string{"compare", in("pipe.csv"), in("h.csv")}, header("h.csv")},
+		{[]string{"plot", "-o", in("fig"), in("pipe.csv")}, header("c.csv")},
+		{[]string{"plot", "-o", in("fig"), "--hits", in("pipe.csv"), in("c.csv")}, header("h.csv")},
+	} {
+		pipe := in("pipe.csv")
+		os.Remove(pipe)
+		if err := syscall.Mkfifo(pipe, 0o600); err != nil {
+			t.Skip("no named pipes here:", err)
+		}
+		// Held open for reading and writing, the pipe neither blocks the
+		// command's opening it nor ever ends.
+		w, err := os.OpenFile(pipe, os.O_RDWR, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.WriteString(tc.head)
+		ctx, cancel := context.WithCancelCause(context.Background())
+		time.AfterFunc(100*time.Millisecond, func() { cancel(interrupted{syscall.SIGINT}) })
+		done := make(chan string, 1)
+		go func() {
+			var out, errb bytes.Buffer
+			code := run(ctx, tc.args, strings.NewReader(""), &out, &errb)
+			done <- fmt.Sprintf("exit %d: %s", code, errb.String())
+		}()
+		select {
+		case got := <-done:
+			if want := fmt.Sprintf("exit %d: ", 128+int(syscall.SIGINT)); !strings.HasPrefix(got, want) || !strings.Contains(got, "interrupted (interrupt)") {
+				t.Errorf("%v: %s", tc.args, got)
+			}
+		case <-time.After(20 * time.Second):
+			t.Errorf("%v: still reading 20 s after the interrupt", tc.args)
+		}
+		w.Close() // the abandoned reading ends
+		if m, _ := filepath.Glob(in("fig*")); len(m) != 0 {
+			t.Errorf("%v wrote %v", tc.args, m)
+		}
+	}
+}
+
 // TestSignals runs hitflow as a process on a hit stream that arrives
 // through a pipe: SIGTERM (as SIGINT) stops it with the clusters of the
 // hits read so far in a complete file and exit 143; SIGKILL leaves the
