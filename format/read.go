@@ -39,7 +39,7 @@ func ReadClusters(name string) (*pixel.Clusters, error) {
 func ScanClusters(name string, fn func(*pixel.Clusters) error) error {
 	switch ext := extension(name); ext {
 	case ".csv":
-		return text.ScanClusters(name, 1<<16, fn)
+		return text.ScanClusters(name, fn)
 	case ".parquet":
 		return columnar.ScanClusters(name, fn)
 	}

@@ -5,13 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/hitflow/hitflow/internal/ctxio"
+	"github.com/hitflow/hitflow/internal/prefault"
 	"github.com/hitflow/hitflow/internal/textfmt"
 	"github.com/hitflow/hitflow/internal/textparts"
 	"github.com/hitflow/hitflow/internal/textscan"
@@ -261,11 +263,201 @@ func (c *CLog) Close() error { return c.w.Flush() }
 // ReadClusters reads a cluster CSV whole; errors name the line.
 func ReadClusters(name string) (*pixel.Clusters, error) {
 	var all *pixel.Clusters
-	err := ScanClusters(name, math.MaxInt, func(c *pixel.Clusters) error {
+	err := scanClusters(name, blockSize, runtime.GOMAXPROCS(0), true, func(c *pixel.Clusters) error {
 		all = c
 		return nil
 	})
 	return all, err
+}
+
+// ScanClusters reads a cluster CSV a block of rows at a time: fn gets
+// each, valid during the call; an error of fn ends the reading and is
+// returned. The last batch may be empty. Errors name the line.
+func ScanClusters(name string, fn func(*pixel.Clusters) error) error {
+	return scanClusters(name, blockSize, runtime.GOMAXPROCS(0), false, fn)
+}
+
+// blockSize is how much text a cluster CSV reader parses at a time, in
+// parts on all cores.
+const blockSize = 4 << 20
+
+// scanClusters reads the file in blocks of about block bytes, each cut
+// into workers parts parsed at once, every line a row. With whole, the
+// rows of every block are kept and fn gets them all once, at the end;
+// otherwise fn gets each block's rows.
+func scanClusters(name string, block, workers int, whole bool, fn func(*pixel.Clusters) error) error {
+	f, err := os.Open(name)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	sc := textscan.New(f, name, "clusters csv")
+	h, err := sc.Next()
+	if err == io.EOF {
+		return fmt.Errorf("clusters csv: %s: empty file, want the header %q", name, ClusterCSVHeader)
+	}
+	if err != nil {
+		return err
+	}
+	cols, ok := headerColumns(string(h))
+	if !ok {
+		return sc.Errorf("header %q, want %q and any of %q, %q (and %q)", h, ClusterCSVHeader, ShapeCSVColumns[1:], TOFCSVColumns[1:], FlightCSVColumns[1:])
+	}
+	rp := rowParser{cols: cols, fields: strings.Count(cols.header(), ",") + 1}
+	c := &pixel.Clusters{}
+	c.Reset()
+	var (
+		wg         sync.WaitGroup
+		errs       = make([]error, workers)
+		calibrated = make([]bool, workers)
+		at         = make([]int, workers)
+		size       = ctxio.Size(f)
+		next       textscan.Block
+		nextErr    error
+	)
+	blk, err := sc.Block(block)
+	for first := true; err == nil; blk, err, first = next, nextErr, false {
+		ps := blk.Parts(workers)
+		n := c.Len()
+		for k, p := range ps {
+			at[k] = n
+			n += int(p.Count())
+		}
+		// A whole file's columns take, once, the rows the file's size
+		// promises at this block's bytes a row, rather than growing again
+		// and again.
+		room := n
+		if whole && first && size > 0 {
+			room = sc.Rows(n, size)
+		}
+		rp.resize(c, n, room)
+		wg.Go(func() { next, nextErr = sc.Block(block) }) // read on while this block is parsed
+		for k, p := range ps {
+			wg.Go(func() { calibrated[k], errs[k] = rp.part(p, c, at[k]) })
+		}
+		wg.Wait()
+		for k := range ps {
+			if errs[k] != nil {
+				return errs[k]
+			}
+		}
+		// As row after row: the last row's energy says.
+		if len(ps) > 0 {
+			c.Calibrated = calibrated[len(ps)-1]
+		}
+		if !whole {
+			if err := fn(c); err != nil {
+				return err
+			}
+			rp.resize(c, 0, 0)
+		}
+	}
+	if err != io.EOF {
+		return err
+	}
+	if whole {
+		return fn(c)
+	}
+	return fn(c) // the last batch, empty
+}
+
+// rowParser reads the rows of a cluster CSV with the given columns.
+type rowParser struct {
+	cols   Columns
+	fields int // in a row
+}
+
+// resize sets the length of the columns of the file's rows to n, with
+// room for at least room.
+func (rp rowParser) resize(c *pixel.Clusters, n, room int) {
+	c.ID, c.Size, c.FirstToA, c.LastToA = resize(c.ID, n, room), resize(c.Size, n, room), resize(c.FirstToA, n, room), resize(c.LastToA, n, room)
+	c.ToTSum, c.ESum, c.X, c.Y = resize(c.ToTSum, n, room), resize(c.ESum, n, room), resize(c.X, n, room), resize(c.Y, n, room)
+	c.XMin, c.XMax, c.YMin, c.YMax = resize(c.XMin, n, room), resize(c.XMax, n, room), resize(c.YMin, n, room), resize(c.YMax, n, room)
+	c.Max = resize(c.Max, n, room)
+	if rp.cols.Shapes {
+		c.Pixels, c.Inner, c.Class = resize(c.Pixels, n, room), resize(c.Inner, n, room), resize(c.Class, n, room)
+		c.Roundness, c.Linearity = resize(c.Roundness, n, room), resize(c.Linearity, n, room)
+		c.Length, c.Width = resize(c.Length, n, room), resize(c.Width, n, room)
+	}
+	if rp.cols.TOF {
+		c.TOF, c.Pulse = resize(c.TOF, n, room), resize(c.Pulse, n, room)
+	}
+}
+
+func resize[T any](s []T, n, room int) []T {
+	return prefault.Resize(prefault.Grow(s, room-len(s)), n)
+}
+
+// part reads the lines of a part into the rows of c from at on, one a
+// line, and says whether its last row has an energy.
+func (rp rowParser) part(sc *textscan.Scanner, c *pixel.Clusters, at int) (calibrated bool, err error) {
+	var fs [][]byte
+	i := at
+	for text := range sc.Lines() {
+		if calibrated, fs, err = rp.row(sc, text, fs, c, i); err != nil {
+			return false, err
+		}
+		i++
+	}
+	return calibrated, sc.Err()
+}
+
+// row reads the line text into row i of c, and says whether it has an
+// energy; fs is room for its fields.
+func (rp rowParser) row(sc *textscan.Scanner, text []byte, fs [][]byte, c *pixel.Clusters, i int) (calibrated bool, _ [][]byte, _ error) {
+	cols := rp.cols
+	var v [24]float64
+	plain := !cols.Shapes && !cols.TOF
+	if plain {
+		calibrated, plain = plainRow(text, &v)
+	}
+	if !plain {
+		v = [24]float64{}
+		fs = textscan.Fields(fs, text, ',')
+		if len(fs) != rp.fields {
+			return false, fs, sc.Errorf("%d fields, want %d", len(fs), rp.fields)
+		}
+		// Numbers, but for the class name; empty: energy_kev without
+		// calibration, the time of flight before the first pulse.
+		for k, s := range fs {
+			if k == 19 && cols.Shapes || len(s) == 0 && (k == 5 || k >= 13 && !(cols.Shapes && k < 20)) {
+				continue
+			}
+			var ok bool
+			if v[k], ok = textscan.ParseFloat(s); !ok {
+				return false, fs, sc.Errorf("field %d: %q is not a number", k+1, s)
+			}
+		}
+		calibrated = len(fs[5]) != 0
+	}
+	toa := pixel.TimeFromNs(v[2])
+	c.ID[i], c.Size[i] = int64(v[0]), int32(v[1])
+	c.FirstToA[i], c.LastToA[i] = toa, toa+pixel.TimeFromNs(v[3])
+	c.ToTSum[i], c.ESum[i] = int64(v[4]), v[5]
+	c.X[i], c.Y[i] = v[6], v[7]
+	c.XMin[i], c.XMax[i], c.YMin[i], c.YMax[i] = uint16(v[8]), uint16(v[9]), uint16(v[10]), uint16(v[11])
+	c.Max[i] = v[12]
+	k := 13
+	if cols.Shapes {
+		class, err := analysis.ParseClass(string(fs[19]))
+		if err != nil {
+			return false, fs, sc.Errorf("field 20: %v", err)
+		}
+		c.Pixels[i], c.Inner[i], c.Class[i] = int32(v[13]), int32(v[14]), uint8(class)
+		c.Roundness[i], c.Linearity[i], c.Length[i], c.Width[i] = v[15], v[16], v[17], v[18]
+		k = 20
+	}
+	if cols.TOF {
+		pulse := int64(-1)
+		if len(fs[k+1]) != 0 {
+			pulse = int64(v[k+1])
+		}
+		if (len(fs[k]) == 0) != (pulse < 0) {
+			return false, fs, sc.Errorf("tof_ns %q and pulse %q: both or neither", fs[k], fs[k+1])
+		}
+		c.TOF[i], c.Pulse[i] = pixel.TimeFromNs(v[k]), pulse
+	}
+	return calibrated, fs, nil
 }
 
 // plainRow reads a row of the plain cluster CSV (13 fields, energy_kev
@@ -293,107 +485,6 @@ func plainRow(row []byte, v *[24]float64) (calibrated, ok bool) {
 		calibrated = calibrated || k == 5
 	}
 	return calibrated, at == len(row)
-}
-
-// ScanClusters reads a cluster CSV in batches of up to batch clusters:
-// fn gets each, valid during the call; an error of fn ends the reading
-// and is returned. The last batch may be empty. Errors name the line.
-func ScanClusters(name string, batch int, fn func(*pixel.Clusters) error) error {
-	f, err := os.Open(name)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	batch = max(batch, 1)
-	c := &pixel.Clusters{}
-	c.Reset()
-	sc := textscan.New(f, name, "clusters csv")
-	var fs [][]byte
-	var cols Columns
-	fields := 13
-	for text := range sc.Lines() {
-		if sc.Line() == 1 {
-			var ok bool
-			if cols, ok = headerColumns(string(text)); !ok {
-				return sc.Errorf("header %q, want %q and any of %q, %q (and %q)", text, ClusterCSVHeader, ShapeCSVColumns[1:], TOFCSVColumns[1:], FlightCSVColumns[1:])
-			}
-			fields = strings.Count(cols.header(), ",") + 1
-			continue
-		}
-		if c.Len() == batch {
-			if err := fn(c); err != nil {
-				return err
-			}
-			c.Reset()
-		}
-		// A batch of the whole file (ReadClusters) takes, once, the rows
-		// the file's size promises at the first lines' bytes a row,
-		// rather than growing again and again.
-		if n := c.Len(); n == textscan.SampleRows && batch > n {
-			c.Grow(min(batch, sc.Rows(n, ctxio.Size(f))) - n)
-		}
-		var v [24]float64
-		calibrated, plain := false, !cols.Shapes && !cols.TOF
-		if plain {
-			calibrated, plain = plainRow(text, &v)
-		}
-		if !plain {
-			v = [24]float64{}
-			fs = textscan.Fields(fs, text, ',')
-			if len(fs) != fields {
-				return sc.Errorf("%d fields, want %d", len(fs), fields)
-			}
-			// Numbers, but for the class name; empty: energy_kev without
-			// calibration, the time of flight before the first pulse.
-			for k, s := range fs {
-				if k == 19 && cols.Shapes || len(s) == 0 && (k == 5 || k >= 13 && !(cols.Shapes && k < 20)) {
-					continue
-				}
-				var ok bool
-				if v[k], ok = textscan.ParseFloat(s); !ok {
-					return sc.Errorf("field %d: %q is not a number", k+1, s)
-				}
-			}
-			calibrated = len(fs[5]) != 0
-		}
-		c.Calibrated = calibrated
-		toa := pixel.TimeFromNs(v[2])
-		c.ID, c.Size = append(c.ID, int64(v[0])), append(c.Size, int32(v[1]))
-		c.FirstToA, c.LastToA = append(c.FirstToA, toa), append(c.LastToA, toa+pixel.TimeFromNs(v[3]))
-		c.ToTSum, c.ESum = append(c.ToTSum, int64(v[4])), append(c.ESum, v[5])
-		c.X, c.Y = append(c.X, v[6]), append(c.Y, v[7])
-		c.XMin, c.XMax = append(c.XMin, uint16(v[8])), append(c.XMax, uint16(v[9]))
-		c.YMin, c.YMax = append(c.YMin, uint16(v[10])), append(c.YMax, uint16(v[11]))
-		c.Max = append(c.Max, v[12])
-		k := 13
-		if cols.Shapes {
-			class, err := analysis.ParseClass(string(fs[19]))
-			if err != nil {
-				return sc.Errorf("field 20: %v", err)
-			}
-			c.Pixels, c.Inner, c.Class = append(c.Pixels, int32(v[13])), append(c.Inner, int32(v[14])), append(c.Class, uint8(class))
-			c.Roundness, c.Linearity = append(c.Roundness, v[15]), append(c.Linearity, v[16])
-			c.Length, c.Width = append(c.Length, v[17]), append(c.Width, v[18])
-			k = 20
-		}
-		if cols.TOF {
-			pulse := int64(-1)
-			if len(fs[k+1]) != 0 {
-				pulse = int64(v[k+1])
-			}
-			if (len(fs[k]) == 0) != (pulse < 0) {
-				return sc.Errorf("tof_ns %q and pulse %q: both or neither", fs[k], fs[k+1])
-			}
-			c.TOF, c.Pulse = append(c.TOF, pixel.TimeFromNs(v[k])), append(c.Pulse, pulse)
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return err
-	}
-	if sc.Line() == 0 {
-		return fmt.Errorf("clusters csv: %s: empty file, want the header %q", name, ClusterCSVHeader)
-	}
-	return fn(c)
 }
 
 // headerColumns are the optional columns of a cluster CSV header line.

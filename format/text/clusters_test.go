@@ -173,3 +173,89 @@ func TestPlainRows(t *testing.T) {
 		}
 	}
 }
+
+// TestClustersInParts: a cluster CSV read in blocks of any size, each
+// cut into any number of parts parsed at once, gives the clusters (and
+// the first error) of the file read in one part, whole or a block at a
+// time.
+func TestClustersInParts(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "c.csv")
+	for seed := range 120 {
+		r := rand.New(rand.NewPCG(uint64(seed), 9))
+		cols := []Columns{{}, {Shapes: true, TOF: true}, {TOF: true}}[seed%3]
+		// Rows with energies: none, all, or some (the last row of a
+		// batch says whether it is calibrated).
+		mode := r.IntN(3)
+		var text strings.Builder
+		text.WriteString(cols.header() + "\n")
+		rows := r.IntN(300)
+		energy := make([]bool, rows)
+		bad := map[int]bool{}
+		for range r.IntN(4) {
+			bad[r.IntN(rows+1)] = true
+		}
+		for i := range rows + 1 {
+			if bad[i] {
+				text.WriteString([]string{"1,2,x", "1,2,3,4,5,,6,7,8,9,10,11,12,13,14,15,16"}[r.IntN(2)] + "\n")
+			}
+			if i == rows {
+				break
+			}
+			f := []string{strconv.Itoa(i), strconv.Itoa(1 + r.IntN(9)), strconv.FormatFloat(r.Float64()*1e6, 'f', 4, 64), "3.125", strconv.Itoa(r.IntN(900)), "",
+				"12.5", strconv.Itoa(r.IntN(256)), "1", "2", "3", "4", strconv.Itoa(r.IntN(300))}
+			if energy[i] = mode == 1 || mode == 2 && r.IntN(2) == 0; energy[i] {
+				f[5] = strconv.Itoa(r.IntN(90))
+			}
+			if cols.Shapes {
+				f = append(f, "3", "0", "0.5", "0.25", "2.5", "1.125", []string{"dot", "small_blob", "straight_track"}[r.IntN(3)])
+			}
+			if cols.TOF {
+				if r.IntN(4) == 0 {
+					f = append(f, "", "")
+				} else {
+					f = append(f, "1500.5", strconv.Itoa(r.IntN(50)))
+				}
+			}
+			text.WriteString(strings.Join(f, ",") + "\n")
+		}
+		if err := os.WriteFile(name, []byte(text.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		// Each read is written back as CSV: every column compared.
+		read := func(block, workers int, whole bool) (string, error) {
+			var out bytes.Buffer
+			w, err := NewClusterCSV(&out, cols)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = scanClusters(name, block, workers, whole, func(c *pixel.Clusters) error {
+				if n := c.Len(); n > 0 && c.Calibrated != energy[c.ID[n-1]] {
+					t.Fatalf("seed %d, blocks of %d bytes in %d parts: calibrated %v, not as the last row", seed, block, workers, c.Calibrated)
+				}
+				return w.Write(c)
+			})
+			w.Flush()
+			return out.String(), err
+		}
+		want, wantErr := read(1<<30, 1, true)
+		if (wantErr != nil) != (len(bad) > 0) {
+			t.Fatalf("seed %d: error %v with bad lines %v", seed, wantErr, bad)
+		}
+		if wantErr == nil && strings.Count(want, "\n") != rows+1 {
+			t.Fatalf("seed %d: %d lines, want %d", seed, strings.Count(want, "\n"), rows+1)
+		}
+		for _, block := range []int{1, 37, 500, 4096} {
+			for _, workers := range []int{1, 2, 3, 7} {
+				for _, whole := range []bool{true, false} {
+					got, err := read(block, workers, whole)
+					// Batches of rows with and without energies are
+					// written with or without by their last row.
+					same := whole || mode != 2
+					if fmt.Sprint(err) != fmt.Sprint(wantErr) || wantErr == nil && same && got != want {
+						t.Fatalf("seed %d, blocks of %d bytes in %d parts, whole %v: %v\n%.300s\nwant %v\n%.300s", seed, block, workers, whole, err, got, wantErr, want)
+					}
+				}
+			}
+		}
+	}
+}
