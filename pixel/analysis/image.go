@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -58,6 +59,9 @@ type Image struct {
 	// sensor, without a time of flight (before the first pulse), with
 	// one outside the bins.
 	Counted, Outside, NoPulse, OutOfTOF int64
+
+	keys, sorted []uint32 // Fill's bins of a batch, as found and by region
+	starts       []int32  // Fill's regions' starts in sorted
 }
 
 // TOFBins are N equal bins of time of flight from Min to Max.
@@ -125,12 +129,18 @@ var ErrNoTOF = errors.New("the clusters carry no time of flight (hitflow cluster
 
 // Fill counts the clusters of c. An image in time of flight needs c's
 // time of flight (see pixel.Clusters.HasTOF).
+//
+// The clusters' bins are counted region by region of the image (64 Ki
+// bins, 256 KiB of counts), not in the clusters' order: centroids in
+// time order land all over an image of tens of megabytes, each count a
+// miss of the caches, four times slower.
 func (im *Image) Fill(c *pixel.Clusters) error {
 	if im.TOF.N > 0 && !c.HasTOF() {
 		return ErrNoTOF
 	}
 	span := uint64(im.TOF.Max - im.TOF.Min)
 	plane := im.Width * im.Height
+	keys := im.keys[:0]
 	for i := range c.Len() {
 		k, ok := im.Bin(c.X[i], c.Y[i])
 		if !ok {
@@ -153,14 +163,38 @@ func (im *Image) Fill(c *pixel.Clusters) error {
 			b, _ := bits.Div64(hi, lo, span)
 			k += int(b) * plane
 		}
+		keys = append(keys, uint32(k)) // below MaxImageBins
+	}
+	im.keys = keys
+	im.sorted = slices.Grow(im.sorted[:0], len(keys))[:len(keys)]
+	regions := len(im.Counts)>>regionBits + 1
+	starts := slices.Grow(im.starts[:0], regions+1)[:regions+1]
+	clear(starts)
+	im.starts = starts
+	for _, k := range keys {
+		starts[k>>regionBits+1]++
+	}
+	for r := range regions {
+		starts[r+1] += starts[r]
+	}
+	for _, k := range keys {
+		r := k >> regionBits
+		im.sorted[starts[r]] = k
+		starts[r]++
+	}
+	for n, k := range im.sorted {
 		if im.Counts[k] == math.MaxUint32 {
+			im.Counted += int64(n)
 			return fmt.Errorf("image bin %d holds 2^32-1 clusters, all it can count", k)
 		}
 		im.Counts[k]++
-		im.Counted++
 	}
+	im.Counted += int64(len(keys))
 	return nil
 }
+
+// regionBits is the log2 of the bins of a region Fill counts at a time.
+const regionBits = 16
 
 // bin is the bin holding coordinate v among the bins between edges: the
 // i with edge i <= v < edge i+1 (a centroid on an edge goes to the bin

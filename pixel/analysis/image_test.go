@@ -38,10 +38,13 @@ func refTOF(t pixel.Time, b TOFBins) int {
 func TestImageAgainstSearch(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	for trial := range 2000 {
-		w, h, scale := 1+r.IntN(9), 1+r.IntN(9), 1+r.IntN(8)
+		w, h, scale, planes := 1+r.IntN(9), 1+r.IntN(9), 1+r.IntN(8), 7
+		if trial%10 == 0 { // an image of many of Fill's regions
+			w, h, planes = 100+r.IntN(100), 50+r.IntN(50), 3
+		}
 		tof := TOFBins{}
 		if trial%2 == 1 {
-			tof = TOFBins{Min: pixel.Time(r.IntN(50)), N: 1 + r.IntN(7)}
+			tof = TOFBins{Min: pixel.Time(r.IntN(50)), N: 1 + r.IntN(planes)}
 			tof.Max = tof.Min + pixel.Time(1+r.IntN(300))
 		}
 		im, err := NewImage(w, h, scale, tof)
