@@ -138,10 +138,24 @@ func (im *Image) Fill(c *pixel.Clusters) error {
 	if im.TOF.N > 0 && !c.HasTOF() {
 		return ErrNoTOF
 	}
+	// In slices of a bounded number of clusters: the scratch stays small.
+	for i := 0; i < c.Len(); i += fillSlice {
+		if err := im.fill(c, i, min(i+fillSlice, c.Len())); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fillSlice is the most clusters fill takes at a time.
+const fillSlice = 1 << 16
+
+// fill is Fill for clusters [lo, hi) of c.
+func (im *Image) fill(c *pixel.Clusters, lo, hi int) error {
 	span := uint64(im.TOF.Max - im.TOF.Min)
 	plane := im.Width * im.Height
 	keys := im.keys[:0]
-	for i := range c.Len() {
+	for i := lo; i < hi; i++ {
 		k, ok := im.Bin(c.X[i], c.Y[i])
 		if !ok {
 			im.Outside++

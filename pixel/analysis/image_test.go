@@ -53,6 +53,9 @@ func TestImageAgainstSearch(t *testing.T) {
 		}
 		c := &pixel.Clusters{}
 		n := 1 + r.IntN(300)
+		if trial%100 == 5 { // more than Fill takes at a time
+			n = 2*fillSlice + r.IntN(3*fillSlice)
+		}
 		for range n {
 			coord := func(size int) float64 {
 				switch r.IntN(6) {
