@@ -27,7 +27,7 @@ func TestSimulationReproducibleAndPlausible(t *testing.T) {
 	var calls, last int
 	b, _ := Simulate(t.Context(), s, ph, SimOptions{Emissions: 200000, Seed: 7, Workers: 3, MaxAngle: math.Pi / 2,
 		Progress: func(done int) { calls, last = calls+1, max(last, done) }})
-	if !slices.Equal(a.Events, b.Events) || !slices.Equal(a.Naive, b.Naive) {
+	if !slices.Equal(a.Events, b.Events) || !slices.Equal(a.Naive, b.Naive) || !slices.Equal(a.Emitted, b.Emitted) || !slices.Equal(a.Detected, b.Detected) {
 		t.Fatal("worker count changed the simulation")
 	}
 	if calls < 2 || last != 200000 {

@@ -6,6 +6,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"sync"
+
+	"github.com/hitflow/hitflow/internal/prefault"
 )
 
 // SimOptions configure a simulation; see [SimOptions.Validate].
@@ -72,21 +74,26 @@ func Simulate(ctx context.Context, s Scanner, ph Phantom, opt SimOptions) (*Simu
 	pointShare := pointTotal / (areaActivity + pointTotal)
 
 	blocks := (opt.Emissions + simBlock - 1) / simBlock
-	results := make([]*Simulation, blocks)
+	events := make([][]Event, blocks) // by block, in order
 	workers := max(1, opt.Workers)
 	if opt.Workers <= 0 {
 		workers = 4
 	}
+	// The images are counts, whole numbers that add up exactly in any
+	// order: each worker keeps its own.
+	images := make([]*Simulation, workers)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	done := 0
 	next := make(chan int)
-	for range workers {
+	for w := range workers {
+		out := &Simulation{Emitted: make([]float64, s.NZ*s.NY), Detected: make([]float64, s.NZ*s.NY), Naive: make([]float64, s.NZ*s.NY)}
+		images[w] = out
 		wg.Go(func() {
 			for b := range next {
 				n := min(simBlock, opt.Emissions-b*simBlock)
 				r := rand.New(rand.NewPCG(opt.Seed, uint64(b)))
-				out := &Simulation{Emitted: make([]float64, s.NZ*s.NY), Detected: make([]float64, s.NZ*s.NY), Naive: make([]float64, s.NZ*s.NY)}
+				out.Events = make([]Event, 0, n)
 				for range n {
 					var z, y float64
 					if r.Float64() < pointShare {
@@ -126,7 +133,7 @@ func Simulate(ctx context.Context, s Scanner, ph Phantom, opt SimOptions) (*Simu
 						out.Naive[pix]++
 					}
 				}
-				results[b] = out
+				events[b] = out.Events
 				if opt.Progress != nil {
 					mu.Lock()
 					done += n
@@ -148,12 +155,19 @@ func Simulate(ctx context.Context, s Scanner, ph Phantom, opt SimOptions) (*Simu
 		return nil, err
 	}
 	sim := &Simulation{Emitted: make([]float64, s.NZ*s.NY), Detected: make([]float64, s.NZ*s.NY), Naive: make([]float64, s.NZ*s.NY)}
-	for _, b := range results {
-		sim.Events = append(sim.Events, b.Events...)
+	total := 0
+	for _, e := range events {
+		total += len(e)
+	}
+	sim.Events = prefault.Make[Event](0, total)
+	for _, e := range events {
+		sim.Events = append(sim.Events, e...)
+	}
+	for _, im := range images {
 		for i := range sim.Emitted {
-			sim.Emitted[i] += b.Emitted[i]
-			sim.Detected[i] += b.Detected[i]
-			sim.Naive[i] += b.Naive[i]
+			sim.Emitted[i] += im.Emitted[i]
+			sim.Detected[i] += im.Detected[i]
+			sim.Naive[i] += im.Naive[i]
 		}
 	}
 	return sim, nil
