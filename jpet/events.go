@@ -8,9 +8,13 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"runtime"
+	"strconv"
+	"sync"
 
 	"github.com/hitflow/hitflow/internal/ctxio"
 	"github.com/hitflow/hitflow/internal/prefault"
+	"github.com/hitflow/hitflow/internal/textparts"
 	"github.com/hitflow/hitflow/internal/textscan"
 )
 
@@ -89,39 +93,113 @@ func WriteEvents(w io.Writer, events []Event) error {
 }
 
 // ReadEventsText reads events as text, one "z_u z_d dl" a line; '#'
-// starts a comment. Errors name the file and line.
+// starts a comment. Errors name the file and line; the events before an
+// error are returned with it. The text is parsed in blocks, each cut
+// into parts parsed on every core.
 func ReadEventsText(r io.Reader, name string) ([]Event, error) {
-	var events []Event
-	var v [3]float64
-	err := eachLine(r, name, func(sc *textscan.Scanner, f [][]byte) error {
-		if len(f) != 3 {
-			return sc.Errorf("%d values, want z_u z_d dl", len(f))
-		}
-		if err := finite(sc, v[:], f); err != nil {
-			return err
-		}
-		events = append(events, Event{v[0], v[1], v[2]})
-		return nil
-	})
-	return events, err
+	return readEventsText(r, name, textBlock, runtime.GOMAXPROCS(0))
 }
 
-// eachLine calls fn with the white-space separated fields of every line
-// that is not blank once '#' comments are cut.
+// textBlock is how much text ReadEventsText parses at a time.
+const textBlock = 4 << 20
+
+// readEventsText is ReadEventsText with blocks of about block bytes cut
+// into workers parts.
+func readEventsText(r io.Reader, name string, block, workers int) ([]Event, error) {
+	sc := textscan.New(r, name, "jpet")
+	var (
+		events  []Event
+		wg      sync.WaitGroup
+		errs    = make([]error, workers)
+		rows    = make([]int, workers)
+		at      = make([]int, workers)
+		size    = ctxio.Size(r)
+		next    textscan.Block
+		nextErr error
+	)
+	blk, err := sc.Block(block)
+	for first := true; err == nil; blk, err, first = next, nextErr, false {
+		// Every line of the block gets room for an event, its part's
+		// after the parts' before; comments and blank lines leave room
+		// unused, closed up below.
+		ps := blk.Parts(workers)
+		n := len(events)
+		for k, p := range ps {
+			at[k] = n
+			n += int(p.Count())
+		}
+		// The events take, once, the room the file's size promises at
+		// this block's bytes a line.
+		room := n
+		if first && size > 0 {
+			room = sc.Rows(n, size)
+		}
+		events = prefault.Resize(prefault.Grow(events, room-len(events)), n)
+		wg.Go(func() { next, nextErr = sc.Block(block) }) // read on while this block is parsed
+		for k, p := range ps {
+			wg.Go(func() { rows[k], errs[k] = eventsPart(p, events[at[k]:at[k]+int(p.Count())]) })
+		}
+		wg.Wait()
+		end := at[0]
+		for k := range ps {
+			copy(events[end:], events[at[k]:at[k]+rows[k]])
+			end += rows[k]
+			if errs[k] != nil {
+				return events[:end], errs[k]
+			}
+		}
+		events = events[:end]
+	}
+	if err != io.EOF {
+		return events, err
+	}
+	return events, nil
+}
+
+// eventsPart reads the events of a part's lines into dst and returns how
+// many, those before an error with it.
+func eventsPart(sc *textscan.Scanner, dst []Event) (int, error) {
+	var f [][]byte
+	var v [3]float64
+	n := 0
+	for line := range sc.Lines() {
+		if f = lineFields(f, line); len(f) == 0 {
+			continue
+		}
+		if len(f) != 3 {
+			return n, sc.Errorf("%d values, want z_u z_d dl", len(f))
+		}
+		if err := finite(sc, v[:], f); err != nil {
+			return n, err
+		}
+		dst[n] = Event{v[0], v[1], v[2]}
+		n++
+	}
+	return n, sc.Err()
+}
+
+// eachLine calls fn with the fields of every line that has any (see
+// lineFields).
 func eachLine(r io.Reader, name string, fn func(sc *textscan.Scanner, fields [][]byte) error) error {
 	sc := textscan.New(r, name, "jpet")
 	var f [][]byte
 	for line := range sc.Lines() {
-		if i := bytes.IndexByte(line, '#'); i >= 0 {
-			line = line[:i]
-		}
-		if f = textscan.Fields(f, line, ' '); len(f) > 0 {
+		if f = lineFields(f, line); len(f) > 0 {
 			if err := fn(sc, f); err != nil {
 				return err
 			}
 		}
 	}
 	return sc.Err()
+}
+
+// lineFields returns, in dst, the white-space separated fields of a line
+// once its '#' comment is cut.
+func lineFields(dst [][]byte, line []byte) [][]byte {
+	if i := bytes.IndexByte(line, '#'); i >= 0 {
+		line = line[:i]
+	}
+	return textscan.Fields(dst, line, ' ')
 }
 
 // finite parses text fields into v as finite numbers; the error names the
@@ -138,11 +216,24 @@ func finite(sc *textscan.Scanner, v []float64, fields [][]byte) error {
 }
 
 // WriteEventsText writes events as text, one "z_u z_d dl" line each, with
-// the precision of the authors' binary format.
+// the precision of the authors' binary format (the shortest decimal of
+// each float32, as %g prints it), formatted on every core.
 func WriteEventsText(w io.Writer, events []Event) error {
-	b := bufio.NewWriterSize(w, 1<<20)
-	for _, e := range events {
-		fmt.Fprintf(b, "%g %g %g\n", float32(e.ZU), float32(e.ZD), float32(e.DL))
+	bw := bufio.NewWriterSize(w, textparts.BufferSize)
+	var text textparts.Parts
+	err := text.Write(bw, len(events), func(dst []byte, lo, hi int) []byte {
+		for _, e := range events[lo:hi] {
+			dst = strconv.AppendFloat(dst, float64(float32(e.ZU)), 'g', -1, 32)
+			dst = append(dst, ' ')
+			dst = strconv.AppendFloat(dst, float64(float32(e.ZD)), 'g', -1, 32)
+			dst = append(dst, ' ')
+			dst = strconv.AppendFloat(dst, float64(float32(e.DL)), 'g', -1, 32)
+			dst = append(dst, '\n')
+		}
+		return dst
+	})
+	if err != nil {
+		return err
 	}
-	return b.Flush()
+	return bw.Flush()
 }

@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -252,5 +254,69 @@ func TestSimulateStops(t *testing.T) {
 	sim, err := Simulate(ctx, PaperScanner(), PaperPhantom(), SimOptions{Emissions: 1 << 20, Seed: 1})
 	if !errors.Is(err, context.Canceled) || sim != nil {
 		t.Fatalf("cancelled simulation: %v, %v", sim, err)
+	}
+}
+
+// TestEventsTextWriter: the text is %g of each float32, as fmt prints it,
+// for values of every magnitude, signed zeros and subnormals included.
+func TestEventsTextWriter(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	var events []Event
+	for i := range 20000 {
+		v := func() float64 {
+			switch r.IntN(6) {
+			case 0:
+				return math.Copysign(0, r.NormFloat64())
+			case 1:
+				return float64(math.Float32frombits(r.Uint32() &^ (0xff << 23))) // subnormal
+			case 2:
+				return math.Ldexp(r.NormFloat64(), r.IntN(250)-125)
+			}
+			return r.NormFloat64() * 0.3
+		}
+		events = append(events, Event{v(), v(), float64(i)})
+	}
+	var got, want bytes.Buffer
+	if err := WriteEventsText(&got, events); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range events {
+		fmt.Fprintf(&want, "%g %g %g\n", float32(e.ZU), float32(e.ZD), float32(e.DL))
+	}
+	if got.String() != want.String() {
+		t.Fatal("the text differs from fmt's")
+	}
+}
+
+// TestEventsTextInParts: text read in blocks of any size, each cut into
+// any number of parts, gives the events (and the first error, with the
+// events before it) of the text read in one part.
+func TestEventsTextInParts(t *testing.T) {
+	for seed := range 100 {
+		r := rand.New(rand.NewPCG(uint64(seed), 5))
+		var text strings.Builder
+		for i := range r.IntN(400) {
+			switch r.IntN(12) {
+			case 0:
+				text.WriteString("# a comment\n")
+			case 1:
+				text.WriteString("\n")
+			case 2:
+				if r.IntN(4) == 0 {
+					text.WriteString([]string{"1 2\n", "1 2 x\n", "1 2 NaN\n"}[r.IntN(3)])
+					continue
+				}
+			}
+			fmt.Fprintf(&text, "%g  %g\t%d # event\n", r.NormFloat64(), r.NormFloat64(), i)
+		}
+		want, wantErr := readEventsText(strings.NewReader(text.String()), "e.txt", 1<<30, 1)
+		for _, block := range []int{1, 29, 700} {
+			for _, workers := range []int{1, 2, 3, 7} {
+				got, err := readEventsText(strings.NewReader(text.String()), "e.txt", block, workers)
+				if fmt.Sprint(err) != fmt.Sprint(wantErr) || !slices.Equal(got, want) {
+					t.Fatalf("seed %d, blocks of %d bytes in %d parts: %d events, %v; want %d, %v", seed, block, workers, len(got), err, len(want), wantErr)
+				}
+			}
+		}
 	}
 }
