@@ -14,9 +14,16 @@ import (
 // Angle degrees.
 type Ellipse struct{ Z, Y, A, B, Angle, Activity float64 }
 
-// contains reports whether (z, y) lies in the ellipse.
-func (e Ellipse) contains(z, y float64) bool {
+// rotation is the sine and cosine of the ellipse's angle.
+func (e Ellipse) rotation() [2]float64 {
 	s, c := math.Sincos(e.Angle * math.Pi / 180)
+	return [2]float64{s, c}
+}
+
+// contains reports whether (z, y) lies in the ellipse, of the given
+// rotation.
+func (e Ellipse) contains(z, y float64, rot [2]float64) bool {
+	s, c := rot[0], rot[1]
 	dz, dy := z-e.Z, y-e.Y
 	u, v := dz*c+dy*s, -dz*s+dy*c
 	return u*u/(e.A*e.A)+v*v/(e.B*e.B) <= 1
@@ -50,13 +57,33 @@ func PaperPhantom() Phantom {
 
 // Activity returns the activity density at (z, y) and the index of the
 // ellipse that gives it (-1 outside all).
-func (p *Phantom) Activity(z, y float64) (float64, int) {
+func (p *Phantom) Activity(z, y float64) (float64, int) { return p.activity(z, y, nil) }
+
+// activity is Activity with the ellipses' rotations computed beforehand
+// (see rotations), or, with none, as it goes.
+func (p *Phantom) activity(z, y float64, rots [][2]float64) (float64, int) {
 	for i, e := range p.Ellipses {
-		if e.contains(z, y) {
+		var rot [2]float64
+		if rots != nil {
+			rot = rots[i]
+		} else {
+			rot = e.rotation()
+		}
+		if e.contains(z, y, rot) {
 			return e.Activity, i
 		}
 	}
 	return 0, -1
+}
+
+// rotations are the rotations of the phantom's ellipses, for activity:
+// the many draws of a simulation compute them once.
+func (p *Phantom) rotations() [][2]float64 {
+	rots := make([][2]float64, len(p.Ellipses))
+	for i, e := range p.Ellipses {
+		rots[i] = e.rotation()
+	}
+	return rots
 }
 
 // ParsePhantom reads one shape per line: "ellipse z y a b angle activity"

@@ -51,6 +51,7 @@ func Simulate(ctx context.Context, s Scanner, ph Phantom, opt SimOptions) (*Simu
 		maxAngle = math.Pi / 4
 	}
 	z0, z1, y0, y1, peak := ph.bounds()
+	rots := ph.rotations()
 	// Point sources take a share of the emissions by their activity
 	// against the ellipses' integrated activity (on a fine grid).
 	var areaActivity float64
@@ -59,7 +60,7 @@ func Simulate(ctx context.Context, s Scanner, ph Phantom, opt SimOptions) (*Simu
 		dz, dy := (z1-z0)/n, (y1-y0)/n
 		for i := range n {
 			for j := range n {
-				a, _ := ph.Activity(z0+(float64(i)+0.5)*dz, y0+(float64(j)+0.5)*dy)
+				a, _ := ph.activity(z0+(float64(i)+0.5)*dz, y0+(float64(j)+0.5)*dy, rots)
 				areaActivity += a * dz * dy
 			}
 		}
@@ -107,7 +108,7 @@ func Simulate(ctx context.Context, s Scanner, ph Phantom, opt SimOptions) (*Simu
 					} else {
 						for {
 							z, y = z0+r.Float64()*(z1-z0), y0+r.Float64()*(y1-y0)
-							if a, _ := ph.Activity(z, y); r.Float64()*peak < a {
+							if a, _ := ph.activity(z, y, rots); r.Float64()*peak < a {
 								break
 							}
 						}
