@@ -10,7 +10,6 @@ import (
 	"math"
 	"runtime"
 	"strconv"
-	"sync"
 
 	"github.com/hitflow/hitflow/internal/ctxio"
 	"github.com/hitflow/hitflow/internal/prefault"
@@ -106,59 +105,21 @@ const textBlock = 4 << 20
 // readEventsText is ReadEventsText with blocks of about block bytes cut
 // into workers parts.
 func readEventsText(r io.Reader, name string, block, workers int) ([]Event, error) {
-	sc := textscan.New(r, name, "jpet")
-	var (
-		events  []Event
-		wg      sync.WaitGroup
-		errs    = make([]error, workers)
-		rows    = make([]int, workers)
-		at      = make([]int, workers)
-		size    = ctxio.Size(r)
-		next    textscan.Block
-		nextErr error
-	)
-	blk, err := sc.Block(block)
-	for first := true; err == nil; blk, err, first = next, nextErr, false {
-		// Every line of the block gets room for an event, its part's
-		// after the parts' before; comments and blank lines leave room
-		// unused, closed up below.
-		ps := blk.Parts(workers)
-		n := len(events)
-		for k, p := range ps {
-			at[k] = n
-			n += int(p.Count())
-		}
-		// The events take, once, the room the file's size promises at
-		// this block's bytes a line.
-		room := n
-		if first && size > 0 {
-			room = sc.Rows(n, size)
-		}
-		events = prefault.Resize(prefault.Grow(events, room-len(events)), n)
-		wg.Go(func() { next, nextErr = sc.Block(block) }) // read on while this block is parsed
-		for k, p := range ps {
-			wg.Go(func() { rows[k], errs[k] = eventsPart(p, events[at[k]:at[k]+int(p.Count())]) })
-		}
-		wg.Wait()
-		end := at[0]
-		for k := range ps {
-			copy(events[end:], events[at[k]:at[k]+rows[k]])
-			end += rows[k]
-			if errs[k] != nil {
-				return events[:end], errs[k]
-			}
-		}
-		events = events[:end]
-	}
-	if err != io.EOF {
-		return events, err
-	}
-	return events, nil
+	var rows eventRows
+	n, err := textscan.New(r, name, "jpet").ReadRows(&rows, 0, block, workers, ctxio.Size(r), nil)
+	return rows[:n], err
 }
 
-// eventsPart reads the events of a part's lines into dst and returns how
-// many, those before an error with it.
-func eventsPart(sc *textscan.Scanner, dst []Event) (int, error) {
+// eventRows are the events of a text, for textscan.ReadRows.
+type eventRows []Event
+
+func (e *eventRows) Resize(n, room int) { *e = prefault.Resize(prefault.Grow(*e, room-len(*e)), n) }
+
+func (e *eventRows) Move(to, from, n int) { copy((*e)[to:], (*e)[from:from+n]) }
+
+// Parse reads the events of a part's lines into the rows from at on.
+func (e *eventRows) Parse(sc *textscan.Scanner, at int) (int, error) {
+	dst := (*e)[at:]
 	var f [][]byte
 	var v [3]float64
 	n := 0

@@ -23,7 +23,6 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/hitflow/hitflow/clue"
 	"github.com/hitflow/hitflow/internal/ctxio"
@@ -159,53 +158,23 @@ func read(r io.Reader, name string, block, workers int, fast bool) (*Table, erro
 			return nil, err
 		}
 	}
-	var (
-		wg      sync.WaitGroup
-		errs    = make([]error, workers)
-		rows    = make([]int, workers)
-		at      = make([]int, workers)
-		size    = ctxio.Size(r)
-		next    textscan.Block
-		nextErr error
-	)
-	blk, err := sc.Block(block)
-	for first := true; err == nil; blk, err, first = next, nextErr, false {
-		// Every line of the block gets a row, its part's rows placed
-		// after the rows of the parts before; lines that hold nothing
-		// leave rows unused, closed up below.
-		ps := blk.Parts(workers)
-		n := t.Points.Len()
-		for k, p := range ps {
-			at[k] = n
-			n += int(p.Count())
-		}
-		// The columns take, once, the rows the file's size promises at
-		// this block's bytes a row, rather than growing again and again.
-		room := n
-		if size > 0 && first {
-			room = sc.Rows(n, size)
-		}
-		c.resize(&t.Points, n, room)
-		wg.Go(func() { next, nextErr = sc.Block(block) }) // read on while this block is parsed
-		for k, p := range ps {
-			wg.Go(func() { rows[k], errs[k] = c.parsePart(p, &t.Points, at[k]) })
-		}
-		wg.Wait()
-		end := at[0]
-		for k := range ps {
-			if errs[k] != nil {
-				return nil, errs[k]
-			}
-			c.move(&t.Points, end, at[k], rows[k])
-			end += rows[k]
-		}
-		c.resize(&t.Points, end, end)
-	}
-	if err != io.EOF {
+	if _, err := sc.ReadRows(pointRows{&c, &t.Points}, t.Points.Len(), block, workers, ctxio.Size(r), nil); err != nil {
 		return nil, err
 	}
 	return t, nil
 }
+
+// pointRows are the rows of a table's points, for textscan.ReadRows.
+type pointRows struct {
+	c *columns
+	p *clue.Points
+}
+
+func (r pointRows) Resize(n, room int) { r.c.resize(r.p, n, room) }
+
+func (r pointRows) Parse(p *textscan.Scanner, at int) (int, error) { return r.c.parsePart(p, r.p, at) }
+
+func (r pointRows) Move(to, from, n int) { r.c.move(r.p, to, from, n) }
 
 // resize sets the length of the point columns the file has to n, with
 // room for at least room.
@@ -228,9 +197,6 @@ func resize[T any](s []T, n, room int) []T {
 
 // move moves n rows of the file's columns from from to to.
 func (c *columns) move(p *clue.Points, to, from, n int) {
-	if to == from {
-		return
-	}
 	for d := range p.Coords {
 		copy(p.Coords[d][to:], p.Coords[d][from:from+n])
 	}

@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/hitflow/hitflow/internal/ctxio"
 	"github.com/hitflow/hitflow/internal/prefault"
@@ -303,62 +302,29 @@ func scanClusters(name string, block, workers int, whole bool, fn func(*pixel.Cl
 	if !ok {
 		return sc.Errorf("header %q, want %q and any of %q, %q (and %q)", h, ClusterCSVHeader, ShapeCSVColumns[1:], TOFCSVColumns[1:], FlightCSVColumns[1:])
 	}
-	rp := rowParser{cols: cols, fields: strings.Count(cols.header(), ",") + 1}
-	c := &pixel.Clusters{}
-	c.Reset()
-	var (
-		wg         sync.WaitGroup
-		errs       = make([]error, workers)
-		calibrated = make([]bool, workers)
-		at         = make([]int, workers)
-		size       = ctxio.Size(f)
-		next       textscan.Block
-		nextErr    error
-	)
-	blk, err := sc.Block(block)
-	for first := true; err == nil; blk, err, first = next, nextErr, false {
-		ps := blk.Parts(workers)
-		n := c.Len()
-		for k, p := range ps {
-			at[k] = n
-			n += int(p.Count())
-		}
-		// A whole file's columns take, once, the rows the file's size
-		// promises at this block's bytes a row, rather than growing again
-		// and again.
-		room := n
-		if whole && first && size > 0 {
-			room = sc.Rows(n, size)
-		}
-		rp.resize(c, n, room)
-		wg.Go(func() { next, nextErr = sc.Block(block) }) // read on while this block is parsed
-		for k, p := range ps {
-			wg.Go(func() { calibrated[k], errs[k] = rp.part(p, c, at[k]) })
-		}
-		wg.Wait()
-		for k := range ps {
-			if errs[k] != nil {
-				return errs[k]
-			}
-		}
-		// As row after row: the last row's energy says.
-		if len(ps) > 0 {
-			c.Calibrated = calibrated[len(ps)-1]
-		}
-		if !whole {
-			if err := fn(c); err != nil {
-				return err
-			}
-			rp.resize(c, 0, 0)
-		}
+	rows := &clusterRows{rowParser: rowParser{cols: cols, fields: strings.Count(cols.header(), ",") + 1}, c: &pixel.Clusters{}}
+	rows.c.Reset()
+	var size int64 // a whole file's columns are sized once, from its size
+	if whole {
+		size = ctxio.Size(f)
 	}
-	if err != io.EOF {
+	_, err = sc.ReadRows(rows, 0, block, workers, size, func(n int) (int, error) {
+		if n > 0 { // as row after row: the last row's energy says
+			rows.c.Calibrated = rows.calibrated[n-1]
+		}
+		if whole {
+			return n, nil
+		}
+		if err := fn(rows.c); err != nil {
+			return 0, err
+		}
+		rows.Resize(0, 0)
+		return 0, nil
+	})
+	if err != nil {
 		return err
 	}
-	if whole {
-		return fn(c)
-	}
-	return fn(c) // the last batch, empty
+	return fn(rows.c) // whole, or the last batch, empty
 }
 
 // rowParser reads the rows of a cluster CSV with the given columns.
@@ -367,19 +333,26 @@ type rowParser struct {
 	fields int // in a row
 }
 
-// resize sets the length of the columns of the file's rows to n, with
-// room for at least room.
-func (rp rowParser) resize(c *pixel.Clusters, n, room int) {
+// clusterRows are the rows of a cluster CSV, for textscan.ReadRows, and
+// whether each has an energy.
+type clusterRows struct {
+	rowParser
+	c          *pixel.Clusters
+	calibrated []bool
+}
+
+func (r *clusterRows) Resize(n, room int) {
+	c := r.c
 	c.ID, c.Size, c.FirstToA, c.LastToA = resize(c.ID, n, room), resize(c.Size, n, room), resize(c.FirstToA, n, room), resize(c.LastToA, n, room)
 	c.ToTSum, c.ESum, c.X, c.Y = resize(c.ToTSum, n, room), resize(c.ESum, n, room), resize(c.X, n, room), resize(c.Y, n, room)
 	c.XMin, c.XMax, c.YMin, c.YMax = resize(c.XMin, n, room), resize(c.XMax, n, room), resize(c.YMin, n, room), resize(c.YMax, n, room)
-	c.Max = resize(c.Max, n, room)
-	if rp.cols.Shapes {
+	c.Max, r.calibrated = resize(c.Max, n, room), resize(r.calibrated, n, room)
+	if r.cols.Shapes {
 		c.Pixels, c.Inner, c.Class = resize(c.Pixels, n, room), resize(c.Inner, n, room), resize(c.Class, n, room)
 		c.Roundness, c.Linearity = resize(c.Roundness, n, room), resize(c.Linearity, n, room)
 		c.Length, c.Width = resize(c.Length, n, room), resize(c.Width, n, room)
 	}
-	if rp.cols.TOF {
+	if r.cols.TOF {
 		c.TOF, c.Pulse = resize(c.TOF, n, room), resize(c.Pulse, n, room)
 	}
 }
@@ -388,18 +361,51 @@ func resize[T any](s []T, n, room int) []T {
 	return prefault.Resize(prefault.Grow(s, room-len(s)), n)
 }
 
-// part reads the lines of a part into the rows of c from at on, one a
-// line, and says whether its last row has an energy.
-func (rp rowParser) part(sc *textscan.Scanner, c *pixel.Clusters, at int) (calibrated bool, err error) {
+func (r *clusterRows) Move(to, from, n int) {
+	c := r.c
+	move(c.ID, to, from, n)
+	move(c.Size, to, from, n)
+	move(c.FirstToA, to, from, n)
+	move(c.LastToA, to, from, n)
+	move(c.ToTSum, to, from, n)
+	move(c.ESum, to, from, n)
+	move(c.X, to, from, n)
+	move(c.Y, to, from, n)
+	move(c.XMin, to, from, n)
+	move(c.XMax, to, from, n)
+	move(c.YMin, to, from, n)
+	move(c.YMax, to, from, n)
+	move(c.Max, to, from, n)
+	move(r.calibrated, to, from, n)
+	if r.cols.Shapes {
+		move(c.Pixels, to, from, n)
+		move(c.Inner, to, from, n)
+		move(c.Class, to, from, n)
+		move(c.Roundness, to, from, n)
+		move(c.Linearity, to, from, n)
+		move(c.Length, to, from, n)
+		move(c.Width, to, from, n)
+	}
+	if r.cols.TOF {
+		move(c.TOF, to, from, n)
+		move(c.Pulse, to, from, n)
+	}
+}
+
+func move[T any](s []T, to, from, n int) { copy(s[to:], s[from:from+n]) }
+
+// Parse reads the lines of a part into the rows from at on, one a line.
+func (r *clusterRows) Parse(sc *textscan.Scanner, at int) (int, error) {
 	var fs [][]byte
 	i := at
 	for text := range sc.Lines() {
-		if calibrated, fs, err = rp.row(sc, text, fs, c, i); err != nil {
-			return false, err
+		var err error
+		if r.calibrated[i], fs, err = r.row(sc, text, fs, r.c, i); err != nil {
+			return i - at, err
 		}
 		i++
 	}
-	return calibrated, sc.Err()
+	return i - at, sc.Err()
 }
 
 // row reads the line text into row i of c, and says whether it has an

@@ -18,6 +18,7 @@ import (
 	"io"
 	"iter"
 	"strconv"
+	"sync"
 	"unsafe"
 
 	"github.com/hitflow/hitflow/internal/prefault"
@@ -217,6 +218,81 @@ func (b Block) Parts(n int) []*Scanner {
 		text = text[cut:]
 	}
 	return parts
+}
+
+// Rows receives the rows that ReadRows parses.
+type Rows interface {
+	// Resize makes rows [0, n), with room for at least room.
+	Resize(n, room int)
+	// Parse parses the lines of part p into the rows from at on and
+	// returns how many it filled, with the rows before an error. It is
+	// called on the parts of a block at once.
+	Parse(p *Scanner, at int) (int, error)
+	// Move moves rows [from, from+n) to row to, which is below from.
+	Move(to, from, n int)
+}
+
+// ReadRows parses the rest of the input into rows, after the n rows
+// already there, in blocks of about block bytes (the next one read while
+// one is parsed), each cut into workers parts parsed at once. Every line
+// of a block has room for a row, the rows of a part after those of the
+// parts before it; lines that fill none (blank lines, comments) leave
+// room that the rows after them move into. The first block makes room
+// for the rows the input's size (0: unknown) promises at its bytes a
+// row. After each block, done, unless nil, gets the number of rows and
+// returns how many to keep (0: none, for a reader that hands on a block
+// at a time). ReadRows returns the rows kept at the end, or at the first
+// error in the input's order those before it, with the error.
+func (s *Scanner) ReadRows(rows Rows, n, block, workers int, size int64, done func(n int) (int, error)) (int, error) {
+	var (
+		wg      sync.WaitGroup
+		errs    = make([]error, workers)
+		filled  = make([]int, workers)
+		at      = make([]int, workers)
+		next    Block
+		nextErr error
+	)
+	blk, err := s.Block(block)
+	for first := true; err == nil; blk, err, first = next, nextErr, false {
+		ps := blk.Parts(workers)
+		end := n
+		for k, p := range ps {
+			at[k] = end
+			end += int(p.Count())
+		}
+		room := end
+		if first && size > 0 {
+			room = s.Rows(end, size)
+		}
+		rows.Resize(end, room)
+		wg.Go(func() { next, nextErr = s.Block(block) }) // read on while this block is parsed
+		for k, p := range ps {
+			wg.Go(func() { filled[k], errs[k] = rows.Parse(p, at[k]) })
+		}
+		wg.Wait()
+		for k := range ps {
+			if at[k] != n {
+				rows.Move(n, at[k], filled[k])
+			}
+			n += filled[k]
+			if errs[k] != nil {
+				rows.Resize(n, n)
+				return n, errs[k]
+			}
+		}
+		rows.Resize(n, n)
+		if done != nil {
+			kept, err := done(n)
+			if err != nil {
+				return kept, err
+			}
+			n = kept
+		}
+	}
+	if err != io.EOF {
+		return n, err
+	}
+	return n, nil
 }
 
 // Lines yields the lines as Next returns them, until the end or an error,

@@ -2,6 +2,7 @@ package tpx3
 
 import (
 	"bytes"
+	"fmt"
 	"math/rand/v2"
 	"runtime"
 	"slices"
@@ -196,6 +197,44 @@ func TestLabelledFastPath(t *testing.T) {
 		if (errA == nil) != (errB == nil) || errA != nil && errA.Error() != errB.Error() ||
 			!slices.Equal(hitsOf(&a.Hits), hitsOf(&b.Hits)) || !slices.Equal(a.Hits.ToA, b.Hits.ToA) || !slices.Equal(a.Labels, b.Labels) {
 			t.Fatalf("seed %d: %d hits, %v; field parser: %d hits, %v\n%s", seed, a.Hits.Len(), errA, b.Hits.Len(), errB, fast.String())
+		}
+	}
+}
+
+// TestLabelledInParts: a label file read in blocks of any size, each cut
+// into any number of parts, gives the hits and labels (and the first
+// error, with the hits before it) of the file read in one part.
+func TestLabelledInParts(t *testing.T) {
+	for seed := range 100 {
+		r := rand.New(rand.NewPCG(uint64(seed), 11))
+		var text strings.Builder
+		text.WriteString("# made by a test\n\nx,y,toa_ns,tot,cluster,energy_kev\n")
+		for i := range r.IntN(400) {
+			switch r.IntN(15) {
+			case 0:
+				text.WriteString("# a comment\n")
+			case 1:
+				text.WriteString("\n")
+			case 2:
+				if r.IntN(3) == 0 {
+					text.WriteString([]string{"1,2\n", "1,2,x,4,5,6\n", "70000,2,3,4,5,6\n"}[r.IntN(3)])
+					continue
+				}
+			case 3:
+				text.WriteString(`"7",8,9.5,10,11,` + "\n") // the field parser's
+				continue
+			}
+			fmt.Fprintf(&text, "%d,%d,%d.%d,%d,%d,%d\n", r.IntN(256), r.IntN(256), r.IntN(1e6), r.IntN(100), r.IntN(1000), i, r.IntN(50))
+		}
+		want, wantErr := readLabelled(strings.NewReader(text.String()), "l.csv", 1<<30, 1)
+		for _, block := range []int{1, 31, 600} {
+			for _, workers := range []int{1, 2, 3, 7} {
+				got, err := readLabelled(strings.NewReader(text.String()), "l.csv", block, workers)
+				if fmt.Sprint(err) != fmt.Sprint(wantErr) || !slices.Equal(got.Labels, want.Labels) || !slices.Equal(got.Hits.X, want.Hits.X) ||
+					!slices.Equal(got.Hits.Y, want.Hits.Y) || !slices.Equal(got.Hits.ToA, want.Hits.ToA) || !slices.Equal(got.Hits.ToT, want.Hits.ToT) {
+					t.Fatalf("seed %d, blocks of %d bytes in %d parts: %d hits, %v; want %d, %v", seed, block, workers, len(got.Labels), err, len(want.Labels), wantErr)
+				}
+			}
 		}
 	}
 }
