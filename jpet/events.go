@@ -113,7 +113,7 @@ func readEventsText(r io.Reader, name string, block, workers int) ([]Event, erro
 // eventRows are the events of a text, for textscan.ReadRows.
 type eventRows []Event
 
-func (e *eventRows) Resize(n, room int) { *e = prefault.Resize(prefault.Grow(*e, room-len(*e)), n) }
+func (e *eventRows) Resize(n, room int) { *e = textscan.Resize(*e, n, room) }
 
 func (e *eventRows) Move(to, from, n int) { copy((*e)[to:], (*e)[from:from+n]) }
 

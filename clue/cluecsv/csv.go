@@ -26,7 +26,6 @@ import (
 
 	"github.com/hitflow/hitflow/clue"
 	"github.com/hitflow/hitflow/internal/ctxio"
-	"github.com/hitflow/hitflow/internal/prefault"
 	"github.com/hitflow/hitflow/internal/textfmt"
 	"github.com/hitflow/hitflow/internal/textparts"
 	"github.com/hitflow/hitflow/internal/textscan"
@@ -180,19 +179,15 @@ func (r pointRows) Move(to, from, n int) { r.c.move(r.p, to, from, n) }
 // room for at least room.
 func (c *columns) resize(p *clue.Points, n, room int) {
 	for d := range p.Coords {
-		p.Coords[d] = resize(p.Coords[d], n, room)
+		p.Coords[d] = textscan.Resize(p.Coords[d], n, room)
 	}
 	if c.layer >= 0 {
-		p.Layer = resize(p.Layer, n, room)
+		p.Layer = textscan.Resize(p.Layer, n, room)
 	}
 	if c.event >= 0 {
-		p.Event = resize(p.Event, n, room)
+		p.Event = textscan.Resize(p.Event, n, room)
 	}
-	p.Weight = resize(p.Weight, n, room)
-}
-
-func resize[T any](s []T, n, room int) []T {
-	return prefault.Resize(prefault.Grow(s, room-len(s)), n)
+	p.Weight = textscan.Resize(p.Weight, n, room)
 }
 
 // move moves n rows of the file's columns from from to to.

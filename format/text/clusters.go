@@ -12,7 +12,6 @@ import (
 	"strings"
 
 	"github.com/hitflow/hitflow/internal/ctxio"
-	"github.com/hitflow/hitflow/internal/prefault"
 	"github.com/hitflow/hitflow/internal/textfmt"
 	"github.com/hitflow/hitflow/internal/textparts"
 	"github.com/hitflow/hitflow/internal/textscan"
@@ -343,56 +342,23 @@ type clusterRows struct {
 
 func (r *clusterRows) Resize(n, room int) {
 	c := r.c
-	c.ID, c.Size, c.FirstToA, c.LastToA = resize(c.ID, n, room), resize(c.Size, n, room), resize(c.FirstToA, n, room), resize(c.LastToA, n, room)
-	c.ToTSum, c.ESum, c.X, c.Y = resize(c.ToTSum, n, room), resize(c.ESum, n, room), resize(c.X, n, room), resize(c.Y, n, room)
-	c.XMin, c.XMax, c.YMin, c.YMax = resize(c.XMin, n, room), resize(c.XMax, n, room), resize(c.YMin, n, room), resize(c.YMax, n, room)
-	c.Max, r.calibrated = resize(c.Max, n, room), resize(r.calibrated, n, room)
+	c.ID, c.Size, c.FirstToA, c.LastToA = textscan.Resize(c.ID, n, room), textscan.Resize(c.Size, n, room), textscan.Resize(c.FirstToA, n, room), textscan.Resize(c.LastToA, n, room)
+	c.ToTSum, c.ESum, c.X, c.Y = textscan.Resize(c.ToTSum, n, room), textscan.Resize(c.ESum, n, room), textscan.Resize(c.X, n, room), textscan.Resize(c.Y, n, room)
+	c.XMin, c.XMax, c.YMin, c.YMax = textscan.Resize(c.XMin, n, room), textscan.Resize(c.XMax, n, room), textscan.Resize(c.YMin, n, room), textscan.Resize(c.YMax, n, room)
+	c.Max, r.calibrated = textscan.Resize(c.Max, n, room), textscan.Resize(r.calibrated, n, room)
 	if r.cols.Shapes {
-		c.Pixels, c.Inner, c.Class = resize(c.Pixels, n, room), resize(c.Inner, n, room), resize(c.Class, n, room)
-		c.Roundness, c.Linearity = resize(c.Roundness, n, room), resize(c.Linearity, n, room)
-		c.Length, c.Width = resize(c.Length, n, room), resize(c.Width, n, room)
+		c.Pixels, c.Inner, c.Class = textscan.Resize(c.Pixels, n, room), textscan.Resize(c.Inner, n, room), textscan.Resize(c.Class, n, room)
+		c.Roundness, c.Linearity = textscan.Resize(c.Roundness, n, room), textscan.Resize(c.Linearity, n, room)
+		c.Length, c.Width = textscan.Resize(c.Length, n, room), textscan.Resize(c.Width, n, room)
 	}
 	if r.cols.TOF {
-		c.TOF, c.Pulse = resize(c.TOF, n, room), resize(c.Pulse, n, room)
+		c.TOF, c.Pulse = textscan.Resize(c.TOF, n, room), textscan.Resize(c.Pulse, n, room)
 	}
 }
 
-func resize[T any](s []T, n, room int) []T {
-	return prefault.Resize(prefault.Grow(s, room-len(s)), n)
-}
-
-func (r *clusterRows) Move(to, from, n int) {
-	c := r.c
-	move(c.ID, to, from, n)
-	move(c.Size, to, from, n)
-	move(c.FirstToA, to, from, n)
-	move(c.LastToA, to, from, n)
-	move(c.ToTSum, to, from, n)
-	move(c.ESum, to, from, n)
-	move(c.X, to, from, n)
-	move(c.Y, to, from, n)
-	move(c.XMin, to, from, n)
-	move(c.XMax, to, from, n)
-	move(c.YMin, to, from, n)
-	move(c.YMax, to, from, n)
-	move(c.Max, to, from, n)
-	move(r.calibrated, to, from, n)
-	if r.cols.Shapes {
-		move(c.Pixels, to, from, n)
-		move(c.Inner, to, from, n)
-		move(c.Class, to, from, n)
-		move(c.Roundness, to, from, n)
-		move(c.Linearity, to, from, n)
-		move(c.Length, to, from, n)
-		move(c.Width, to, from, n)
-	}
-	if r.cols.TOF {
-		move(c.TOF, to, from, n)
-		move(c.Pulse, to, from, n)
-	}
-}
-
-func move[T any](s []T, to, from, n int) { copy(s[to:], s[from:from+n]) }
+// Move has nothing to do: every line is a row, so only a part that
+// fails leaves room unused, and the rows of a failed read are dropped.
+func (r *clusterRows) Move(to, from, n int) {}
 
 // Parse reads the lines of a part into the rows from at on, one a line.
 func (r *clusterRows) Parse(sc *textscan.Scanner, at int) (int, error) {

@@ -232,6 +232,12 @@ type Rows interface {
 	Move(to, from, n int)
 }
 
+// Resize is what Rows.Resize does to a column: s with length n and room
+// for at least room elements, storage for a run (see prefault.Grow).
+func Resize[T any](s []T, n, room int) []T {
+	return prefault.Resize(prefault.Grow(s, room-len(s)), n)
+}
+
 // ReadRows parses the rest of the input into rows, after the n rows
 // already there, in blocks of about block bytes (the next one read while
 // one is parsed), each cut into workers parts parsed at once. Every line

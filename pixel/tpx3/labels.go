@@ -6,7 +6,6 @@ import (
 	"runtime"
 
 	"github.com/hitflow/hitflow/internal/ctxio"
-	"github.com/hitflow/hitflow/internal/prefault"
 	"github.com/hitflow/hitflow/internal/textscan"
 	"github.com/hitflow/hitflow/pixel"
 )
@@ -71,12 +70,8 @@ type labelRows struct {
 
 func (r *labelRows) Resize(n, room int) {
 	h := &r.l.Hits
-	h.X, h.Y, h.ToA, h.ToT = resize(h.X, n, room), resize(h.Y, n, room), resize(h.ToA, n, room), resize(h.ToT, n, room)
-	r.l.Labels = resize(r.l.Labels, n, room)
-}
-
-func resize[T any](s []T, n, room int) []T {
-	return prefault.Resize(prefault.Grow(s, room-len(s)), n)
+	h.X, h.Y, h.ToA, h.ToT = textscan.Resize(h.X, n, room), textscan.Resize(h.Y, n, room), textscan.Resize(h.ToA, n, room), textscan.Resize(h.ToT, n, room)
+	r.l.Labels = textscan.Resize(r.l.Labels, n, room)
 }
 
 func (r *labelRows) Move(to, from, n int) {
