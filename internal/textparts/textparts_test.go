@@ -72,10 +72,12 @@ func (f *failing) Write(b []byte) (int, error) {
 func TestWriteError(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
 	var p Parts
-	w := &failing{}
-	err := p.Write(w, 4*MinRows, func(dst []byte, lo, hi int) []byte { return append(dst, 'x') })
-	if err == nil || err.Error() != "disk full" || w.writes != 1 {
-		t.Fatalf("error %v after %d writes, want disk full after 1", err, w.writes)
+	for _, n := range []int{4 * MinRows, 9 * MaxRows} { // one round, and several
+		w := &failing{}
+		err := p.Write(w, n, func(dst []byte, lo, hi int) []byte { return append(dst, 'x') })
+		if err == nil || err.Error() != "disk full" || w.writes != 1 {
+			t.Fatalf("%d rows: error %v after %d writes, want disk full after 1", n, err, w.writes)
+		}
 	}
 }
 
