@@ -193,6 +193,23 @@ func TestEventsText(t *testing.T) {
 	}
 }
 
+// FuzzEventsText: text events read in one part and in small blocks of
+// three parts give the same events and the same error.
+func FuzzEventsText(f *testing.F) {
+	f.Add([]byte("# z_u z_d dl\n0.01 -0.02 0.03\n\n-0.1 0.1 0 # c\n"))
+	f.Add([]byte("1 2 3\n4 5\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		one, err1 := readEventsText(bytes.NewReader(data), "fuzz.txt", 1<<30, 1)
+		three, err3 := readEventsText(bytes.NewReader(data), "fuzz.txt", 1+len(data)%13, 3)
+		if fmt.Sprint(err1) != fmt.Sprint(err3) || !slices.Equal(one, three) {
+			t.Fatalf("in parts: %d events, %v; in one: %d, %v", len(three), err3, len(one), err1)
+		}
+		if err1 != nil && !strings.Contains(err1.Error(), "fuzz.txt") {
+			t.Fatalf("error without the file name: %v", err1)
+		}
+	})
+}
+
 func FuzzReadEvents(f *testing.F) {
 	f.Add(make([]byte, 24))
 	f.Add([]byte{0, 0, 0x80, 0x7f, 1, 2, 3})

@@ -259,3 +259,46 @@ func TestClustersInParts(t *testing.T) {
 		}
 	}
 }
+
+// FuzzClustersInParts: a cluster CSV read in one part and in small blocks
+// of three parts, whole or a block at a time, gives the same clusters and
+// the same error.
+func FuzzClustersInParts(f *testing.F) {
+	f.Add([]byte(ClusterCSVHeader + "\n0,1,2481.25,0,81,,110,16,110,110,16,16,81\n1,7,5195.3125,3.125,379,2.5,227.2876,221.0264,226,228,220,222,74\n"))
+	f.Add([]byte(ClusterCSVHeader + ShapeCSVColumns + TOFCSVColumns + "\n0,1,2,0,81,,1,1,1,1,1,1,81,1,0,0,0,0,0,dot,,\n"))
+	name := filepath.Join(f.TempDir(), "fuzz.csv")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if err := os.WriteFile(name, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		read := func(block, workers int, whole bool) (string, error) {
+			var out bytes.Buffer
+			var w *ClusterCSV
+			err := scanClusters(name, block, workers, whole, func(c *pixel.Clusters) error {
+				if w == nil {
+					var err error
+					if w, err = NewClusterCSV(&out, Columns{Shapes: c.HasShapes(), TOF: c.HasTOF()}); err != nil {
+						return err
+					}
+				}
+				fmt.Fprintf(&out, "calibrated %v\n", c.Calibrated)
+				return w.Write(c)
+			})
+			if w != nil {
+				w.Flush()
+			}
+			return out.String(), err
+		}
+		want, wantErr := read(1<<30, 1, true)
+		got, err := read(1+len(data)%13, 3, true)
+		if fmt.Sprint(err) != fmt.Sprint(wantErr) || wantErr == nil && got != want {
+			t.Fatalf("in parts: %v\n%s\nin one: %v\n%s", err, got, wantErr, want)
+		}
+		if wantErr != nil && !strings.Contains(wantErr.Error(), "fuzz.csv") {
+			t.Fatalf("error without the file name: %v", wantErr)
+		}
+		if _, err := read(1+len(data)%13, 3, false); fmt.Sprint(err) != fmt.Sprint(wantErr) {
+			t.Fatalf("a block at a time: %v, whole: %v", err, wantErr)
+		}
+	})
+}

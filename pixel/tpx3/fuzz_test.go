@@ -147,6 +147,13 @@ func FuzzLabelled(f *testing.F) {
 		if l.Hits.Len() != len(l.Labels) {
 			t.Fatalf("%d hits, %d labels", l.Hits.Len(), len(l.Labels))
 		}
+		// In one part, and in small blocks of three parts: the same.
+		one, err1 := readLabelled(bytes.NewReader(data), "fuzz.csv", 1<<30, 1)
+		three, err3 := readLabelled(bytes.NewReader(data), "fuzz.csv", 1+len(data)%13, 3)
+		if fmt.Sprint(err1) != fmt.Sprint(err3) || !slices.Equal(one.Labels, three.Labels) || !slices.Equal(one.Hits.ToA, three.Hits.ToA) ||
+			!slices.Equal(one.Hits.X, three.Hits.X) || !slices.Equal(one.Hits.Y, three.Hits.Y) || !slices.Equal(one.Hits.ToT, three.Hits.ToT) {
+			t.Fatalf("in parts: %d hits, %v; in one: %d, %v", len(three.Labels), err3, len(one.Labels), err1)
+		}
 	})
 }
 
