@@ -6,6 +6,7 @@ import (
 	"image/color"
 	"io"
 	"math"
+	"math/bits"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -22,6 +23,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/hitflow/hitflow/internal/outfile"
+	"github.com/hitflow/hitflow/internal/prefault"
 	"github.com/hitflow/hitflow/jpet"
 	"github.com/hitflow/hitflow/pixel"
 	"github.com/hitflow/hitflow/pixel/analysis"
@@ -189,21 +191,21 @@ func ClusterSpectrum(w io.Writer, c *pixel.Clusters, format string) error {
 	if c.Len() == 0 {
 		return fmt.Errorf("no clusters to plot")
 	}
-	v := make([]float64, c.Len())
-	xlabel := "ToT sum (25 ns ticks)"
-	for i := range v {
+	value := func(i int) float64 {
 		if c.Calibrated {
-			v[i] = c.ESum[i]
-		} else {
-			v[i] = float64(c.ToTSum[i])
+			return c.ESum[i]
 		}
+		return float64(c.ToTSum[i])
 	}
+	xlabel := "ToT sum (25 ns ticks)"
 	if c.Calibrated {
 		xlabel = "energy (keV)"
 	}
-	sorted := slices.Clone(v)
-	slices.Sort(sorted)
-	lo, hi := min(0, sorted[0]), sorted[int(0.999*float64(len(sorted)-1))]
+	v := prefault.Make[float64](c.Len(), 0)
+	for i := range v {
+		v[i] = value(i)
+	}
+	lo, hi := min(0, slices.Min(v)), nth(v, int(0.999*float64(len(v)-1)))
 	if hi <= lo {
 		hi = lo + 1
 	}
@@ -223,14 +225,64 @@ func ClusterSpectrum(w io.Writer, c *pixel.Clusters, format string) error {
 		}
 	}
 	over := 0
-	for _, x := range v {
-		if x >= hi {
+	for i := range c.Len() {
+		if x := value(i); x >= hi {
 			over++
-			continue
+		} else {
+			h.Fill(x, 1)
 		}
-		h.Fill(x, 1)
 	}
 	return histogram(w, h, true, nil, fmt.Sprintf("%d clusters (%d above the range)", c.Len(), over), xlabel, ylabel, format)
+}
+
+// nth returns the k-th smallest of v, counted from 0, in the order of
+// slices.Sort (NaNs first), reordering v: a quantile of millions of
+// clusters without sorting them all. Each round splits the range holding
+// it into the values below, equal to and above a median of three (ToT
+// sums repeat a lot); past a budget of rounds, the range is sorted.
+func nth(v []float64, k int) float64 {
+	lo, hi := 0, len(v)
+	for budget := 2 * bits.Len(uint(len(v))); hi-lo > 16 && budget > 0; budget-- {
+		p := median(v[lo], v[lo+(hi-lo)/2], v[hi-1])
+		lt, i, gt := lo, lo, hi
+		for i < gt {
+			switch {
+			case cmp.Less(v[i], p):
+				v[lt], v[i] = v[i], v[lt]
+				lt++
+				i++
+			case cmp.Less(p, v[i]):
+				gt--
+				v[i], v[gt] = v[gt], v[i]
+			default:
+				i++
+			}
+		}
+		switch {
+		case k < lt:
+			hi = lt
+		case k >= gt:
+			lo = gt
+		default:
+			return v[k]
+		}
+	}
+	slices.Sort(v[lo:hi])
+	return v[k]
+}
+
+// median is the middle one of three values by cmp.Less.
+func median(a, b, c float64) float64 {
+	if cmp.Less(b, a) {
+		a, b = b, a
+	}
+	if cmp.Less(c, b) { // the middle one is the larger of a and c
+		if cmp.Less(a, c) {
+			return c
+		}
+		return a
+	}
+	return b
 }
 
 // ClusterTime draws the number of clusters per time bin from the

@@ -2,10 +2,12 @@ package plot
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"image/png"
 	"io"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -233,3 +235,56 @@ func TestClassExamples(t *testing.T) {
 		t.Error("examples drawn without hits")
 	}
 }
+
+// TestNth: the k-th smallest is the sorted slice's k-th, for values with
+// many ties, NaNs and signed zeros, at every k of small slices and at
+// random ones of large.
+func TestNth(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for trial := range 400 {
+		n := 1 + r.IntN(60)
+		if trial%10 == 0 {
+			n = 1000 + r.IntN(100000)
+		}
+		v := make([]float64, n)
+		kinds := 1 + r.IntN(4)
+		for i := range v {
+			switch r.IntN(kinds) {
+			case 0:
+				v[i] = float64(r.IntN(1 + n/10)) // ties
+			case 1:
+				v[i] = r.NormFloat64()
+			case 2:
+				v[i] = []float64{math.NaN(), math.Copysign(0, -1), 0, math.Inf(1)}[r.IntN(4)]
+			default:
+				v[i] = float64(i) // sorted runs
+			}
+		}
+		sorted := slices.Clone(v)
+		slices.Sort(sorted)
+		ks := []int{0, n - 1, r.IntN(n), int(0.999 * float64(n-1))}
+		if n <= 60 {
+			ks = ks[:0]
+			for k := range n {
+				ks = append(ks, k)
+			}
+		}
+		for _, k := range ks {
+			w := slices.Clone(v)
+			if got := nth(w, k); cmp.Compare(got, sorted[k]) != 0 {
+				t.Fatalf("trial %d: the %d-th of %d is %v, want %v", trial, k, n, got, sorted[k])
+			}
+			if !slices.Equal(sortedCopy(w), sorted) && !hasNaN(v) {
+				t.Fatalf("trial %d: nth changed the values", trial)
+			}
+		}
+	}
+}
+
+func sortedCopy(v []float64) []float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return s
+}
+
+func hasNaN(v []float64) bool { return slices.ContainsFunc(v, math.IsNaN) }
