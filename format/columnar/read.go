@@ -58,7 +58,7 @@ func openParquet(name string, mem memory.Allocator) (*file.Reader, *pqarrow.File
 		}
 	}
 	md.FileMetaData.KeyValueMetadata = kept
-	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{}, mem)
+	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{Parallel: true}, mem)
 	if err != nil {
 		rdr.Close()
 		return nil, nil, fmt.Errorf("%s: %w", name, err)
