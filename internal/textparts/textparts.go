@@ -10,7 +10,7 @@ import (
 
 // Parts holds the buffers of a writer's parts, reused from batch to
 // batch. The zero value is ready to use.
-type Parts struct{ parts [2][][]byte } // a round's parts, and the next round's
+type Parts struct{ parts [][]byte }
 
 // MinRows is the fewest rows worth a goroutine of their own.
 const MinRows = 2048
@@ -29,62 +29,29 @@ const MaxRows = 1 << 16
 // [lo, hi) to dst and returns it, and writes the text to w in row order.
 // A batch of at least twice MinRows rows is split into parts formatted at
 // once, one a core; format must therefore be safe to call on disjoint
-// ranges at the same time. A batch of several rounds of parts has each
-// round's text written while the next round is formatted: the writes,
-// the kernel's copies into the file, would leave the cores idle.
+// ranges at the same time.
 func (t *Parts) Write(w io.Writer, n int, format func(dst []byte, lo, hi int) []byte) error {
 	k := max(1, min(runtime.GOMAXPROCS(0), n/MinRows))
-	for set := range t.parts {
-		for len(t.parts[set]) < k {
-			t.parts[set] = append(t.parts[set], nil)
-		}
+	for len(t.parts) < k {
+		t.parts = append(t.parts, nil)
 	}
-	round := k * MaxRows
-	if n == 0 {
-		return nil
-	}
-	if n <= round {
-		t.formatRound(0, n, k, format)
-		return t.writeRound(w, 0, k)
-	}
-	var wg sync.WaitGroup
-	start := func(set, from int) {
-		m := min(n-from, round)
-		for p := range k {
-			wg.Go(func() { t.parts[set][p] = formatSized(t.parts[set][p][:0], from+p*m/k, from+(p+1)*m/k, format) })
-		}
-	}
-	start(0, 0)
-	for from, set := 0, 0; from < n; from, set = from+round, 1-set {
-		wg.Wait()
-		if from+round < n {
-			start(1-set, from+round)
-		}
-		if err := t.writeRound(w, set, k); err != nil {
+	for from := 0; from < n; from += k * MaxRows {
+		m := min(n-from, k*MaxRows) // the rows of this round
+		if k == 1 {
+			t.parts[0] = formatSized(t.parts[0][:0], from, from+m, format)
+		} else {
+			// The last part on this goroutine: one wake-up fewer a round.
+			var wg sync.WaitGroup
+			for p := range k - 1 {
+				wg.Go(func() { t.parts[p] = formatSized(t.parts[p][:0], from+p*m/k, from+(p+1)*m/k, format) })
+			}
+			t.parts[k-1] = formatSized(t.parts[k-1][:0], from+(k-1)*m/k, from+m, format)
 			wg.Wait()
-			return err
 		}
-	}
-	return nil
-}
-
-// formatRound formats the n rows of a batch of one round into the first
-// set of k parts, the last part on this goroutine: one wake-up fewer.
-func (t *Parts) formatRound(from, n, k int, format func(dst []byte, lo, hi int) []byte) {
-	parts := t.parts[0]
-	var wg sync.WaitGroup
-	for p := range k - 1 {
-		wg.Go(func() { parts[p] = formatSized(parts[p][:0], from+p*n/k, from+(p+1)*n/k, format) })
-	}
-	parts[k-1] = formatSized(parts[k-1][:0], from+(k-1)*n/k, from+n, format)
-	wg.Wait()
-}
-
-// writeRound writes the text of the k parts of a set.
-func (t *Parts) writeRound(w io.Writer, set, k int) error {
-	for _, b := range t.parts[set][:k] {
-		if _, err := w.Write(b); err != nil {
-			return err
+		for _, b := range t.parts[:k] {
+			if _, err := w.Write(b); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
