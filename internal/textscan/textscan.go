@@ -41,6 +41,9 @@ type Scanner struct {
 	turn   int       // which of block Block fills next
 	rest   []byte    // the partial line after the last block
 	count  int64     // a Part's lines
+	// uncounted is Block's last text while its lines are not yet in
+	// line: Parts counts them part by part anyway.
+	uncounted []byte
 }
 
 // New reads r, the file name, in the named format (both for messages).
@@ -126,7 +129,8 @@ func (s *Scanner) nextInData() ([]byte, error) {
 // parsed. Once Block is called, only Block reads the input: Next and
 // Lines are for the lines before (a header).
 func (s *Scanner) Block(size int) (Block, error) {
-	blk := Block{name: s.name, format: s.format, line: s.line, off: s.off}
+	s.countBlock()
+	blk := Block{sc: s, name: s.name, format: s.format, line: s.line, off: s.off}
 	buf := append(s.block[s.turn][:0], s.rest...)
 	s.rest = s.rest[:0]
 	for len(buf) < size {
@@ -177,19 +181,35 @@ func (s *Scanner) Block(size int) (Block, error) {
 		buf = buf[:i+1]
 	}
 	s.block[s.turn], s.turn = buf, 1-s.turn
-	blk.text = buf
-	s.line += int64(bytes.Count(buf, nl))
-	if len(buf) > 0 && buf[len(buf)-1] != '\n' {
-		s.line++
-	}
+	blk.text, s.uncounted = buf, buf
 	s.off += int64(len(buf))
 	return blk, nil
+}
+
+// countBlock adds the lines of Block's last text to line, unless Parts
+// did.
+func (s *Scanner) countBlock() {
+	if s.uncounted != nil {
+		s.line += lines(s.uncounted)
+		s.uncounted = nil
+	}
+}
+
+// lines is the number of lines of text, a last one without its end
+// included.
+func lines(text []byte) int64 {
+	n := int64(bytes.Count(text, nl))
+	if len(text) > 0 && text[len(text)-1] != '\n' {
+		n++
+	}
+	return n
 }
 
 var nl = []byte{'\n'}
 
 // Block is a run of whole lines read by [Scanner.Block].
 type Block struct {
+	sc           *Scanner // that read it
 	text         []byte
 	name, format string
 	line, off    int64 // the lines and bytes before the block
@@ -208,14 +228,15 @@ func (b Block) Parts(n int) []*Scanner {
 				cut = len(text)/k + i + 1
 			}
 		}
-		count := int64(bytes.Count(text[:cut], nl))
-		if text[cut-1] != '\n' {
-			count++
-		}
+		count := lines(text[:cut])
 		parts = append(parts, &Scanner{data: text[:cut], name: b.name, format: b.format, line: line, off: off, count: count})
 		line += count
 		off += int64(cut)
 		text = text[cut:]
+	}
+	// The block's lines, counted: its scanner need not count them again.
+	if u := b.sc.uncounted; len(u) > 0 && len(u) == len(b.text) && &u[0] == &b.text[0] {
+		b.sc.line, b.sc.uncounted = line, nil
 	}
 	return parts
 }
@@ -343,7 +364,10 @@ func (s *Scanner) Count() int64 { return s.count }
 func (s *Scanner) Err() error { return s.err }
 
 // Line is the number of the line Next returned last, from 1.
-func (s *Scanner) Line() int64 { return s.line }
+func (s *Scanner) Line() int64 {
+	s.countBlock()
+	return s.line
+}
 
 // Offset is the byte offset of the line after it.
 func (s *Scanner) Offset() int64 { return s.off }
