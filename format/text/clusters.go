@@ -301,7 +301,7 @@ func scanClusters(name string, block, workers int, whole bool, fn func(*pixel.Cl
 	if !ok {
 		return sc.Errorf("header %q, want %q and any of %q, %q (and %q)", h, ClusterCSVHeader, ShapeCSVColumns[1:], TOFCSVColumns[1:], FlightCSVColumns[1:])
 	}
-	rows := &clusterRows{rowParser: rowParser{cols: cols, fields: strings.Count(cols.header(), ",") + 1}, c: &pixel.Clusters{}}
+	rows := &clusterRows{cols: cols, fields: strings.Count(cols.header(), ",") + 1, c: &pixel.Clusters{}}
 	rows.c.Reset()
 	var size int64 // a whole file's columns are sized once, from its size
 	if whole {
@@ -326,16 +326,11 @@ func scanClusters(name string, block, workers int, whole bool, fn func(*pixel.Cl
 	return fn(rows.c) // whole, or the last batch, empty
 }
 
-// rowParser reads the rows of a cluster CSV with the given columns.
-type rowParser struct {
-	cols   Columns
-	fields int // in a row
-}
-
-// clusterRows are the rows of a cluster CSV, for textscan.ReadRows, and
-// whether each has an energy.
+// clusterRows are the rows of a cluster CSV with the given columns, for
+// textscan.ReadRows, and whether each has an energy.
 type clusterRows struct {
-	rowParser
+	cols       Columns
+	fields     int // in a row
 	c          *pixel.Clusters
 	calibrated []bool
 }
@@ -366,7 +361,7 @@ func (r *clusterRows) Parse(sc *textscan.Scanner, at int) (int, error) {
 	i := at
 	for text := range sc.Lines() {
 		var err error
-		if r.calibrated[i], fs, err = r.row(sc, text, fs, r.c, i); err != nil {
+		if r.calibrated[i], fs, err = r.row(sc, text, fs, i); err != nil {
 			return i - at, err
 		}
 		i++
@@ -374,10 +369,10 @@ func (r *clusterRows) Parse(sc *textscan.Scanner, at int) (int, error) {
 	return i - at, sc.Err()
 }
 
-// row reads the line text into row i of c, and says whether it has an
-// energy; fs is room for its fields.
-func (rp rowParser) row(sc *textscan.Scanner, text []byte, fs [][]byte, c *pixel.Clusters, i int) (calibrated bool, _ [][]byte, _ error) {
-	cols := rp.cols
+// row reads the line text into row i, and says whether it has an energy;
+// fs is room for its fields.
+func (r *clusterRows) row(sc *textscan.Scanner, text []byte, fs [][]byte, i int) (calibrated bool, _ [][]byte, _ error) {
+	c, cols := r.c, r.cols
 	var v [24]float64
 	plain := !cols.Shapes && !cols.TOF
 	if plain {
@@ -386,8 +381,8 @@ func (rp rowParser) row(sc *textscan.Scanner, text []byte, fs [][]byte, c *pixel
 	if !plain {
 		v = [24]float64{}
 		fs = textscan.Fields(fs, text, ',')
-		if len(fs) != rp.fields {
-			return false, fs, sc.Errorf("%d fields, want %d", len(fs), rp.fields)
+		if len(fs) != r.fields {
+			return false, fs, sc.Errorf("%d fields, want %d", len(fs), r.fields)
 		}
 		// Numbers, but for the class name; empty: energy_kev without
 		// calibration, the time of flight before the first pulse.

@@ -372,10 +372,6 @@ func (s *Scanner) Line() int64 {
 // Offset is the byte offset of the line after it.
 func (s *Scanner) Offset() int64 { return s.off }
 
-// SampleRows is how many rows a reader reads before it sizes its columns
-// by Rows: enough for the bytes a row to be known.
-const SampleRows = 4096
-
 // Rows is how many rows a file of size bytes holds, at the bytes a row
 // of the rows read up to Offset, and 2 % more: for a reader that sizes
 // its columns once rather than growing them again and again. Never fewer
