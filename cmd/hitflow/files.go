@@ -52,13 +52,16 @@ func untilStopped[T any](ctx context.Context, kept string, work func() (T, error
 		v, err := work()
 		done <- result{v, err}
 	}()
+	var r result
 	select {
-	case r := <-done:
-		return r.v, r.err
+	case r = <-done:
 	case <-ctx.Done():
+	}
+	if ctx.Err() != nil { // also when the work ended as the signal came
 		var zero T
 		return zero, stopped(ctx, kept)
 	}
+	return r.v, r.err
 }
 
 // profilesKey finds the command's profiles in its context.
