@@ -89,7 +89,7 @@ func runGroup(ctx context.Context, o clusterOptions, input string, job pipeline.
 		opt.Logf = func(format string, args ...any) { fmt.Fprintf(stderr, "hitflow: "+format+"\n", args...) }
 	}
 	st, err := kafka.RunGroup(ctx, opt)
-	fmt.Fprintf(stderr, "hitflow: group %s member: partitions %v; %d messages (%d bytes) clustered, %d not raw .tpx3 skipped, %d offsets without a message (expired, or transaction markers); %d clusters published in %d ev44 messages to %s, %d not published (off the sensor, before the first pulse, or a time of flight over 2.1 s); %d transactions committed, %d aborted; %d partitions taken over from their state; %d late hits\n",
-		o.group.name, st.Partitions, st.Messages, st.Bytes, st.Skipped, st.Missed, st.Clusters, st.EventMessages, o.out, st.Left, st.Commits, st.Aborts, st.Restored, st.Late)
+	fmt.Fprintf(stderr, "hitflow: group %s member: partitions %v; %d messages (%d bytes) clustered, %d not raw .tpx3 skipped, %d offsets without a message (expired, or transaction markers); %d clusters published in %d ev44 messages to %s, %d not published (off the sensor, before the first pulse, or a time of flight over 2.1 s); %d transactions committed, %d aborted; %d partitions taken over from their state; %d new Kafka clients after a failed one; %d late hits\n",
+		o.group.name, st.Partitions, st.Messages, st.Bytes, st.Skipped, st.Missed, st.Clusters, st.EventMessages, o.out, st.Left, st.Commits, st.Aborts, st.Restored, st.Restarts, st.Late)
 	return err
 }

@@ -78,11 +78,29 @@ type GroupStats struct {
 	EventMessages   int64   // ev44 messages
 	Commits, Aborts int64   // transactions
 	Restored        int64   // partitions taken over from a state
+	Restarts        int64   // new clients after the Kafka client failed
 	Left            int64   // clusters not published (see ev44.Encoder)
 	// Hits later than the reorder window: near a hand-over they may join
 	// clusters otherwise than in one process (see pixel.Checkpoint).
 	Late int64
 }
+
+// giveUp is how many session timeouts a member goes on starting new
+// clients without a transaction ended before it fails: long enough for a
+// broker to restart, short enough that a member that cannot work says so.
+const giveUp = 5
+
+// clientError is a failure of the member's Kafka client, not of the data
+// or the settings: a transaction the brokers refused, events or a state
+// not delivered, fetches or offsets the brokers did not answer. The
+// transactional producer may be unusable after it (franz-go says no error
+// of End can be retried), so the member starts a new client and goes on
+// from the committed states; a broker's failover can cause it
+// (OUT_OF_ORDER_SEQUENCE_NUMBER for a produce request handled out of
+// order), and nothing of the failed transaction is committed.
+type clientError struct{ error }
+
+func (e clientError) Unwrap() error { return e.error }
 
 // groupName is what Kafka allows in a topic name, which the state
 // topic's takes from the group's: 1 to 200 of a-z, A-Z, 0-9, '.', '_'
@@ -107,6 +125,7 @@ func StateTopic(in, group string) string { return in + "." + group + ".state" }
 // member is a running member.
 type member struct {
 	opt        GroupOptions
+	codec      kgo.CompressionCodec
 	parts      int // of the input topic
 	stateTopic string
 	sess       *kgo.GroupTransactSession
@@ -119,10 +138,12 @@ type member struct {
 
 	stats   GroupStats
 	pending GroupStats // of the open transaction
+	ended   time.Time  // the last transaction ended, or the member started
 }
 
 // RunGroup runs a member of the group until its context is done or, with
-// Idle, its partitions go quiet.
+// Idle, its partitions go quiet. When its Kafka client fails it starts a
+// new one, for up to giveUp session timeouts without a transaction ended.
 func RunGroup(ctx context.Context, opt GroupOptions) (GroupStats, error) {
 	if !groupName(opt.Group) {
 		return GroupStats{}, fmt.Errorf("kafka: group %q: use letters, digits, '.', '_' and '-' (it names the group's state topic)", opt.Group)
@@ -136,7 +157,7 @@ func RunGroup(ctx context.Context, opt GroupOptions) (GroupStats, error) {
 	}
 	opt.Commit = positiveOr(opt.Commit, DefaultCommit)
 	opt.Session = positiveOr(opt.Session, DefaultSession)
-	m := &member{opt: opt, stateTopic: StateTopic(opt.In.Topic, opt.Group), tasks: map[int32]*task{},
+	m := &member{opt: opt, codec: codec, stateTopic: StateTopic(opt.In.Topic, opt.Group), tasks: map[int32]*task{},
 		assigned: map[int32]bool{}, revoked: map[int32]bool{}}
 	if err := m.prepareTopics(ctx); err != nil {
 		return GroupStats{}, err
@@ -144,17 +165,53 @@ func RunGroup(ctx context.Context, opt GroupOptions) (GroupStats, error) {
 	id := make([]byte, 6)
 	rand.Read(id)
 	host, _ := os.Hostname()
+	// The same transactional id for each client: a new one fences the
+	// last, whose open transaction the brokers then abort at once.
+	txnID := fmt.Sprintf("hitflow-%s-%s-%d-%s", opt.Group, host, os.Getpid(), hex.EncodeToString(id))
+	done := func(err error) (GroupStats, error) {
+		slices.Sort(m.stats.Partitions)
+		return m.stats, err
+	}
+	m.ended = time.Now()
+	for wait := time.Duration(0); ; {
+		began := m.ended
+		err := m.session(ctx, txnID)
+		if err == nil || ctx.Err() != nil || !errors.As(err, new(clientError)) || time.Since(m.ended) > giveUp*opt.Session {
+			return done(err)
+		}
+		// Waits double while no transaction ends, up to a session.
+		if m.ended != began || wait == 0 {
+			wait = opt.Session / 10
+		} else {
+			wait = min(2*wait, opt.Session)
+		}
+		m.stats.Restarts++
+		m.logf("kafka: group %s: %v; a new client goes on from the committed states in %v", opt.Group, err, wait)
+		m.forget()
+		select {
+		case <-ctx.Done():
+			return done(err)
+		case <-time.After(wait):
+		}
+	}
+}
+
+// session runs the member with a new client until it ends or fails. A
+// transaction left open by a failure is aborted, best effort, so that no
+// other member waits for it to time out before taking its partitions.
+func (m *member) session(ctx context.Context, txnID string) error {
+	opt := m.opt
 	sess, err := kgo.NewGroupTransactSession(
 		kgo.SeedBrokers(opt.In.Brokers...),
 		kgo.ConsumerGroup(opt.Group),
 		kgo.ConsumeTopics(opt.In.Topic),
-		kgo.TransactionalID(fmt.Sprintf("hitflow-%s-%s-%d-%s", opt.Group, host, os.Getpid(), hex.EncodeToString(id))),
+		kgo.TransactionalID(txnID),
 		kgo.TransactionTimeout(opt.Session),
 		kgo.SessionTimeout(opt.Session),
 		kgo.HeartbeatInterval(opt.Session/5),
 		kgo.RebalanceTimeout(opt.Session),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
-		kgo.ProducerBatchCompression(codec),
+		kgo.ProducerBatchCompression(m.codec),
 		kgo.ProducerBatchMaxBytes(maxState),
 		kgo.RecordDeliveryTimeout(30*time.Second), // as a Publisher's: a lost broker fails the run
 		kgo.RecordPartitioner(partitioner{m.stateTopic, kgo.StickyKeyPartitioner(nil)}),
@@ -163,13 +220,35 @@ func RunGroup(ctx context.Context, opt GroupOptions) (GroupStats, error) {
 		kgo.OnPartitionsLost(func(_ context.Context, _ *kgo.Client, l map[string][]int32) { m.membership(l[opt.In.Topic], false) }),
 	)
 	if err != nil {
-		return GroupStats{}, fmt.Errorf("kafka: %w", err)
+		return fmt.Errorf("kafka: %w", err)
 	}
 	m.sess = sess
 	defer sess.Close()
 	err = m.run(ctx)
-	slices.Sort(m.stats.Partitions)
-	return m.stats, err
+	if errors.As(err, new(clientError)) {
+		end, cancel := context.WithTimeout(context.WithoutCancel(ctx), opt.Session)
+		sess.End(end, kgo.TryAbort)
+		cancel()
+	}
+	return err
+}
+
+// forget drops what the member held when its client failed: the next
+// client takes its partitions from their committed states.
+func (m *member) forget() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	clear(m.tasks)
+	clear(m.assigned)
+	clear(m.revoked)
+	m.failed = nil
+	m.pending = GroupStats{}
+}
+
+func (m *member) logf(format string, args ...any) {
+	if m.opt.Logf != nil {
+		m.opt.Logf(format, args...)
+	}
 }
 
 func minTime(a, b time.Time) time.Time {
@@ -216,9 +295,7 @@ func (m *member) membership(parts []int32, assigned bool) {
 			m.revoked[p] = true
 		}
 	}
-	if m.opt.Logf != nil {
-		m.opt.Logf("kafka: group %s: partitions %v %s", m.opt.Group, parts, map[bool]string{true: "taken", false: "handed over"}[assigned])
-	}
+	m.logf("kafka: group %s: partitions %v %s", m.opt.Group, parts, map[bool]string{true: "taken", false: "handed over"}[assigned])
 }
 
 // prepareTopics checks the input and output topics and creates the
@@ -279,7 +356,7 @@ func (m *member) run(ctx context.Context) error {
 	last := time.Now() // of a message, or of a partition taken
 	for {
 		if err := m.sess.Begin(); err != nil {
-			return fmt.Errorf("kafka: %w", err)
+			return clientError{fmt.Errorf("kafka: %w", err)}
 		}
 		deadline := time.Now().Add(m.opt.Commit)
 		idle := false
@@ -346,7 +423,7 @@ func (m *member) poll(ctx context.Context, deadline time.Time) (bool, error) {
 	fs := m.sess.PollFetches(pctx)
 	for _, e := range fs.Errors() {
 		if !errors.Is(e.Err, context.DeadlineExceeded) && !errors.Is(e.Err, context.Canceled) {
-			return false, fmt.Errorf("kafka: topic %s partition %d: %w", e.Topic, e.Partition, e.Err)
+			return false, clientError{fmt.Errorf("kafka: topic %s partition %d: %w", e.Topic, e.Partition, e.Err)}
 		}
 	}
 	// The partitions' tasks are taken first, one by one; their messages
@@ -402,7 +479,7 @@ func (m *member) emitter(t *task) func([]byte) error {
 			if err != nil {
 				m.mu.Lock()
 				if m.failed == nil {
-					m.failed = fmt.Errorf("kafka: publishing to %s: %w", m.opt.Out.Topic, err)
+					m.failed = clientError{fmt.Errorf("kafka: publishing to %s: %w", m.opt.Out.Topic, err)}
 				}
 				m.mu.Unlock()
 			}
@@ -509,7 +586,7 @@ func (m *member) committed(ctx context.Context, p int32) (int64, string, error) 
 			}
 		}
 		if !errors.Is(err, kerr.UnstableOffsetCommit) && !errors.Is(err, kerr.CoordinatorLoadInProgress) && !errors.Is(err, kerr.NotCoordinator) {
-			return 0, "", fmt.Errorf("kafka: the committed offset of group %s on %s partition %d: %w", m.opt.Group, m.opt.In.Topic, p, err)
+			return 0, "", clientError{fmt.Errorf("kafka: the committed offset of group %s on %s partition %d: %w", m.opt.Group, m.opt.In.Topic, p, err)}
 		}
 		select { // a dead member's transaction, until it times out
 		case <-ctx.Done():
@@ -541,10 +618,10 @@ func (m *member) readState(ctx context.Context, p int32, offset int64) (*state, 
 	for {
 		fs := cl.PollFetches(ctx)
 		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("kafka: %s: not found: %w", where, err)
+			return nil, clientError{fmt.Errorf("kafka: %s: not found: %w", where, err)}
 		}
 		for _, e := range fs.Errors() {
-			return nil, fmt.Errorf("kafka: %s: %w", where, e.Err)
+			return nil, clientError{fmt.Errorf("kafka: %s: %w", where, e.Err)}
 		}
 		for _, r := range fs.Records() {
 			if r.Offset < offset {
@@ -593,7 +670,7 @@ func (m *member) commit(ctx context.Context, finish bool) (committed bool, err e
 		t.member = GroupStats{}
 		r := &kgo.Record{Topic: m.stateTopic, Partition: p, Key: []byte(strconv.Itoa(int(p))), Value: append([]byte(nil), buf...)}
 		if err := m.sess.ProduceSync(ctx, r).FirstErr(); err != nil {
-			return false, fmt.Errorf("kafka: writing the state of partition %d to %s: %w", p, m.stateTopic, err)
+			return false, clientError{fmt.Errorf("kafka: writing the state of partition %d to %s: %w", p, m.stateTopic, err)}
 		}
 		stateAt[p] = r.Offset
 		t.changed = false
@@ -607,8 +684,9 @@ func (m *member) commit(ctx context.Context, finish bool) (committed bool, err e
 		err = m.deliveryErr()
 	}
 	if err != nil {
-		return false, fmt.Errorf("kafka: ending a transaction: %w", err)
+		return false, clientError{fmt.Errorf("kafka: ending a transaction: %w", err)}
 	}
+	m.ended = time.Now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if !committed {

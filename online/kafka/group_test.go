@@ -3,6 +3,7 @@ package kafka
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -419,5 +420,94 @@ func TestGroupName(t *testing.T) {
 		if groupName(name) != ok {
 			t.Errorf("%q: allowed %v", name, !ok)
 		}
+	}
+}
+
+// TestGroupRestarts: a member whose Kafka client fails (the brokers
+// refuse a transaction's offsets, or its events, with an error that
+// leaves the transactional producer unusable) starts a new client and
+// goes on from the committed states: the events read committed are those
+// of the stream clustered in one go, each once.
+func TestGroupRestarts(t *testing.T) {
+	// The second commit of the raw data's offsets, when the first is in
+	// a committed state; the first events (the only request of them).
+	for _, c := range []struct {
+		key   kmsg.Key
+		topic string
+		n     int
+	}{{kmsg.TxnOffsetCommit, "raw", 2}, {kmsg.Produce, "events", 1}} {
+		t.Run(c.key.Name(), func(t *testing.T) {
+			k, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "raw"), kfake.SeedTopics(1, "events"),
+				kfake.GroupMinSessionTimeout(500*time.Millisecond))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer k.Close()
+			addrs := k.ListenAddrs()
+			raws := groupData(t, 1, 20000)
+			proc := groupProcessing(t)
+			want := offlineEvents(t, proc, raws)
+			cl, _ := kgo.NewClient(kgo.SeedBrokers(addrs...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+			defer cl.Close()
+			publishRaw(t, cl, 0, fixture.Rechunk(raws[0], 300))
+			seen := 0
+			fault := k.Fault(kfake.Fault{Keys: []kmsg.Key{c.key}, Topic: c.topic, Err: kerr.OutOfOrderSequenceNumber,
+				When: func(kmsg.Request) bool { seen++; return seen >= c.n }})
+			var logs []string
+			var mu sync.Mutex
+			st, err := RunGroup(context.Background(), GroupOptions{In: Target{addrs, "raw"}, Out: Target{addrs, "events"}, Group: "g1",
+				Processing: proc, Commit: 100 * time.Millisecond, Idle: time.Second, Session: time.Second,
+				Logf: func(format string, args ...any) {
+					mu.Lock()
+					logs = append(logs, fmt.Sprintf(format, args...))
+					mu.Unlock()
+				}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fault.Hits() != 1 || st.Restarts != 1 {
+				t.Fatalf("%d requests failed, %d restarts; want 1 and 1", fault.Hits(), st.Restarts)
+			}
+			if !slices.ContainsFunc(logs, func(l string) bool { return strings.Contains(l, "OUT_OF_ORDER_SEQUENCE_NUMBER") }) {
+				t.Errorf("the log does not name the failure: %q", logs)
+			}
+			got := kafkatest.CommittedEvents(t, addrs, "events")
+			for src, w := range want {
+				if !slices.Equal(got[src], w) {
+					t.Errorf("source %s: %d events, want %d as clustered in one go", src, len(got[src]), len(w))
+				}
+			}
+		})
+	}
+}
+
+// TestGroupGivesUp: a member whose every transaction fails starts new
+// clients, waiting longer each time, for five session timeouts, then
+// fails with the brokers' error; the raw data's offsets stay uncommitted.
+func TestGroupGivesUp(t *testing.T) {
+	k, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "raw"), kfake.SeedTopics(1, "events"),
+		kfake.GroupMinSessionTimeout(500*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.Close()
+	addrs := k.ListenAddrs()
+	raws := groupData(t, 1, 5000)
+	cl, _ := kgo.NewClient(kgo.SeedBrokers(addrs...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	defer cl.Close()
+	publishRaw(t, cl, 0, fixture.Rechunk(raws[0], 300))
+	k.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.TxnOffsetCommit}, Err: kerr.OutOfOrderSequenceNumber, Count: -1})
+	session := 500 * time.Millisecond
+	began := time.Now()
+	st, err := RunGroup(context.Background(), GroupOptions{In: Target{addrs, "raw"}, Out: Target{addrs, "events"}, Group: "g1",
+		Processing: groupProcessing(t), Commit: 100 * time.Millisecond, Idle: time.Second, Session: session})
+	took := time.Since(began)
+	if !errors.Is(err, kerr.OutOfOrderSequenceNumber) {
+		t.Fatalf("the member ended with %v, want the brokers' error", err)
+	}
+	// Waits of 50, 100, 200, 400, 500 ms... between clients of at least
+	// the 100 ms of a transaction each.
+	if st.Restarts < 4 || st.Restarts > 20 || st.Commits != 0 || took < giveUp*session || took > 4*giveUp*session {
+		t.Fatalf("%d restarts, %d commits in %v; want 4 to 20 restarts, none committed, in %v to %v", st.Restarts, st.Commits, took, giveUp*session, 4*giveUp*session)
 	}
 }
