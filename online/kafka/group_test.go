@@ -119,6 +119,48 @@ func publishRaw(t *testing.T, cl *kgo.Client, part int32, msgs [][]byte) {
 	}
 }
 
+// detector is a broker with the topics raw and events and a detector's
+// hits published to raw, in msgs messages, with the settings and the
+// events of the stream clustered in one go.
+type detector struct {
+	c     *kfake.Cluster
+	addrs []string
+	proc  Processing
+	want  map[string][]string
+	msgs  int
+}
+
+func newDetector(t *testing.T, hits int) detector {
+	t.Helper()
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "raw"), kfake.SeedTopics(1, "events"),
+		kfake.GroupMinSessionTimeout(500*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	raws := groupData(t, 1, hits)
+	proc := groupProcessing(t)
+	cl, _ := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	defer cl.Close()
+	msgs := fixture.Rechunk(raws[0], 300)
+	publishRaw(t, cl, 0, msgs)
+	return detector{c, c.ListenAddrs(), proc, offlineEvents(t, proc, raws), len(msgs)}
+}
+
+// sameEvents fails the test unless the events read committed are want.
+func sameEvents(t *testing.T, addrs []string, want map[string][]string) {
+	t.Helper()
+	got := kafkatest.CommittedEvents(t, addrs, "events")
+	for src, w := range want {
+		if !slices.Equal(got[src], w) {
+			t.Errorf("source %s: %d events, want %d as clustered in one go", src, len(got[src]), len(w))
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("%d sources, want %d", len(got), len(want))
+	}
+}
+
 // TestGroupHandsOver: a member clusters half of four detectors' data and
 // stops; two members then share the partitions, taking them over from
 // the states, while the rest is published. The events read committed are
@@ -178,15 +220,7 @@ func TestGroupHandsOver(t *testing.T) {
 	if restored < 4 || skipped != 4 {
 		t.Errorf("%d partitions taken over from a state, %d messages skipped; want at least 4 and 4", restored, skipped)
 	}
-	got := kafkatest.CommittedEvents(t, addrs, "events")
-	for src, w := range want {
-		if !slices.Equal(got[src], w) {
-			t.Errorf("source %s: %d events, want %d as clustered in one go", src, len(got[src]), len(w))
-		}
-	}
-	if len(got) != len(want) {
-		t.Errorf("%d sources, want %d", len(got), len(want))
-	}
+	sameEvents(t, addrs, want)
 }
 
 // TestGroupRefuses: a member refuses a group name Kafka cannot name a
@@ -310,22 +344,11 @@ func TestGroupTimeOfFlight(t *testing.T) {
 // partitions again from their states and finishes them anew, rather than
 // leaving with the last clusters of each stream unwritten.
 func TestGroupFinishAborted(t *testing.T) {
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "raw"), kfake.SeedTopics(1, "events"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	addrs := c.ListenAddrs()
-	raws := groupData(t, 1, 20000)
-	proc := groupProcessing(t)
-	want := offlineEvents(t, proc, raws)
-	cl, _ := kgo.NewClient(kgo.SeedBrokers(addrs...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	defer cl.Close()
-	msgs := fixture.Rechunk(raws[0], 300)
-	publishRaw(t, cl, 0, msgs)
+	d := newDetector(t, 20000)
+	c := d.c
 	// The first commit of the end offset is the last message's; the
 	// second, the finishing one: aborted once.
-	end, seen, aborted := int64(len(msgs)), 0, false
+	end, seen, aborted := int64(d.msgs), 0, false
 	c.ControlKey(int16(kmsg.TxnOffsetCommit), func(kr kmsg.Request) (kmsg.Response, error, bool) {
 		c.KeepControl()
 		req := kr.(*kmsg.TxnOffsetCommitRequest)
@@ -355,20 +378,15 @@ func TestGroupFinishAborted(t *testing.T) {
 		}
 		return resp, nil, true
 	})
-	st, err := RunGroup(context.Background(), GroupOptions{In: Target{addrs, "raw"}, Out: Target{addrs, "events"}, Group: "g1",
-		Processing: proc, Commit: 100 * time.Millisecond, Idle: time.Second})
+	st, err := RunGroup(context.Background(), GroupOptions{In: Target{d.addrs, "raw"}, Out: Target{d.addrs, "events"}, Group: "g1",
+		Processing: d.proc, Commit: 100 * time.Millisecond, Idle: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !aborted || st.Aborts != 1 {
 		t.Fatalf("aborted %v, %d aborts: the finishing transaction was not the one aborted", aborted, st.Aborts)
 	}
-	got := kafkatest.CommittedEvents(t, addrs, "events")
-	for src, w := range want {
-		if !slices.Equal(got[src], w) {
-			t.Errorf("source %s: %d events, want %d as clustered in one go", src, len(got[src]), len(w))
-		}
-	}
+	sameEvents(t, d.addrs, d.want)
 }
 
 // TestOffsetsOnlyWithState: a transaction commits the input's offsets of
@@ -437,26 +455,14 @@ func TestGroupRestarts(t *testing.T) {
 		n     int
 	}{{kmsg.TxnOffsetCommit, "raw", 2}, {kmsg.Produce, "events", 1}} {
 		t.Run(c.key.Name(), func(t *testing.T) {
-			k, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "raw"), kfake.SeedTopics(1, "events"),
-				kfake.GroupMinSessionTimeout(500*time.Millisecond))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer k.Close()
-			addrs := k.ListenAddrs()
-			raws := groupData(t, 1, 20000)
-			proc := groupProcessing(t)
-			want := offlineEvents(t, proc, raws)
-			cl, _ := kgo.NewClient(kgo.SeedBrokers(addrs...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
-			defer cl.Close()
-			publishRaw(t, cl, 0, fixture.Rechunk(raws[0], 300))
+			d := newDetector(t, 20000)
 			seen := 0
-			fault := k.Fault(kfake.Fault{Keys: []kmsg.Key{c.key}, Topic: c.topic, Err: kerr.OutOfOrderSequenceNumber,
+			fault := d.c.Fault(kfake.Fault{Keys: []kmsg.Key{c.key}, Topic: c.topic, Err: kerr.OutOfOrderSequenceNumber,
 				When: func(kmsg.Request) bool { seen++; return seen >= c.n }})
 			var logs []string
 			var mu sync.Mutex
-			st, err := RunGroup(context.Background(), GroupOptions{In: Target{addrs, "raw"}, Out: Target{addrs, "events"}, Group: "g1",
-				Processing: proc, Commit: 100 * time.Millisecond, Idle: time.Second, Session: time.Second,
+			st, err := RunGroup(context.Background(), GroupOptions{In: Target{d.addrs, "raw"}, Out: Target{d.addrs, "events"}, Group: "g1",
+				Processing: d.proc, Commit: 100 * time.Millisecond, Idle: time.Second, Session: time.Second,
 				Logf: func(format string, args ...any) {
 					mu.Lock()
 					logs = append(logs, fmt.Sprintf(format, args...))
@@ -471,12 +477,7 @@ func TestGroupRestarts(t *testing.T) {
 			if !slices.ContainsFunc(logs, func(l string) bool { return strings.Contains(l, "OUT_OF_ORDER_SEQUENCE_NUMBER") }) {
 				t.Errorf("the log does not name the failure: %q", logs)
 			}
-			got := kafkatest.CommittedEvents(t, addrs, "events")
-			for src, w := range want {
-				if !slices.Equal(got[src], w) {
-					t.Errorf("source %s: %d events, want %d as clustered in one go", src, len(got[src]), len(w))
-				}
-			}
+			sameEvents(t, d.addrs, d.want)
 		})
 	}
 }
@@ -485,22 +486,12 @@ func TestGroupRestarts(t *testing.T) {
 // clients, waiting longer each time, for five session timeouts, then
 // fails with the brokers' error; the raw data's offsets stay uncommitted.
 func TestGroupGivesUp(t *testing.T) {
-	k, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "raw"), kfake.SeedTopics(1, "events"),
-		kfake.GroupMinSessionTimeout(500*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer k.Close()
-	addrs := k.ListenAddrs()
-	raws := groupData(t, 1, 5000)
-	cl, _ := kgo.NewClient(kgo.SeedBrokers(addrs...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	defer cl.Close()
-	publishRaw(t, cl, 0, fixture.Rechunk(raws[0], 300))
-	k.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.TxnOffsetCommit}, Err: kerr.OutOfOrderSequenceNumber, Count: -1})
+	d := newDetector(t, 5000)
+	d.c.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.TxnOffsetCommit}, Err: kerr.OutOfOrderSequenceNumber, Count: -1})
 	session := 500 * time.Millisecond
 	began := time.Now()
-	st, err := RunGroup(context.Background(), GroupOptions{In: Target{addrs, "raw"}, Out: Target{addrs, "events"}, Group: "g1",
-		Processing: groupProcessing(t), Commit: 100 * time.Millisecond, Idle: time.Second, Session: session})
+	st, err := RunGroup(context.Background(), GroupOptions{In: Target{d.addrs, "raw"}, Out: Target{d.addrs, "events"}, Group: "g1",
+		Processing: d.proc, Commit: 100 * time.Millisecond, Idle: time.Second, Session: session})
 	took := time.Since(began)
 	if !errors.Is(err, kerr.OutOfOrderSequenceNumber) {
 		t.Fatalf("the member ended with %v, want the brokers' error", err)
