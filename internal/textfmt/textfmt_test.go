@@ -70,6 +70,9 @@ func TestPutUint(t *testing.T) {
 		}
 	}
 	check(math.MaxUint64)
+	for v := range uint64(100000) { // every entry of the tables, alone and after others
+		check(v)
+	}
 	r := rand.New(rand.NewPCG(3, 4))
 	for range 100000 {
 		check(r.Uint64() >> r.IntN(64))
