@@ -50,6 +50,8 @@ func (o clusterOptions) checkGroup(files []string) error {
 		return usagef("--rotate, --spool and --metrics are not available with --group")
 	case o.group.session < time.Second:
 		return usagef("--session-timeout must be at least 1s")
+	case o.kafka.timeout != kafka.DefaultTimeout:
+		return usagef("--delivery-timeout does not apply with --group: a member whose messages are not delivered starts a new client and goes on from the committed state")
 	}
 	return nil
 }

@@ -128,6 +128,7 @@ func TestGroupUsage(t *testing.T) {
 		{[]string{"--group", "g", "--spool", "/tmp", "-o", out, in}, "--rotate, --spool and --metrics"},
 		{[]string{"--group", "g", "--session-timeout", "10ms", "-o", out, in}, "at least 1s"},
 		{[]string{"--session-timeout", "3s", "-o", out, in}, "--session-timeout is for --group"},
+		{[]string{"--group", "g", "--delivery-timeout", "1m", "-o", out, in}, "--delivery-timeout does not apply with --group"},
 		{[]string{"--group", "g", "-o", in, in}, "the events would land among the raw data"},
 		{[]string{"-o", in, in}, "the events would land among the raw data"},
 	} {

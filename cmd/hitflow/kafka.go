@@ -25,6 +25,7 @@ type kafkaFlags struct {
 	scale       int
 	compression string
 	start       string
+	timeout     time.Duration
 }
 
 func (k *kafkaFlags) add(f *pflag.FlagSet) {
@@ -32,14 +33,15 @@ func (k *kafkaFlags) add(f *pflag.FlagSet) {
 	f.IntVar(&k.scale, "super-resolution", 1, "with -o kafka://: pixel_id bins across each pixel (the centroid's bin, y*width*N + x)")
 	f.StringVar(&k.compression, "compression", defaultCompression, "with -o kafka://: zstd, lz4 or none")
 	f.StringVar(&k.start, "start", "", "with -o kafka://: the wall-clock time of ToA 0, RFC 3339 (default: when the run starts)")
+	f.DurationVar(&k.timeout, "delivery-timeout", kafka.DefaultTimeout, "with -o kafka://: how long a message may wait for the brokers, retries included, before the run fails (at least 1s); 0 waits as long as it takes (a live input meanwhile fills --buffer and --spool)")
 }
 
 // check refuses the flags without a Kafka output, and the outputs a
 // topic cannot take.
 func (k *kafkaFlags) check(publish bool, o clusterOptions) error {
 	if !publish {
-		if k.source != defaultSource || k.scale != 1 || k.compression != defaultCompression || k.start != "" {
-			return usagef("--source, --super-resolution, --compression and --start are for -o kafka://BROKER/TOPIC")
+		if k.source != defaultSource || k.scale != 1 || k.compression != defaultCompression || k.start != "" || k.timeout != kafka.DefaultTimeout {
+			return usagef("--source, --super-resolution, --compression, --start and --delivery-timeout are for -o kafka://BROKER/TOPIC")
 		}
 		return nil
 	}
@@ -53,6 +55,9 @@ func (k *kafkaFlags) check(publish bool, o clusterOptions) error {
 		return usagef("--shapes adds columns to files; ev44 messages carry each cluster's pixel and time only (--keep chooses the clusters published)")
 	case k.source == "":
 		return usagef("--source must name the detector")
+	}
+	if k.timeout != 0 && k.timeout < time.Second {
+		return usagef("--delivery-timeout %v: want 0 (no bound) or at least 1s", k.timeout)
 	}
 	if _, ok := kafka.Compressions[k.compression]; !ok {
 		return usagef("--compression %q: want zstd, lz4 or none", k.compression)
@@ -79,7 +84,11 @@ func (k *kafkaFlags) publisher(ctx context.Context, target string, width, height
 	if k.start != "" {
 		start, _ = time.Parse(time.RFC3339Nano, k.start) // checked
 	}
-	return kafka.NewPublisher(ctx, kafka.Options{Target: t, Compression: k.compression,
+	timeout := k.timeout
+	if timeout == 0 {
+		timeout = -1 // no bound
+	}
+	return kafka.NewPublisher(ctx, kafka.Options{Target: t, Compression: k.compression, Timeout: timeout,
 		Events: ev44.Options{Source: k.source, Grid: grid, Start: start}})
 }
 

@@ -45,7 +45,7 @@ func TestPublishToKafka(t *testing.T) {
 		t.Fatal(stderr)
 	}
 	target := "kafka://" + addr + "/events"
-	code, _, stderr := hitflow(t, "cluster", "-q", "--layout", "single", "--source", "det-7", "--super-resolution", "2", "--compression", "lz4", "--start", "2026-11-27T08:00:00Z", "-o", target, in)
+	code, _, stderr := hitflow(t, "cluster", "-q", "--layout", "single", "--source", "det-7", "--super-resolution", "2", "--compression", "lz4", "--start", "2026-11-27T08:00:00Z", "--delivery-timeout", "0", "-o", target, in)
 	if code != 0 || !strings.Contains(stderr, "hitflow: published ") || !strings.Contains(stderr, "to "+target+"; clusters not published: 0 off the sensor") {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -95,6 +95,9 @@ func TestPublishToKafka(t *testing.T) {
 		{[]string{"-o", target, "--compression", "gzip", in}, exitUsage, "--compression"},
 		{[]string{"-o", target, "--start", "yesterday", in}, exitUsage, "--start"},
 		{[]string{"-o", filepath.Join(dir, "x.csv"), "--source", "a", in}, exitUsage, "are for -o kafka://"},
+		{[]string{"-o", filepath.Join(dir, "x.csv"), "--delivery-timeout", "1m", in}, exitUsage, "are for -o kafka://"},
+		{[]string{"-o", target, "--delivery-timeout", "500ms", in}, exitUsage, "want 0 (no bound) or at least 1s"},
+		{[]string{"-o", target, "--delivery-timeout", "-1s", in}, exitUsage, "want 0 (no bound) or at least 1s"},
 	} {
 		code, _, stderr := hitflow(t, append([]string{"cluster", "-q"}, tc.args...)...)
 		if code != tc.code || !strings.Contains(stderr, tc.want) {

@@ -7,6 +7,7 @@
 package kafka
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -63,7 +64,10 @@ type Options struct {
 	Compression string // a key of Compressions; "" is zstd
 	Events      ev44.Options
 	// Timeout bounds how long a message may wait for the brokers (its
-	// retries included) before the run fails; 0 is 30 s.
+	// retries included) before the run fails; 0 is DefaultTimeout. A
+	// negative one sets no bound: the run waits for the brokers as long
+	// as it takes, and only stops when its context is done or its
+	// process is interrupted a second time.
 	Timeout time.Duration
 }
 
@@ -92,15 +96,14 @@ func NewPublisher(ctx context.Context, opt Options) (*Publisher, error) {
 		return nil, err
 	}
 	timeout := opt.Timeout
-	if timeout <= 0 {
-		timeout = 30 * time.Second
+	if timeout == 0 {
+		timeout = DefaultTimeout
 	}
-	cl, err := kgo.NewClient(
-		kgo.SeedBrokers(opt.Brokers...),
-		kgo.DefaultProduceTopic(opt.Topic),
-		kgo.ProducerBatchCompression(codec),
-		kgo.RecordDeliveryTimeout(timeout),
-	)
+	opts := []kgo.Opt{kgo.SeedBrokers(opt.Brokers...), kgo.DefaultProduceTopic(opt.Topic), kgo.ProducerBatchCompression(codec)}
+	if timeout > 0 {
+		opts = append(opts, kgo.RecordDeliveryTimeout(timeout)) // the client's own default: no bound
+	}
+	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return nil, fmt.Errorf("kafka: %w", err)
 	}
@@ -120,9 +123,13 @@ func cmpOr[T comparable](v, def T) T {
 	return v
 }
 
-// check asks the brokers for the topic's partitions.
+// DefaultTimeout is a Publisher's delivery timeout when Options give none.
+const DefaultTimeout = 30 * time.Second
+
+// check asks the brokers for the topic's partitions; a run without a
+// bound on its deliveries still needs a broker to start.
 func (p *Publisher) check(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, p.timeout)
+	ctx, cancel := context.WithTimeout(ctx, cmp.Or(max(p.timeout, 0), DefaultTimeout))
 	defer cancel()
 	if err := p.cl.Ping(ctx); err != nil {
 		return fmt.Errorf("kafka: no broker answers at %s: %w", strings.Join(p.cl.OptValue(kgo.SeedBrokers).([]string), ","), err)
@@ -180,7 +187,10 @@ func (p *Publisher) Flush() error {
 	if err := p.enc.Flush(p.send); err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), p.timeout+5*time.Second)
+	ctx, cancel := context.Background(), context.CancelFunc(func() {})
+	if p.timeout > 0 {
+		ctx, cancel = context.WithTimeout(ctx, p.timeout+5*time.Second)
+	}
 	defer cancel()
 	if err := p.cl.Flush(ctx); err != nil {
 		return fmt.Errorf("kafka: waiting for the brokers: %w", err)

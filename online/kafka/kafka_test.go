@@ -14,8 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/hitflow/hitflow/format/ev44"
 	"github.com/hitflow/hitflow/internal/fixture"
@@ -201,6 +203,63 @@ func TestBrokerLost(t *testing.T) {
 		t.Fatalf("after %v: %v", time.Since(began), err)
 	}
 	t.Log(err)
+}
+
+// TestBrokerOutage: while the broker refuses messages (it is not the
+// partition's leader, as while a broker restarts or a partition moves),
+// a publisher whose delivery timeout is shorter than the outage fails,
+// with the client's timeout, and one without a bound publishes every
+// message once the broker takes them again, each once and in order.
+func TestBrokerOutage(t *testing.T) {
+	batches := fixture.Clusters(t, false)
+	const outage = 2500 * time.Millisecond
+	for _, timeout := range []time.Duration{time.Second, -1} { // the client's shortest bound, none
+		c := broker(t, "events")
+		opt := options(c.ListenAddrs(), "events")
+		opt.Timeout = timeout
+		p, err := NewPublisher(context.Background(), opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		began := time.Now()
+		refused := c.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Err: kerr.NotEnoughReplicas, Count: -1,
+			When: func(kmsg.Request) bool { return time.Since(began) < outage }})
+		for _, b := range batches {
+			if err = p.Write(b); err != nil {
+				break
+			}
+		}
+		err = errors.Join(err, p.Close())
+		t.Logf("timeout %v: %v after %v", timeout, err, time.Since(began))
+		if refused.Hits() == 0 {
+			t.Fatalf("timeout %v: no request met the outage", timeout)
+		}
+		if timeout > 0 {
+			if !errors.Is(err, kgo.ErrRecordTimeout) || !strings.HasPrefix(err.Error(), "kafka: ") {
+				t.Errorf("timeout %v: the run ended with %v, want the delivery timeout", timeout, err)
+			}
+			continue
+		}
+		if err != nil || time.Since(began) < outage {
+			t.Fatalf("without a bound: %v after %v", err, time.Since(began))
+		}
+		e, _ := ev44.NewEncoder(opt.Events)
+		n := 0
+		count := func([]byte) error { n++; return nil }
+		for _, b := range batches {
+			e.Encode(b, count)
+		}
+		e.Flush(count)
+		recs := consume(t, c.ListenAddrs(), "events", n)
+		for i, r := range recs {
+			if m, err := ev44.Decode(r.Value); err != nil || m.ID != int64(i) {
+				t.Fatalf("record %d: %v, message id %d", i, err, m.ID)
+			}
+		}
+		if p.Messages != int64(n) || len(recs) != n {
+			t.Fatalf("published %d messages, %d on the topic, want %d", p.Messages, len(recs), n)
+		}
+	}
 }
 
 // BenchmarkPublish: clusters published to the in-process broker over
