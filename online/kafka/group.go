@@ -1,6 +1,7 @@
 package kafka
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -148,7 +149,7 @@ func RunGroup(ctx context.Context, opt GroupOptions) (GroupStats, error) {
 	if !groupName(opt.Group) {
 		return GroupStats{}, fmt.Errorf("kafka: group %q: use letters, digits, '.', '_' and '-' (it names the group's state topic)", opt.Group)
 	}
-	codec, ok := Compressions[cmpOr(opt.Compression, "zstd")]
+	codec, ok := Compressions[cmp.Or(opt.Compression, "zstd")]
 	if !ok {
 		return GroupStats{}, fmt.Errorf("kafka: compression %q: want zstd, lz4 or none", opt.Compression)
 	}

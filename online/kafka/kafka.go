@@ -87,7 +87,7 @@ type Publisher struct {
 // NewPublisher connects to the brokers and checks that the topic is
 // there: a run does not start to find out at its end.
 func NewPublisher(ctx context.Context, opt Options) (*Publisher, error) {
-	codec, ok := Compressions[cmpOr(opt.Compression, "zstd")]
+	codec, ok := Compressions[cmp.Or(opt.Compression, "zstd")]
 	if !ok {
 		return nil, fmt.Errorf("kafka: compression %q: want zstd, lz4 or none", opt.Compression)
 	}
@@ -113,14 +113,6 @@ func NewPublisher(ctx context.Context, opt Options) (*Publisher, error) {
 		return nil, err
 	}
 	return p, nil
-}
-
-func cmpOr[T comparable](v, def T) T {
-	var zero T
-	if v == zero {
-		return def
-	}
-	return v
 }
 
 // DefaultTimeout is a Publisher's delivery timeout when Options give none.

@@ -2,6 +2,7 @@ package kafka
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -58,7 +59,7 @@ func (p *Processing) window() pixel.Time {
 func (p *Processing) settings() string {
 	c, g := &p.Cluster, &p.Events.Grid
 	s := fmt.Sprintf("definition %v, dt %v ns, sensor %dx%d, restart %v ns, reorder window %v ns, %d bins a pixel, source %q, %d events a message",
-		c.Definition, c.Dt.Ns(), c.Width, c.Height, c.RestartGap().Ns(), p.window().Ns(), g.Scale, p.Events.Source, cmpOr(p.Events.MaxEvents, ev44.DefaultMaxEvents))
+		c.Definition, c.Dt.Ns(), c.Width, c.Height, c.RestartGap().Ns(), p.window().Ns(), g.Scale, p.Events.Source, cmp.Or(p.Events.MaxEvents, ev44.DefaultMaxEvents))
 	if p.Correction != nil {
 		s += ", time-walk " + p.CorrectionID
 	}
