@@ -181,7 +181,7 @@ func RunGroup(ctx context.Context, opt GroupOptions) (GroupStats, error) {
 			return done(err)
 		}
 		// Waits double while no transaction ends, up to a session.
-		if m.ended != began || wait == 0 {
+		if !m.ended.Equal(began) || wait == 0 {
 			wait = opt.Session / 10
 		} else {
 			wait = min(2*wait, opt.Session)
@@ -214,7 +214,7 @@ func (m *member) session(ctx context.Context, txnID string) error {
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 		kgo.ProducerBatchCompression(m.codec),
 		kgo.ProducerBatchMaxBytes(maxState),
-		kgo.RecordDeliveryTimeout(30*time.Second), // as a Publisher's: a lost broker fails the run
+		kgo.RecordDeliveryTimeout(DefaultTimeout), // as a Publisher's: a lost broker fails the client, and another starts
 		kgo.RecordPartitioner(partitioner{m.stateTopic, kgo.StickyKeyPartitioner(nil)}),
 		kgo.OnPartitionsAssigned(func(_ context.Context, _ *kgo.Client, a map[string][]int32) { m.membership(a[opt.In.Topic], true) }),
 		kgo.OnPartitionsRevoked(func(_ context.Context, _ *kgo.Client, r map[string][]int32) { m.membership(r[opt.In.Topic], false) }),
