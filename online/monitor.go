@@ -112,12 +112,19 @@ func (m *Monitor) ShowStatus(w io.Writer) (stop func()) {
 // http://addr/metrics until stop is called. It fails at once when addr
 // cannot be listened on.
 func (m *Monitor) ServeMetrics(addr string) (stop func(), err error) {
+	return ServeMetrics(addr, m.collectors()...)
+}
+
+// ServeMetrics serves the collectors' metrics for Prometheus at
+// http://addr/metrics until stop is called. It fails at once when addr
+// cannot be listened on.
+func ServeMetrics(addr string, cs ...prometheus.Collector) (stop func(), err error) {
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("--metrics: %w", err)
 	}
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(m.collectors()...)
+	reg.MustRegister(cs...)
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}

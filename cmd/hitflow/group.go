@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/hitflow/hitflow/format/ev44"
+	"github.com/hitflow/hitflow/online"
 	"github.com/hitflow/hitflow/online/kafka"
 	"github.com/hitflow/hitflow/pixel"
 	"github.com/hitflow/hitflow/pixel/analysis"
@@ -46,8 +47,8 @@ func (o clusterOptions) checkGroup(files []string) error {
 		return usagef("--group clusters each partition on one core (the partitions share the cores): --mode and --workers do not apply")
 	case o.live.partition != -1 || o.live.fromEnd || o.live.offset != 0:
 		return usagef("--group reads every partition given to the member, from the group's committed offsets: --partition, --from-end and --offset do not apply")
-	case o.live.rotate != "" || o.live.spool != "" || o.live.metrics != "":
-		return usagef("--rotate, --spool and --metrics are not available with --group")
+	case o.live.rotate != "" || o.live.spool != "":
+		return usagef("--rotate and --spool do not apply with --group: the events go to a topic, and the raw data waits in its own")
 	case o.group.session < time.Second:
 		return usagef("--session-timeout must be at least 1s")
 	case o.kafka.timeout != kafka.DefaultTimeout:
@@ -89,6 +90,15 @@ func runGroup(ctx context.Context, o clusterOptions, input string, job pipeline.
 	}
 	if !o.quiet {
 		opt.Logf = func(format string, args ...any) { fmt.Fprintf(stderr, "hitflow: "+format+"\n", args...) }
+	}
+	if o.live.metrics != "" {
+		progress := &kafka.GroupProgress{}
+		opt.Progress = progress.Update
+		stop, err := online.ServeMetrics(o.live.metrics, progress.Collectors()...)
+		if err != nil {
+			return usageError{err}
+		}
+		defer stop()
 	}
 	st, err := kafka.RunGroup(ctx, opt)
 	fmt.Fprintf(stderr, "hitflow: group %s member: partitions %v; %d messages (%d bytes) clustered, %d not raw .tpx3 skipped, %d offsets without a message (expired, or transaction markers); %d clusters published in %d ev44 messages to %s, %d not published (off the sensor, before the first pulse, or a time of flight over 2.1 s); %d transactions committed, %d aborted; %d partitions taken over from their state; %d new Kafka clients after a failed one; %d late hits\n",

@@ -4,9 +4,13 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -73,8 +77,14 @@ func TestGroupSurvivesKill(t *testing.T) {
 	}
 	defer cl.Close()
 	args := []string{"-q", "--layout", "single", "--source", "det", "--start", start, "--session-timeout", "2s", "--idle", "6s", "-o", "kafka://" + addr + "/events", "kafka://" + addr + "/raw"}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics := l.Addr().String()
+	l.Close()
 	a, aErr := member(t, args...)
-	b, bErr := member(t, args...)
+	b, bErr := member(t, append([]string{"--metrics", metrics}, args...)...)
 	const rounds = 10
 	for r := range rounds {
 		if r == rounds/2 {
@@ -91,6 +101,21 @@ func TestGroupSurvivesKill(t *testing.T) {
 	}
 	if err := a.Wait(); err == nil || !strings.Contains(err.Error(), "killed") {
 		t.Fatalf("the killed member: %v: %s", err, aErr)
+	}
+	// The survivor's metrics show it holding every partition, with
+	// transactions committed.
+	held := regexp.MustCompile(`(?m)^hitflow_group_partitions 4$`)
+	committed := regexp.MustCompile(`(?m)^hitflow_group_commits_total [1-9]`)
+	var body string
+	for deadline := time.Now().Add(15 * time.Second); !held.MatchString(body) || !committed.MatchString(body); time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the surviving member's metrics:\n%s", body)
+		}
+		if resp, err := http.Get("http://" + metrics + "/metrics"); err == nil {
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			body = string(b)
+		}
 	}
 	if err := b.Wait(); err != nil {
 		t.Fatalf("the surviving member: %v: %s", err, bErr)
@@ -125,7 +150,7 @@ func TestGroupUsage(t *testing.T) {
 		{[]string{"--group", "g", "--hits", "h.csv", "-o", out, in}, "--hits, --tdc, --calib"},
 		{[]string{"--group", "g", "--mode", "lanes", "-o", out, in}, "--mode and --workers"},
 		{[]string{"--group", "g", "--partition", "1", "-o", out, in}, "--partition, --from-end and --offset do not apply"},
-		{[]string{"--group", "g", "--spool", "/tmp", "-o", out, in}, "--rotate, --spool and --metrics"},
+		{[]string{"--group", "g", "--spool", "/tmp", "-o", out, in}, "--rotate and --spool do not apply"},
 		{[]string{"--group", "g", "--session-timeout", "10ms", "-o", out, in}, "at least 1s"},
 		{[]string{"--session-timeout", "3s", "-o", out, in}, "--session-timeout is for --group"},
 		{[]string{"--group", "g", "--delivery-timeout", "1m", "-o", out, in}, "--delivery-timeout does not apply with --group"},

@@ -56,6 +56,10 @@ type GroupOptions struct {
 	Session time.Duration
 	// Logf, when set, hears of partitions taken and handed over.
 	Logf func(format string, args ...any)
+	// Progress, when set, hears the member's counts so far and how many
+	// partitions it holds, after every transaction that ends and every
+	// new client (see GroupProgress).
+	Progress func(st GroupStats, held int)
 }
 
 // The defaults of GroupOptions.
@@ -189,6 +193,7 @@ func RunGroup(ctx context.Context, opt GroupOptions) (GroupStats, error) {
 		m.stats.Restarts++
 		m.logf("kafka: group %s: %v; a new client goes on from the committed states in %v", opt.Group, err, wait)
 		m.forget()
+		m.progress()
 		select {
 		case <-ctx.Done():
 			return done(err)
@@ -689,7 +694,6 @@ func (m *member) commit(ctx context.Context, finish bool) (committed bool, err e
 	}
 	m.ended = time.Now()
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	if !committed {
 		m.stats.Aborts++
 		clear(m.tasks)
@@ -702,7 +706,18 @@ func (m *member) commit(ctx context.Context, finish bool) (committed bool, err e
 	}
 	clear(m.revoked)
 	m.pending = GroupStats{}
+	m.mu.Unlock()
+	m.progress()
 	return committed, nil
+}
+
+// progress tells Progress the counts so far.
+func (m *member) progress() {
+	if m.opt.Progress != nil {
+		st := m.stats
+		st.Partitions = slices.Sorted(slices.Values(st.Partitions))
+		m.opt.Progress(st, len(m.tasks))
+	}
 }
 
 // offsets makes req commit the input's offsets of the partitions parts,

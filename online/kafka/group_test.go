@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -463,8 +464,9 @@ func TestGroupRestarts(t *testing.T) {
 				When: func(kmsg.Request) bool { seen++; return seen >= c.n }})
 			var logs []string
 			var mu sync.Mutex
+			var progress GroupProgress
 			st, err := RunGroup(context.Background(), GroupOptions{In: Target{d.addrs, "raw"}, Out: Target{d.addrs, "events"}, Group: "g1",
-				Processing: d.proc, Commit: 100 * time.Millisecond, Idle: time.Second, Session: time.Second,
+				Processing: d.proc, Commit: 100 * time.Millisecond, Idle: time.Second, Session: time.Second, Progress: progress.Update,
 				Logf: func(format string, args ...any) {
 					mu.Lock()
 					logs = append(logs, fmt.Sprintf(format, args...))
@@ -479,9 +481,36 @@ func TestGroupRestarts(t *testing.T) {
 			if !slices.ContainsFunc(logs, func(l string) bool { return strings.Contains(l, "OUT_OF_ORDER_SEQUENCE_NUMBER") }) {
 				t.Errorf("the log does not name the failure: %q", logs)
 			}
+			// The metrics, after the last transaction, are the summary's.
+			got := gather(t, progress.Collectors())
+			for name, v := range map[string]int64{"hitflow_group_commits_total": st.Commits, "hitflow_group_client_restarts_total": 1,
+				"hitflow_group_clusters_total": st.Clusters, "hitflow_group_messages_total": st.Messages, "hitflow_group_restored_partitions_total": st.Restored,
+				"hitflow_group_event_messages_total": st.EventMessages, "hitflow_group_partitions": 1} {
+				if got[name] != float64(v) || v == 0 && name != "hitflow_group_restored_partitions_total" {
+					t.Errorf("%s = %v, want %d", name, got[name], v)
+				}
+			}
 			sameEvents(t, d.addrs, d.want)
 		})
 	}
+}
+
+// gather reads the collectors' metrics by name.
+func gather(t *testing.T, cs []prometheus.Collector) map[string]float64 {
+	t.Helper()
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(cs...)
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, mf := range mfs {
+		for _, m := range mf.GetMetric() {
+			got[mf.GetName()] = m.GetCounter().GetValue() + m.GetGauge().GetValue()
+		}
+	}
+	return got
 }
 
 // TestGroupGivesUp: a member whose every transaction fails starts new
