@@ -179,11 +179,12 @@ func (p *Publisher) Flush() error {
 	if err := p.enc.Flush(p.send); err != nil {
 		return err
 	}
-	ctx, cancel := context.Background(), context.CancelFunc(func() {})
+	ctx := context.Background()
 	if p.timeout > 0 {
+		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, p.timeout+5*time.Second)
+		defer cancel()
 	}
-	defer cancel()
 	if err := p.cl.Flush(ctx); err != nil {
 		return fmt.Errorf("kafka: waiting for the brokers: %w", err)
 	}
