@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/hitflow/hitflow/clue/cluecl"
 	"github.com/hitflow/hitflow/device/opencl"
 	"github.com/hitflow/hitflow/jpet/jpetcl"
+	"github.com/hitflow/hitflow/pixel/pixelcl"
 )
 
 func newDevicesCmd(stdout io.Writer) *cobra.Command {
@@ -55,31 +57,56 @@ func runDevices(ctx context.Context, stdout io.Writer) error {
 				d.Vendor, d.Type, d.ComputeUnits, d.MaxWorkGroup, fp64)
 			fmt.Fprintf(stdout, "    memory %s (%s in one buffer), local %s\n", bytesText(d.GlobalMem), bytesText(d.MaxAlloc), bytesText(d.LocalMem))
 			fmt.Fprintf(stdout, "    %s, driver %s\n", d.Version, d.Driver)
-			jp, cl := kernelsBuild(d)
-			fmt.Fprintf(stdout, "    J-PET reconstruction: %s\n    CLUE: %s\n", jp, cl)
+			for _, k := range kernelsBuild(d) {
+				fmt.Fprintf(stdout, "    %s: %s\n", k.what, k.builds)
+			}
 		}
 	}
 	return nil
 }
 
-// kernelsBuild says whether hitflow's J-PET and CLUE kernels run on d.
-func kernelsBuild(d opencl.Device) (jpet, clue string) {
+// built says whether a part of hitflow's kernels builds on a device.
+type built struct{ what, builds string }
+
+// kernelsBuild says whether hitflow's kernels build on d: J-PET's, CLUE's
+// and the pixel clustering's (its chunk step and its reorder stage's
+// sort).
+func kernelsBuild(d opencl.Device) []built {
+	checks := []struct {
+		what  string
+		check func(*opencl.Context) error
+	}{
+		{"J-PET reconstruction", jpetcl.Check},
+		{"CLUE", func(ctx *opencl.Context) error { return closeAfter(cluecl.New(ctx)) }},
+		{"pixel clustering", func(ctx *opencl.Context) error {
+			return errors.Join(closeAfter(pixelcl.New(ctx)), closeAfter(pixelcl.NewSorter(ctx)))
+		}},
+	}
+	out := make([]built, len(checks))
 	ctx, err := d.Open()
+	for i, c := range checks {
+		out[i].what, out[i].builds = c.what, "yes"
+		if err == nil {
+			err := c.check(ctx)
+			if err != nil {
+				out[i].builds = "no: " + firstLine(err)
+			}
+		} else {
+			out[i].builds = "cannot open the device: " + firstLine(err)
+		}
+	}
+	if err == nil {
+		ctx.Close()
+	}
+	return out
+}
+
+// closeAfter closes what a constructor made, returning its error.
+func closeAfter[T interface{ Close() error }](v T, err error) error {
 	if err != nil {
-		no := "cannot open the device: " + firstLine(err)
-		return no, no
+		return err
 	}
-	defer ctx.Close()
-	jpet, clue = "yes", "yes"
-	if err := jpetcl.Check(ctx); err != nil {
-		jpet = "no: " + firstLine(err)
-	}
-	c, err := cluecl.New(ctx)
-	if err != nil {
-		return jpet, "no: " + firstLine(err)
-	}
-	c.Close()
-	return jpet, clue
+	return v.Close()
 }
 
 // firstLine is an error's first line (a build error's log follows it).

@@ -38,7 +38,7 @@ func TestDevices(t *testing.T) {
 			if !strings.Contains(stdout, fmt.Sprintf("opencl:%d.%d  %s", d.Platform, d.Index, d.Name)) {
 				t.Errorf("no line for %s:\n%s", d, stdout)
 			}
-			if d.FP64 && (!strings.Contains(stdout, "J-PET reconstruction: yes") || !strings.Contains(stdout, "CLUE: yes")) {
+			if d.FP64 && (!strings.Contains(stdout, "J-PET reconstruction: yes") || !strings.Contains(stdout, "CLUE: yes") || !strings.Contains(stdout, "pixel clustering: yes")) {
 				t.Errorf("the kernels do not build on %s:\n%s", d, stdout)
 			}
 		}

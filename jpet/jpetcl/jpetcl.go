@@ -19,8 +19,9 @@ type params struct {
 	ny, gaussian, sensitivity, _                int32
 }
 
-// buildOptions are the OpenCL compiler's options for mlem.cl.
-const buildOptions = "-cl-std=CL1.2"
+// buildOptions are the OpenCL compiler's options for mlem.cl: its teams'
+// size and their tables' rows are teamSize and maxRows.
+var buildOptions = fmt.Sprintf("-cl-std=CL1.2 -DTEAM=%d -DMAXROWS=%d", teamSize, maxRows)
 
 // batchEvents is how many events a kernel launch takes when they are sent
 // in batches (the size of the two buffers); residentBatch when they stay
@@ -42,7 +43,7 @@ const (
 	// perEvent: a work-item an event, each work-group summing its own
 	// image in local memory, added to the global one at the end.
 	perEvent
-	// teams: as perEvent, but a team of 32 work-items an event.
+	// teams: as perEvent, but a team of teamSize work-items an event.
 	teams
 	// segments: as teams, each work-item a stretch of the cells inside
 	// the event's ellipse, row after row.
@@ -51,9 +52,14 @@ const (
 
 var kernelOf = [...]string{global: "project", perEvent: "projectLocal", teams: "projectTeams", segments: "projectSegments"}
 
-// teamSize is TEAM of mlem.cl, maxRows MAXROWS.
+// teamSize is the work-items a team of the teams and segments layouts,
+// an event each; maxRows the rows of an event that a segments team's
+// tables hold (an event of more goes cell by cell). The paper's GPU code
+// gives a warp (32) an event; its events have some 27 rows and 220 cells
+// inside their ellipse, and on an H200 teams of 16 ran them faster than
+// 32 (BENCHMARKS.md).
 const (
-	teamSize = 32
+	teamSize = 16
 	maxRows  = 64
 )
 
@@ -108,21 +114,24 @@ func (p Precision) String() string {
 // the image fits in a work-group's local memory, each work-group sums its
 // events into an image of its own there and adds it at the end into a
 // slot of its own in global memory, the slots summed in a fixed order
-// (no contention on the global image); on a GPU a team of 32 work-items
-// shares each event, as in the paper's GPU code.
+// (no contention on the global image); on a GPU a team of teamSize
+// work-items shares each event, as a warp does in the paper's GPU code.
 type Reconstructor struct {
 	ctx       *opencl.Context
 	s         jpet.Scanner
 	opt       jpet.Options
 	events    []jpet.EventKernel // the host's copy, for batches sent each iteration
+	tall      int                // where the events of more than maxRows rows start (see partitionTall)
 	resident  bool               // all events on the device
 	prog      *opencl.Program
 	project   *opencl.Kernel // kernelOf[layout]
+	tallTeams *opencl.Kernel // for segments: the teams kernel of the tall events
 	update    *opencl.Kernel
 	layout    layout
 	precision Precision
 	batch     int // events a launch: batchEvents or residentBatch (tests make it small)
 	groupSize int
+	tallGroup int // tallTeams' work-group size
 	evBuf     *opencl.Buffer    // all the events, when resident
 	batches   [2]*opencl.Buffer // otherwise: one sent while the other is projected
 	parBuf    *opencl.Buffer
@@ -148,6 +157,7 @@ func NewReconstructor(ctx *opencl.Context, s jpet.Scanner, events []jpet.Event, 
 		return nil, err
 	}
 	r := &Reconstructor{ctx: ctx, s: s, opt: opt, events: s.EventKernels(events, opt.AuthorsBox), batch: batchEvents}
+	r.tall = partitionTall(r.events)
 	defer func() {
 		if err != nil {
 			r.Close()
@@ -260,7 +270,7 @@ func (r *Reconstructor) Iterate() error {
 func (r *Reconstructor) projectResident() error {
 	for lo := 0; lo < len(r.events); lo += r.batch {
 		hi := min(len(r.events), lo+r.batch)
-		e, err := r.start(r.evBuf, lo, hi)
+		e, err := r.start(r.evBuf, 0, lo, hi)
 		if err == nil {
 			err = e.Wait()
 		}
@@ -293,7 +303,7 @@ func (r *Reconstructor) projectSent() (err error) {
 		if sent[i], err = opencl.WriteAsync(r.batches[i], 0, r.events[lo:hi], projected[i]); err != nil {
 			return err
 		}
-		if projected[i], err = r.start(r.batches[i], 0, hi-lo, sent[i]); err != nil {
+		if projected[i], err = r.start(r.batches[i], lo, lo, hi, sent[i]); err != nil {
 			return err
 		}
 	}
@@ -365,31 +375,58 @@ func localTables(l layout, size int) int {
 }
 
 // setLayout makes the projection kernel that of l, in work-groups of the
-// size that suits it (see groupFor).
-func (r *Reconstructor) setLayout(l layout) error {
-	k, err := r.prog.Kernel(kernelOf[l])
-	if err != nil {
+// size that suits it (see groupFor); for segments also the teams kernel
+// that projects the tall events.
+func (r *Reconstructor) setLayout(l layout) (err error) {
+	var k, tall *opencl.Kernel
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, k.Release(), tall.Release())
+		}
+	}()
+	if k, err = r.prog.Kernel(kernelOf[l]); err != nil {
 		return err
 	}
 	size, err := r.groupFor(k, l)
-	if err == nil {
-		err = r.project.Release()
-	}
 	if err != nil {
-		k.Release()
 		return err
+	}
+	tallSize := 0
+	if l == segments {
+		if tall, err = r.prog.Kernel(kernelOf[teams]); err != nil {
+			return err
+		}
+		if tallSize, err = r.groupFor(tall, teams); err != nil {
+			return err
+		}
 	}
 	if l != global && r.partial == nil {
 		if r.partial, err = r.ctx.NewBuffer(8*r.slots()*r.s.NZ*r.s.NY, opencl.ReadWrite); err == nil {
 			err = r.partial.Zero()
 		}
 		if err != nil {
-			k.Release()
 			return err
 		}
 	}
-	r.project, r.layout, r.groupSize = k, l, size
+	if err := errors.Join(r.project.Release(), r.tallTeams.Release()); err != nil {
+		return err
+	}
+	r.project, r.tallTeams, r.layout, r.groupSize, r.tallGroup = k, tall, l, size, tallSize
 	return nil
+}
+
+// partitionTall puts the events of more rows than a segments team's
+// tables hold after the others, which the iteration's sums do not depend
+// on beyond round-off, and returns where they start.
+func partitionTall(events []jpet.EventKernel) int {
+	n := 0
+	for i, e := range events {
+		if e.Y1-e.Y0 <= maxRows {
+			events[n], events[i] = events[i], events[n]
+			n++
+		}
+	}
+	return n
 }
 
 // slots is the most work-groups a launch of a local layout runs: enough
@@ -403,11 +440,11 @@ func (r *Reconstructor) slots() int {
 }
 
 // groupFor is the work-group size of kernel k of layout l: 256 (128 for
-// segments, whose four teams then wait less for each other at its
-// barriers than eight), or less where the kernel's registers allow
-// less; for a local image a multiple of the team whose image and sums
-// fit. (On an H100, 1024 measured the same as 256 for teams; 128 a few
-// per cent faster than 256 and 64 for segments.)
+// segments, whose teams then wait for fewer others at its barriers), or
+// less where the kernel's registers allow less; for a local image a
+// multiple of the team whose image and sums fit. (On an H100, 1024
+// measured the same as 256 for teams; 128 a few per cent faster than 256
+// and 64 for segments.)
 func (r *Reconstructor) groupFor(k *opencl.Kernel, l layout) (int, error) {
 	d := r.ctx.Device
 	most, err := k.MaxGroup()
@@ -431,34 +468,55 @@ func (r *Reconstructor) groupFor(k *opencl.Kernel, l layout) (int, error) {
 	return size, nil
 }
 
-// start launches the projection of events [lo, hi) of buf after the
-// commands of after.
-func (r *Reconstructor) start(buf *opencl.Buffer, lo, hi int, after ...*opencl.Event) (*opencl.Event, error) {
+// start launches the projection of events [lo, hi) of r.events, which
+// buf holds from event first on, after the commands of after; for
+// segments, the tall ones among them (see partitionTall) by the teams
+// kernel after the others.
+func (r *Reconstructor) start(buf *opencl.Buffer, first, lo, hi int, after ...*opencl.Event) (*opencl.Event, error) {
+	switch {
+	case r.layout != segments || hi <= r.tall:
+		return r.launch(r.project, r.layout, r.groupSize, buf, lo-first, hi-first, after...)
+	case lo >= r.tall:
+		return r.launch(r.tallTeams, teams, r.tallGroup, buf, lo-first, hi-first, after...)
+	}
+	e, err := r.launch(r.project, segments, r.groupSize, buf, lo-first, r.tall-first, after...)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.Release(); err != nil { // the kernels' queue runs them in order
+		return nil, err
+	}
+	return r.launch(r.tallTeams, teams, r.tallGroup, buf, r.tall-first, hi-first)
+}
+
+// launch runs k, the kernel of layout l, in work-groups of size
+// work-items on events [lo, hi) of buf after the commands of after.
+func (r *Reconstructor) launch(k *opencl.Kernel, l layout, size int, buf *opencl.Buffer, lo, hi int, after ...*opencl.Event) (*opencl.Event, error) {
 	pixels := r.s.NZ * r.s.NY
 	var err error
-	switch r.layout {
+	switch l {
 	case global:
-		if err := r.project.SetArgs(buf, int32(lo), int32(hi), r.parBuf, r.rho, r.sens, r.acc); err != nil {
+		if err := k.SetArgs(buf, int32(lo), int32(hi), r.parBuf, r.rho, r.sens, r.acc); err != nil {
 			return nil, err
 		}
-		return r.project.Start([]int{roundUp(hi-lo, 64)}, nil, after...)
+		return k.Start([]int{roundUp(hi-lo, 64)}, nil, after...)
 	case perEvent:
-		err = r.project.SetArgs(buf, int32(lo), int32(hi), r.parBuf, r.rho, r.sens, r.partial, opencl.Local(8*pixels), int32(pixels))
+		err = k.SetArgs(buf, int32(lo), int32(hi), r.parBuf, r.rho, r.sens, r.partial, opencl.Local(8*pixels), int32(pixels))
 	case teams:
-		err = r.project.SetArgs(buf, int32(lo), int32(hi), r.parBuf, r.rho, r.sens, r.partial, opencl.Local(8*pixels), int32(pixels), opencl.Local(8*r.groupSize))
+		err = k.SetArgs(buf, int32(lo), int32(hi), r.parBuf, r.rho, r.sens, r.partial, opencl.Local(8*pixels), int32(pixels), opencl.Local(8*size))
 	case segments:
-		tables := opencl.Local(localTables(segments, r.groupSize) / 2)
-		err = r.project.SetArgs(buf, int32(lo), int32(hi), r.parBuf, r.rho, r.sens, r.partial, opencl.Local(8*pixels), int32(pixels), opencl.Local(8*r.groupSize), tables, tables)
+		tables := opencl.Local(localTables(segments, size) / 2)
+		err = k.SetArgs(buf, int32(lo), int32(hi), r.parBuf, r.rho, r.sens, r.partial, opencl.Local(8*pixels), int32(pixels), opencl.Local(8*size), tables, tables)
 	}
 	if err != nil {
 		return nil, err
 	}
-	perGroup := r.groupSize
-	if r.layout == teams || r.layout == segments {
+	perGroup := size
+	if l == teams || l == segments {
 		perGroup /= teamSize
 	}
 	groups := max(1, min(r.slots(), (hi-lo+perGroup-1)/perGroup))
-	return r.project.Start([]int{groups * r.groupSize}, []int{r.groupSize}, after...)
+	return k.Start([]int{groups * size}, []int{size}, after...)
 }
 
 // progress reports the events done in the iteration.
@@ -498,7 +556,7 @@ func (r *Reconstructor) Image() ([]float64, error) {
 // Close releases everything the reconstruction holds on the device.
 func (r *Reconstructor) Close() error {
 	err := errors.Join(r.evBuf.Release(), r.batches[0].Release(), r.batches[1].Release(), r.parBuf.Release(), r.rho.Release(), r.acc.Release(), r.partial.Release(), r.sens.Release(),
-		r.project.Release(), r.update.Release(), r.prog.Release())
+		r.project.Release(), r.tallTeams.Release(), r.update.Release(), r.prog.Release())
 	return err
 }
 

@@ -249,10 +249,12 @@ func TestAuthorsReconstruction(t *testing.T) {
 }
 
 // TestSegmentsLargeEvents: with 1.5 mm pixels the boxes reach past the
-// MAXROWS rows that segments' tables hold (those events go cell by cell)
-// and many ellipses hold more cells than the values a team keeps between
-// its passes (the rest computed anew); both layouts of teams still give
-// the CPU's image.
+// MAXROWS rows that segments' tables hold (those events go to the teams
+// kernel, after the others) and many ellipses hold more cells than the
+// values a team keeps between its passes (the rest computed anew); both
+// layouts of teams still give the CPU's image, for segments also in
+// launches of tall events only, of none and of both, the events on the
+// device or sent in batches.
 func TestSegmentsLargeEvents(t *testing.T) {
 	ctx := device(t)
 	s := jpet.PaperScanner()
@@ -289,8 +291,23 @@ func TestSegmentsLargeEvents(t *testing.T) {
 			if err := dev.setLayout(l); err != nil {
 				t.Fatal(err)
 			}
+			if tall := len(dev.events) - dev.tall; tall != rows {
+				t.Fatalf("%d events put last as tall, want %d", tall, rows)
+			}
+			for i, e := range dev.events {
+				if tall := e.Y1-e.Y0 > maxRows; tall != (i >= dev.tall) {
+					t.Fatalf("event %d of %d rows, the tall ones from %d", i, e.Y1-e.Y0, dev.tall)
+				}
+			}
 			img := iterateBoth(t, cpu, dev, 2)
 			compare(t, fmt.Sprintf("%+v, %s", opt, kernelOf[l]), img, cpu.Image(), 1e-9, 1e-12)
+			if l == segments {
+				// launches of rows/2 events: the last of them are tall only
+				dev.batch = max(1, rows/2)
+				compare(t, fmt.Sprintf("%+v, %s, batches of %d", opt, kernelOf[l], dev.batch), iterateBoth(t, cpu, dev, 1), cpu.Image(), 1e-9, 1e-12)
+				sendInBatches(t, ctx, dev, dev.batch)
+				compare(t, fmt.Sprintf("%+v, %s, sent in batches of %d", opt, kernelOf[l], dev.batch), iterateBoth(t, cpu, dev, 1), cpu.Image(), 1e-9, 1e-12)
+			}
 			if err := dev.Close(); err != nil {
 				t.Fatal(err)
 			}

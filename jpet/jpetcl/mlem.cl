@@ -231,8 +231,8 @@ __kernel void projectLocal(__global const jpet_event *events, int lo, int n, __c
 	flush(img, pixels, partial);
 }
 
-// The teams of the layouts below: a team of work-items an event.
-#define TEAM 32
+// The teams of the layouts below: a team of TEAM work-items an event
+// (TEAM, and MAXROWS below, come from the build options: jpetcl.go).
 
 // stridedSum is a lane's part of event e's denominator, the team's lanes
 // taking the cells of its box in strides of TEAM.
@@ -305,9 +305,8 @@ __kernel void projectTeams(__global const jpet_event *events, int lo, int n, __c
 	flush(img, pixels, partial);
 }
 
-// The segments layout's rows a team's tables hold, and kernel values a
-// lane keeps between the passes (see projectSegments).
-#define MAXROWS 64
+// The kernel values a lane of the segments layout keeps between the
+// passes; its teams' tables hold MAXROWS rows (see projectSegments).
 #define KEPT 16
 
 // cursor is a lane's place in the inside cells of its event, in the
@@ -373,8 +372,7 @@ __kernel void projectSegments(__global const jpet_event *events, int lo, int n, 
 			c = eventTerms(&e, p);
 			rows = e.y1 - e.y0;
 		}
-		bool tabled = rows <= MAXROWS;
-		for (int q = lane; tabled && q < rows; q += TEAM) {
+		for (int q = lane; q < rows; q += TEAM) {
 			// the ellipse test of rowTerms and cellValue, to the bit
 			double dy = (p->yfirst - e.y) - (double)(e.y0 + q) * p->pixel;
 			double ady2 = c.ea * dy * dy, bdy = c.eb * dy;
@@ -397,7 +395,7 @@ __kernel void projectSegments(__global const jpet_event *events, int lo, int n, 
 		barrier(CLK_LOCAL_MEM_FENCE);
 		// The lane's stretch [from, to) of the team's cells.
 		int total = 0;
-		for (int q = 0; tabled && q < rows; q++) {
+		for (int q = 0; q < rows; q++) {
 			total += count[q];
 		}
 		int each = (total + TEAM - 1) / TEAM, from = min(total, lane * each), to = min(total, from + each);
@@ -405,38 +403,30 @@ __kernel void projectSegments(__global const jpet_event *events, int lo, int n, 
 		double d = 0.0;
 		row_t r;
 		int fresh = -1; // the row whose terms r holds
-		if (tabled) {
-			cursor u = startAt(first, count, rows, from);
-			for (int j = 0; j < to - from; j++, u.iz++, u.left--) {
-				if (u.left == 0) {
-					nextRow(&u, first, count);
-				}
-				if (fresh != u.row) {
-					r = rowTerms(&e, &c, p, e.y0 + u.row);
-					fresh = u.row;
-				}
-				double k = cellValue(&e, &c, &r, p, u.iz);
-				if (j < KEPT) {
-					kept[j] = k;
-				}
-				if (k >= 0.0) {
-					d += weighted(k, p, rho, sens, u.iz * p->ny + e.y0 + u.row);
-				}
+		cursor u = startAt(first, count, rows, from);
+		for (int j = 0; j < to - from; j++, u.iz++, u.left--) {
+			if (u.left == 0) {
+				nextRow(&u, first, count);
 			}
-		} else {
-			d = stridedSum(&e, p, lane, rho, sens);
+			if (fresh != u.row) {
+				r = rowTerms(&e, &c, p, e.y0 + u.row);
+				fresh = u.row;
+			}
+			double k = cellValue(&e, &c, &r, p, u.iz);
+			if (j < KEPT) {
+				kept[j] = k;
+			}
+			if (k >= 0.0) {
+				d += weighted(k, p, rho, sens, u.iz * p->ny + e.y0 + u.row);
+			}
 		}
 		double denom = teamSum(part, lid, lane, d);
 		if (denom == 0.0) {
 			continue;
 		}
-		double inv = 1.0 / denom;
-		if (!tabled) {
-			stridedAdd(&e, p, lane, inv, img);
-			continue;
-		}
 		// The same stretch again: the kept values, the rest computed anew.
-		cursor u = startAt(first, count, rows, from);
+		double inv = 1.0 / denom;
+		u = startAt(first, count, rows, from);
 		for (int j = 0; j < to - from; j++, u.iz++, u.left--) {
 			if (u.left == 0) {
 				nextRow(&u, first, count);
