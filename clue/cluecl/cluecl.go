@@ -48,9 +48,14 @@ type Timings struct {
 	// overlap the next batch's kernels.
 	Upload, Download time.Duration
 	// Host is the part of the overhead spent on the host checking the
-	// points and planning the grid (with events: the batches' sum, which
-	// overlaps the device's work).
+	// points and planning the grid (with events: the batches' sum, their
+	// copies into pinned memory included, which overlaps the device's
+	// work).
 	Host time.Duration
+	// Numbering is the host's time numbering the clusters per event
+	// (with events in batches: the batches', their copies out of pinned
+	// memory included, summed; it overlaps the device's work).
+	Numbering time.Duration
 }
 
 // Clusterer runs CLUE on an OpenCL device: the same index, densities,
@@ -224,7 +229,9 @@ func (c *Clusterer) Run(pts *clue.Points, p clue.Params) (*clue.Result, error) {
 	if err := c.compute(r, 0, b, res, 0, nil); err != nil {
 		return nil, err
 	}
+	t := time.Now()
 	c.events[0].Number(pts, res)
+	c.Timings.Numbering = time.Since(t)
 	c.Timings.Overhead = time.Since(start) - c.Timings.Total() - c.Timings.Upload - c.Timings.Download
 	return res, nil
 }
@@ -459,7 +466,7 @@ func (c *Clusterer) clusterSpans(in *clue.Points, p clue.Params, spans [][2]int,
 	// that waits for them, as it reuses their output buffers.
 	var numbering [sets]sync.WaitGroup
 	var numberErr [sets]error
-	var download atomic.Int64
+	var download, numbered atomic.Int64
 	defer func() {
 		for i := range numbering {
 			numbering[i].Wait()
@@ -468,6 +475,7 @@ func (c *Clusterer) clusterSpans(in *clue.Points, p clue.Params, spans [][2]int,
 			}
 		}
 		c.Timings.Download += time.Duration(download.Load())
+		c.Timings.Numbering = time.Duration(numbered.Load())
 	}()
 	next := first.b
 	for k, sp := range spans {
@@ -507,10 +515,12 @@ func (c *Clusterer) clusterSpans(in *clue.Points, p clue.Params, spans [][2]int,
 			if err == nil && numberErr[set] == nil {
 				// Numbered where the results landed: pinned memory is
 				// already mapped, the run's result perhaps not yet.
+				t0 := time.Now()
 				c.numbers[set].Number(slice(in, sp), dst)
 				if staged {
 					copyResult(&part, &views, fresh)
 				}
+				numbered.Add(int64(time.Since(t0)))
 			}
 		})
 		if err != nil {

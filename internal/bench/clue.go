@@ -122,7 +122,7 @@ func CLUEEvents(ctx context.Context, events, perLayer, repeat int, dev *opencl.C
 	if dev != nil {
 		fmt.Fprintf(stdout, "Device: %s\n\n", dev.Device)
 	}
-	fmt.Fprintf(stdout, "| events | points | where | total (ms) | events/s | upload (ms) | download (ms) |\n|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(stdout, "| events | points | where | total (ms) | events/s | upload (ms) | download (ms) | host: batches prepared (ms) | host: numbered and copied out (ms) |\n|---|---|---|---|---|---|---|---|---|\n")
 	ms := func(d time.Duration) string { return fmt.Sprintf("%.1f", float64(d.Microseconds())/1000) }
 	row := func(where string, run func() (cluecl.Timings, error)) error {
 		var total []time.Duration
@@ -143,11 +143,11 @@ func CLUEEvents(ctx context.Context, events, perLayer, repeat int, dev *opencl.C
 		}
 		slices.Sort(total)
 		m := total[repeat/2]
-		up, down := "-", "-"
+		up, down, prep, number := "-", "-", "-", "-"
 		if where == "device" {
-			up, down = ms(last.Upload), ms(last.Download)
+			up, down, prep, number = ms(last.Upload), ms(last.Download), ms(last.Host), ms(last.Numbering)
 		}
-		fmt.Fprintf(stdout, "| %d | %d | %s | %s | %.0f | %s | %s |\n", events, all.Len(), where, ms(m), float64(events)/m.Seconds(), up, down)
+		fmt.Fprintf(stdout, "| %d | %d | %s | %s | %.0f | %s | %s | %s | %s |\n", events, all.Len(), where, ms(m), float64(events)/m.Seconds(), up, down, prep, number)
 		return nil
 	}
 	cpu := &clue.Clusterer{}
