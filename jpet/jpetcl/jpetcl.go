@@ -131,7 +131,7 @@ type Reconstructor struct {
 	precision Precision
 	batch     int // events a launch: batchEvents or residentBatch (tests make it small)
 	groupSize int
-	tallGroup int // tallTeams' work-group size
+	tallGroup int               // tallTeams' work-group size
 	evBuf     *opencl.Buffer    // all the events, when resident
 	batches   [2]*opencl.Buffer // otherwise: one sent while the other is projected
 	parBuf    *opencl.Buffer
