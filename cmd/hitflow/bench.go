@@ -88,13 +88,13 @@ func runBenchClue(ctx context.Context, o benchClueOptions, stdout io.Writer) err
 }
 
 type benchPetOptions struct {
-	events int
-	cache  int64
-	device string
+	events, iterations int
+	cache              int64
+	device             string
 }
 
 func newBenchPetCmd(stdout io.Writer) *cobra.Command {
-	o := benchPetOptions{events: 1000000}
+	o := benchPetOptions{events: 1000000, iterations: 5}
 	cmd := &cobra.Command{
 		Use:   "pet",
 		Short: "Time MLEM iterations on the paper's set-up",
@@ -102,15 +102,16 @@ func newBenchPetCmd(stdout io.Writer) *cobra.Command {
 L = 0.3 m, 4 mm pixels, sigma_z 10 mm, sigma_dl 40 mm) and time, for each
 kernel on 1 worker and on all cores, the first MLEM iteration (which
 computes every kernel value, and keeps as many as --kernel-cache allows)
-and the next five (which read the kept values; the median is shown).
-Prints a Markdown table.`,
-		Example: "  hitflow bench pet\n  hitflow bench pet --events 10000000\n  hitflow bench pet --kernel-cache 0",
+and the next --iterations (which read the kept values; the median is
+shown). Prints a Markdown table.`,
+		Example: "  hitflow bench pet\n  hitflow bench pet --events 10000000 --iterations 1\n  hitflow bench pet --kernel-cache 0",
 		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runBenchPet(cmd.Context(), o, stdout)
 		},
 	}
 	cmd.Flags().IntVar(&o.events, "events", o.events, "number of detected events")
+	cmd.Flags().IntVar(&o.iterations, "iterations", o.iterations, "iterations timed after the first")
 	cacheFlag(cmd.Flags(), &o.cache)
 	deviceFlag(cmd.Flags(), &o.device)
 	return cmd
@@ -120,6 +121,9 @@ func runBenchPet(ctx context.Context, o benchPetOptions, stdout io.Writer) error
 	if o.events < 1 {
 		return usagef("--events must be positive")
 	}
+	if o.iterations < 1 {
+		return usagef("--iterations must be positive")
+	}
 	if err := checkDevice(o.device); err != nil {
 		return err
 	}
@@ -127,13 +131,13 @@ func runBenchPet(ctx context.Context, o benchPetOptions, stdout io.Writer) error
 		return err
 	}
 	if o.device == "cpu" {
-		return bench.PET(ctx, o.events, o.cache, nil, stdout)
+		return bench.PET(ctx, o.events, o.iterations, o.cache, nil, stdout)
 	}
 	dev, err := openDevice(o.device)
 	if err != nil {
 		return err
 	}
-	return errors.Join(bench.PET(ctx, o.events, o.cache, dev, stdout), dev.Close())
+	return errors.Join(bench.PET(ctx, o.events, o.iterations, o.cache, dev, stdout), dev.Close())
 }
 
 type pixelBenchOptions struct {

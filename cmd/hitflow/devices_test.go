@@ -103,9 +103,13 @@ func TestPetOnDevice(t *testing.T) {
 			t.Fatalf("%s: exit %d, %s", c.args, code, stderr)
 		}
 	}
-	code, stdout, stderr := hitflow(t, "bench", "pet", "--events", "1000", "--device", "opencl")
-	if code != 0 || strings.Count(stdout, "| 1000 |") != 4 || strings.Count(stdout, "| device, single precision |") != 2 || !strings.Contains(stdout, "Device: opencl:") {
+	code, stdout, stderr := hitflow(t, "bench", "pet", "--events", "1000", "--device", "opencl", "--iterations", "2")
+	if code != 0 || strings.Count(stdout, "| 1000 |") != 4 || strings.Count(stdout, "| device, single precision |") != 2 || !strings.Contains(stdout, "Device: opencl:") ||
+		!strings.Contains(stdout, "next iterations (s, median of 2)") {
 		t.Fatalf("bench pet --device opencl: exit %d, %s%s", code, stdout, stderr)
+	}
+	if code, _, stderr := hitflow(t, "bench", "pet", "--iterations", "0"); code != 2 || !strings.Contains(stderr, "--iterations must be positive") {
+		t.Fatalf("bench pet --iterations 0: exit %d, %s", code, stderr)
 	}
 }
 

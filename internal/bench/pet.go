@@ -15,13 +15,13 @@ import (
 )
 
 // PET simulates events of the paper's phantom with the paper's set-up
-// and times, for each kernel, the first MLEM iteration and the next five
-// (the median is shown). On the CPU (dev nil) it runs on one worker and
+// and times, for each kernel, the first MLEM iteration and the next
+// iterations (the median is shown). On the CPU (dev nil) it runs on one worker and
 // on all cores; the first iteration computes every kernel value and keeps
 // as many as cache bytes allow, and the next ones read them. On an OpenCL
 // device every iteration computes them, in double precision and with the
 // kernel values in single (see jpetcl.Single).
-func PET(ctx context.Context, events int, cache int64, dev *opencl.Context, stdout io.Writer) error {
+func PET(ctx context.Context, events, iterations int, cache int64, dev *opencl.Context, stdout io.Writer) error {
 	s := jpet.PaperScanner().WithDefaults()
 	// About 80 % of the emissions are detected with angles in (-pi/4, pi/4).
 	sim, err := jpet.Simulate(ctx, s, jpet.PaperPhantom(), jpet.SimOptions{Emissions: events * 5 / 4, Seed: 1})
@@ -33,7 +33,7 @@ func PET(ctx context.Context, events int, cache int64, dev *opencl.Context, stdo
 	if dev != nil {
 		fmt.Fprintf(stdout, "Device: %s\n\n", dev.Device)
 	}
-	fmt.Fprintf(stdout, "| events | kernel | where | kept events | first iteration (s) | next iterations (s, median of 5) | ns per event |\n|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(stdout, "| events | kernel | where | kept events | first iteration (s) | next iterations (s, median of %d) | ns per event |\n|---|---|---|---|---|---|---|\n", iterations)
 	type run struct {
 		label     string
 		workers   int
@@ -57,7 +57,7 @@ func PET(ctx context.Context, events int, cache int64, dev *opencl.Context, stdo
 				return err
 			}
 			var times []time.Duration
-			for range 6 {
+			for range 1 + iterations {
 				t := time.Now()
 				if err := r.Iterate(); err != nil {
 					return errors.Join(err, r.Close())
@@ -74,7 +74,7 @@ func PET(ctx context.Context, events int, cache int64, dev *opencl.Context, stdo
 			next := slices.Clone(times[1:])
 			slices.Sort(next)
 			fmt.Fprintf(stdout, "| %d | %s | %s | %s | %.3f | %.3f | %.0f |\n", len(ev), map[jpet.KernelKind]string{jpet.Analytic: "analytic", jpet.Gaussian: "gaussian"}[kind],
-				label, kept, times[0].Seconds(), next[2].Seconds(), float64(next[2].Nanoseconds())/float64(len(ev)))
+				label, kept, times[0].Seconds(), next[len(next)/2].Seconds(), float64(next[len(next)/2].Nanoseconds())/float64(len(ev)))
 			runtime.GC() // the kept values of the next run take their place
 		}
 	}
