@@ -19,11 +19,14 @@ var source string
 const buildOptions = "-cl-std=CL1.2"
 
 // Buffer and chunk sizes (pixel.ChunkLabeler's Sizes): on a GPU, large
-// buffers cut into short chunks give thousands of work-items; on other
-// devices the clusterer's own sizes, a chunk for each core.
+// buffers cut into short chunks give thousands of work-items (on an
+// H200 the chunk step took a quarter of the time in chunks of 256 that
+// it took in chunks of 1,024, and the clustering gained, its border work
+// included: BENCHMARKS.md); on other devices the clusterer's own sizes,
+// a chunk for each core.
 const (
 	gpuBuffer = 1 << 21
-	gpuChunk  = 1024
+	gpuChunk  = 256
 )
 
 // Labeler is a pixel.ChunkLabeler on an OpenCL device: each chunk of a
@@ -109,7 +112,7 @@ func (l *Labeler) Close() error {
 // when the clusterer asks (see pixel.ChunkJob), or labels the hits only
 // and leaves the sums to the host's cores, as New does: on a CPU device
 // (PoCL) those same cores sum faster in Go, with fewer transfers and
-// launches, and on an H100 with 16 host cores the clusters' records
+// launches, and on an H100 and an H200 with 16 host cores the records
 // took longer to come back than the cores to sum them (BENCHMARKS.md).
 func (l *Labeler) SetSums(on bool) {
 	l.mu.Lock()
