@@ -443,8 +443,8 @@ func (r *Reconstructor) slots() int {
 // segments, whose teams then wait for fewer others at its barriers), or
 // less where the kernel's registers allow less; for a local image a
 // multiple of the team whose image and sums fit. (On an H100, 1024
-// measured the same as 256 for teams; 128 a few per cent faster than 256
-// and 64 for segments.)
+// measured the same as 256 for teams; for segments 128 and 256 within a
+// few per cent of each other on an H100 and an H200, 64 slower.)
 func (r *Reconstructor) groupFor(k *opencl.Kernel, l layout) (int, error) {
 	d := r.ctx.Device
 	most, err := k.MaxGroup()
