@@ -29,7 +29,11 @@ type Events struct {
 // View checks the shape of the points and returns them when they have
 // no events, else the points with one layer per (event, layer) pair
 // (valid until the next call).
-func (e *Events) View(pts *Points) (*Points, error) {
+func (e *Events) View(pts *Points) (*Points, error) { return e.ViewInto(pts, nil) }
+
+// ViewInto is View with the view's layers written into layers, as long
+// as the points (nil: the Events' own), for a device's staging memory.
+func (e *Events) ViewInto(pts *Points, layers []int32) (*Points, error) {
 	if err := pts.CheckShape(); err != nil {
 		return nil, err
 	}
@@ -37,7 +41,11 @@ func (e *Events) View(pts *Points) (*Points, error) {
 		return pts, nil
 	}
 	n := pts.Len()
-	e.layers = slices.Grow(e.layers[:0], n)[:n]
+	if layers == nil {
+		e.layers = slices.Grow(e.layers[:0], n)[:n]
+		layers = e.layers
+	}
+	layers = layers[:n]
 	ev, ly := pts.Event, pts.Layer
 	emin, emax := e.minMax(ev)
 	lmin, lmax := int32(0), int32(0)
@@ -52,7 +60,7 @@ func (e *Events) View(pts *Points) (*Points, error) {
 				if len(ly) > 0 {
 					l = int64(ly[i]) - int64(lmin)
 				}
-				e.layers[i] = int32((int64(ev[i])-int64(emin))*span + l)
+				layers[i] = int32((int64(ev[i])-int64(emin))*span + l)
 			}
 		})
 	} else { // ids too far apart to combine: the pairs numbered in order
@@ -65,10 +73,10 @@ func (e *Events) View(pts *Points) (*Points, error) {
 		sorted = slices.Compact(sorted)
 		for i, k := range e.keys {
 			j, _ := slices.BinarySearch(sorted, k)
-			e.layers[i] = int32(j)
+			layers[i] = int32(j)
 		}
 	}
-	e.view = Points{Coords: pts.Coords, Layer: e.layers, Weight: pts.Weight}
+	e.view = Points{Coords: pts.Coords, Layer: layers, Weight: pts.Weight}
 	return &e.view, nil
 }
 
@@ -105,8 +113,26 @@ const (
 // input order, the numbers of their events: each event's seeds from 0 in
 // input order. Nothing to do without events.
 func (e *Events) Number(pts *Points, r *Result) {
-	if len(pts.Event) == 0 {
+	first := e.Numbers(pts, r)
+	if first == nil {
 		return
+	}
+	parts.Run(len(r.ClusterID), e.Workers, minPart, func(_, lo, hi int) {
+		for i, id := range r.ClusterID[lo:hi] {
+			if id >= 0 {
+				r.ClusterID[lo+i] = first[id]
+			}
+		}
+	})
+}
+
+// Numbers returns, for each cluster id of r, the number Number gives it
+// (valid until the next call; nil without events or clusters, when
+// Number changes nothing), for a caller that renumbers the ids as it
+// copies them.
+func (e *Events) Numbers(pts *Points, r *Result) []int32 {
+	if len(pts.Event) == 0 {
+		return nil
 	}
 	e.first = slices.Grow(e.first[:0], r.Clusters)[:r.Clusters]
 	// Each part counts its seeds per event; the counts of the parts
@@ -145,11 +171,5 @@ func (e *Events) Number(pts *Points, r *Result) {
 			}
 		}
 	})
-	parts.Run(len(r.ClusterID), e.Workers, minPart, func(_, lo, hi int) {
-		for i, id := range r.ClusterID[lo:hi] {
-			if id >= 0 {
-				r.ClusterID[lo+i] = e.first[id]
-			}
-		}
-	})
+	return e.first
 }

@@ -1,7 +1,9 @@
 package clue
 
 import (
+	"math"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -82,7 +84,9 @@ func clone(r *Result) *Result {
 // TestEventsInParts: on inputs long enough to run in parts, the view's
 // layers and the numbering are those of one goroutine and of a plain
 // reference: a layer per (event, layer) pair in the combined numbering,
-// and each event's seeds numbered from 0 in input order.
+// and each event's seeds numbered from 0 in input order; the same when
+// the view's layers go into a slice given (ViewInto) and when the
+// numbers are applied by the caller (Numbers).
 func TestEventsInParts(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 9))
 	n := 6*minPart + 123
@@ -132,10 +136,60 @@ func TestEventsInParts(t *testing.T) {
 				t.Fatalf("%d workers: point %d of event %d layer %d in layer %d, want %d", workers, i, pts.Event[i], pts.Layer[i], view.Layer[i], l)
 			}
 		}
+		into := make([]int32, n)
+		staged, err := e.ViewInto(pts, into)
+		if err != nil || &staged.Layer[0] != &into[0] || !slices.Equal(into, view.Layer) {
+			t.Fatalf("%d workers: ViewInto's layers are not View's in the slice given (%v)", workers, err)
+		}
 		got := &Result{IsSeed: res.IsSeed, ClusterID: slices.Clone(res.ClusterID), Clusters: res.Clusters}
+		first := slices.Clone(e.Numbers(pts, got))
 		e.Number(pts, got)
 		if !slices.Equal(got.ClusterID, want) {
 			t.Fatalf("%d workers: the ids differ from the reference", workers)
+		}
+		for i, id := range res.ClusterID {
+			if id >= 0 && first[id] != want[i] {
+				t.Fatalf("%d workers: Numbers gives cluster %d number %d, want %d", workers, id, first[id], want[i])
+			}
+		}
+	}
+}
+
+// TestNewPlanCopying: the plan of NewPlan, and the weights and
+// coordinates copied, on random inputs read in one chunk and in several;
+// with a bad value, NewPlan's error.
+func TestNewPlanCopying(t *testing.T) {
+	defer func(m int) { minParallel = m }(minParallel)
+	r := rand.New(rand.NewPCG(5, 11))
+	for seed := range 40 {
+		minParallel = []int{4096, 8}[seed%2] // one chunk, or several
+		pts, p := randomCase(r)
+		if seed%5 == 1 && pts.Len() > 0 {
+			pts.Coords[r.IntN(pts.Dim())][r.IntN(pts.Len())] = math.Inf(1)
+		}
+		n := pts.Len()
+		to := &Points{Coords: make([][]float64, pts.Dim()), Weight: make([]float64, n)}
+		for d := range to.Coords {
+			to.Coords[d] = make([]float64, n)
+		}
+		want, werr := NewPlan(pts, p)
+		got, err := NewPlanCopying(pts, p, to)
+		if werr != nil || err != nil {
+			if werr == nil || err == nil || err.Error() != werr.Error() {
+				t.Fatalf("seed %d: error %v, NewPlan's %v", seed, err, werr)
+			}
+			continue
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("seed %d: plan %+v, NewPlan's %+v", seed, got, want)
+		}
+		if !slices.Equal(to.Weight, pts.Weight) {
+			t.Fatalf("seed %d: the weights copied differ", seed)
+		}
+		for d := range to.Coords {
+			if !slices.Equal(to.Coords[d], pts.Coords[d]) {
+				t.Fatalf("seed %d: coordinate %d copied differs", seed, d)
+			}
 		}
 	}
 }

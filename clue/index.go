@@ -17,7 +17,7 @@ func (c *Clusterer) index(pts *Points, p Params) error {
 	if pts.Dim() > maxDim {
 		return fmt.Errorf("clue: %d dimensions, at most %d supported", pts.Dim(), maxDim)
 	}
-	ext, err := c.extents(pts)
+	ext, err := c.extents(pts, nil)
 	if err != nil {
 		return err
 	}
@@ -173,7 +173,7 @@ type extent struct {
 // at the input; a separate check and the grid's extent were serial
 // passes). A bad value is reported by firstBadValue, which names the
 // point.
-func (c *Clusterer) extents(pts *Points) (extent, error) {
+func (c *Clusterer) extents(pts *Points, to *Points) (extent, error) {
 	n := pts.Len()
 	if n == 0 {
 		return extent{wholeWeights: true}, nil
@@ -199,6 +199,9 @@ func (c *Clusterer) extents(pts *Points) (extent, error) {
 			sum += w
 		}
 		pt.wholeWeights, pt.weightSum = fraction == 0, sum
+		if to != nil { // a chunk's column is copied as it sits in the cache
+			copy(to.Weight[a:b], pts.Weight[a:b])
+		}
 		for d, col := range pts.Coords {
 			l, h := pt.lo[d], pt.hi[d]
 			for _, v := range col[a:b] {
@@ -211,6 +214,9 @@ func (c *Clusterer) extents(pts *Points) (extent, error) {
 				}
 			}
 			pt.lo[d], pt.hi[d] = l, h
+			if to != nil {
+				copy(to.Coords[d][a:b], col[a:b])
+			}
 		}
 		if len(pts.Layer) > 0 {
 			for _, l := range pts.Layer[a:b] {

@@ -31,7 +31,14 @@ type Plan struct {
 
 // NewPlan checks the points and the parameters as Run does and returns
 // the grid Run would build.
-func NewPlan(pts *Points, p Params) (*Plan, error) {
+func NewPlan(pts *Points, p Params) (*Plan, error) { return NewPlanCopying(pts, p, nil) }
+
+// NewPlanCopying is NewPlan that also copies the points' weights and
+// coordinates into those of to (as long, as many dimensions; to nil: no
+// copy) as it reads them, for a device's staging memory: the points are
+// read once where NewPlan and a copy read them twice. The layers are not
+// copied (see Events.ViewInto).
+func NewPlanCopying(pts *Points, p Params, to *Points) (*Plan, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
@@ -39,7 +46,7 @@ func NewPlan(pts *Points, p Params) (*Plan, error) {
 		return nil, err
 	}
 	c := &Clusterer{}
-	ext, err := c.extents(pts)
+	ext, err := c.extents(pts, to)
 	if err != nil {
 		return nil, err
 	}

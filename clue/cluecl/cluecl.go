@@ -211,7 +211,7 @@ func (c *Clusterer) Run(pts *clue.Points, p clue.Params) (*clue.Result, error) {
 	}
 	c.Timings = Timings{}
 	start := time.Now()
-	b, err := c.prepare(pts, p, &c.events[0])
+	b, err := c.prepare(pts, p, &c.events[0], nil)
 	if err != nil {
 		return nil, err
 	}
@@ -277,13 +277,20 @@ func (b *batch) upPoints() *clue.Points {
 }
 
 // prepare checks the points and the parameters and plans the grid; the
-// view of the events is ev's.
-func (c *Clusterer) prepare(in *clue.Points, p clue.Params, ev *clue.Events) (*batch, error) {
-	pts, err := ev.View(in)
+// view of the events is ev's. With stage and events, the view's columns
+// are written there as they are read, to upload from.
+func (c *Clusterer) prepare(in *clue.Points, p clue.Params, ev *clue.Events, stage *opencl.Pinned) (*batch, error) {
+	var up *clue.Points
+	var layers []int32
+	if stage != nil && len(in.Event) > 0 {
+		up = stagedPoints(stage, in.Len(), in.Dim())
+		layers = up.Layer
+	}
+	pts, err := ev.ViewInto(in, layers)
 	if err != nil {
 		return nil, err
 	}
-	pl, err := clue.NewPlan(pts, p)
+	pl, err := clue.NewPlanCopying(pts, p, up)
 	if err != nil {
 		return nil, err
 	}
@@ -300,7 +307,7 @@ func (c *Clusterer) prepare(in *clue.Points, p clue.Params, ev *clue.Events) (*b
 	for d := range dim {
 		par.n[d] = int32(pl.N[d])
 	}
-	return &batch{pts: pts, pl: pl, par: []plan{par}}, nil
+	return &batch{pts: pts, up: up, pl: pl, par: []plan{par}}, nil
 }
 
 // inputs are the input buffers of set (0 or 1: a batch is uploaded into
@@ -435,10 +442,11 @@ func (c *Clusterer) clusterSpans(in *clue.Points, p clue.Params, spans [][2]int,
 		defer close(done)
 		for k, sp := range spans {
 			t0 := time.Now()
-			b, err := c.prepare(slice(in, sp), p, &c.events[k%len(c.events)])
-			if err == nil && staged { // the set's last upload is done (see the loop below)
-				b.up = stagePoints(c.staging[k%sets].in, b.pts)
+			var stage *opencl.Pinned
+			if staged { // the set's last upload is done (see the loop below)
+				stage = c.staging[k%sets].in
 			}
+			b, err := c.prepare(slice(in, sp), p, &c.events[k%len(c.events)], stage)
 			host.Add(int64(time.Since(t0)))
 			select {
 			case ready <- prepared{b, err}:
@@ -516,9 +524,10 @@ func (c *Clusterer) clusterSpans(in *clue.Points, p clue.Params, spans [][2]int,
 				// Numbered where the results landed: pinned memory is
 				// already mapped, the run's result perhaps not yet.
 				t0 := time.Now()
-				c.numbers[set].Number(slice(in, sp), dst)
-				if staged {
-					copyResult(&part, &views, fresh)
+				if staged { // the ids renumbered as they are copied out
+					copyResult(&part, &views, fresh, c.numbers[set].Numbers(slice(in, sp), dst))
+				} else {
+					c.numbers[set].Number(slice(in, sp), dst)
 				}
 				numbered.Add(int64(time.Since(t0)))
 			}

@@ -10,10 +10,11 @@ import (
 )
 
 // staging is the pinned host memory of a set of buffers (see
-// opencl.Pinned): a batch's inputs are copied there by the goroutine that
-// prepares it, and its results read back there, so that both transfers
-// run at the bus's speed beside the kernels, where from the Go heap a
-// driver copies the data through a buffer of its own first.
+// opencl.Pinned): a batch's inputs are written there by the goroutine
+// that prepares it, as it reads them, and its results read back there
+// (their ids numbered per event as they are copied out), so that both
+// transfers run at the bus's speed beside the kernels, where from the Go
+// heap a driver copies the data through a buffer of its own first.
 type staging struct{ in, out *opencl.Pinned }
 
 // inBytes and outBytes are the pinned bytes a batch of n points of dim
@@ -61,31 +62,21 @@ func (c *Clusterer) releaseStaging() error {
 	return errors.Join(errs...)
 }
 
-// stagePoints copies the columns of pts into p and returns them as views
-// of it, to upload from.
-func stagePoints(p *opencl.Pinned, pts *clue.Points) *clue.Points {
-	n, off := pts.Len(), 0
+// stagedPoints are the columns of n points of dim coordinates, their
+// layers included, in p: a batch is written there and uploaded from
+// there.
+func stagedPoints(p *opencl.Pinned, n, dim int) *clue.Points {
+	off := 0
 	view := func() []float64 {
 		v := opencl.Slice[float64](p, off, n)
 		off += 8 * n
 		return v
 	}
-	up := &clue.Points{Coords: make([][]float64, pts.Dim()), Weight: view()}
-	for d := range pts.Coords {
+	up := &clue.Points{Coords: make([][]float64, dim), Weight: view()}
+	for d := range up.Coords {
 		up.Coords[d] = view()
 	}
-	if len(pts.Layer) > 0 {
-		up.Layer = opencl.Slice[int32](p, off, n)
-	}
-	parts.Run(n, 0, minPart, func(_, lo, hi int) {
-		copy(up.Weight[lo:hi], pts.Weight[lo:hi])
-		for d, col := range pts.Coords {
-			copy(up.Coords[d][lo:hi], col[lo:hi])
-		}
-		if len(up.Layer) > 0 {
-			copy(up.Layer[lo:hi], pts.Layer[lo:hi])
-		}
-	})
+	up.Layer = opencl.Slice[int32](p, off, n)
 	return up
 }
 
@@ -99,9 +90,10 @@ func resultViews(p *opencl.Pinned, n int) clue.Result {
 }
 
 // copyResult copies the columns and counts of src into dst, of the same
-// length; fresh: dst is memory not written yet, prefaulted a part at a
-// time (see package prefault).
-func copyResult(dst, src *clue.Result, fresh bool) {
+// length, each cluster id id as first[id] (first nil: as it is); fresh:
+// dst is memory not written yet, prefaulted a part at a time (see
+// package prefault).
+func copyResult(dst, src *clue.Result, fresh bool, first []int32) {
 	parts.Run(len(src.Rho), 0, minPart, func(_, lo, hi int) {
 		if fresh {
 			prefault.Slice(dst.Rho[lo:hi])
@@ -113,16 +105,26 @@ func copyResult(dst, src *clue.Result, fresh bool) {
 		copy(dst.Rho[lo:hi], src.Rho[lo:hi])
 		copy(dst.Delta[lo:hi], src.Delta[lo:hi])
 		copy(dst.NH[lo:hi], src.NH[lo:hi])
-		copy(dst.ClusterID[lo:hi], src.ClusterID[lo:hi])
+		if first == nil {
+			copy(dst.ClusterID[lo:hi], src.ClusterID[lo:hi])
+		} else {
+			ids := dst.ClusterID[lo:hi]
+			for i, id := range src.ClusterID[lo:hi] {
+				if id >= 0 {
+					id = first[id]
+				}
+				ids[i] = id
+			}
+		}
 		copy(dst.IsSeed[lo:hi], src.IsSeed[lo:hi])
 	})
 	dst.Clusters, dst.Outliers = src.Clusters, src.Outliers
 }
 
-// minPart is the fewest points a part of the staging copies takes (see
-// parts.Run): below it, starting a goroutine costs more than it saves.
-// They run on all cores: a batch's columns are tens of megabytes, and
-// their destination is often memory not touched yet, whose first writes
-// cost a page fault each 4 KiB, which one goroutine would pay alone for
-// the whole batch.
+// minPart is the fewest points a part of the copy out of pinned memory
+// takes (see parts.Run): below it, starting a goroutine costs more than
+// it saves. It runs on all cores: a batch's columns are tens of
+// megabytes, and their destination is often memory not touched yet,
+// whose first writes cost a page fault each 4 KiB, which one goroutine
+// would pay alone for the whole batch.
 const minPart = 1 << 16
