@@ -172,8 +172,9 @@ type extent struct {
 // negative: one pass over the columns on all workers (it is the first look
 // at the input; a separate check and the grid's extent were serial
 // passes). A bad value is reported by firstBadValue, which names the
-// point.
-func (c *Clusterer) extents(pts *Points, to *Points) (extent, error) {
+// point. With to, the weights and coordinates are also copied there, a
+// chunk of a column at a time as the pass leaves it in the cache.
+func (c *Clusterer) extents(pts, to *Points) (extent, error) {
 	n := pts.Len()
 	if n == 0 {
 		return extent{wholeWeights: true}, nil

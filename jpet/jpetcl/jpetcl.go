@@ -54,7 +54,8 @@ var kernelOf = [...]string{global: "project", perEvent: "projectLocal", teams: "
 
 // teamSize is the work-items a team of the teams and segments layouts,
 // an event each; maxRows the rows of an event that a segments team's
-// tables hold (an event of more goes cell by cell). The paper's GPU code
+// tables hold (an event of more goes to the teams kernel, cell by cell,
+// after the others: see partitionTall). The paper's GPU code
 // gives a warp (32) an event; its events have some 27 rows and 220 cells
 // inside their ellipse, and on an H200 teams of 16 ran them faster than
 // 32 (BENCHMARKS.md).
