@@ -87,9 +87,8 @@ func kernelsBuild(d opencl.Device) []built {
 	for i, c := range checks {
 		out[i].what, out[i].builds = c.what, "yes"
 		if err == nil {
-			err := c.check(ctx)
-			if err != nil {
-				out[i].builds = "no: " + firstLine(err)
+			if cerr := c.check(ctx); cerr != nil {
+				out[i].builds = "no: " + firstLine(cerr)
 			}
 		} else {
 			out[i].builds = "cannot open the device: " + firstLine(err)

@@ -16,11 +16,11 @@ import (
 
 // PET simulates events of the paper's phantom with the paper's set-up
 // and times, for each kernel, the first MLEM iteration and the next
-// iterations (the median is shown). On the CPU (dev nil) it runs on one worker and
-// on all cores; the first iteration computes every kernel value and keeps
-// as many as cache bytes allow, and the next ones read them. On an OpenCL
-// device every iteration computes them, in double precision and with the
-// kernel values in single (see jpetcl.Single).
+// iterations (the median is shown). On the CPU (dev nil) it runs on one
+// worker and on all cores; the first iteration computes every kernel
+// value and keeps as many as cache bytes allow, and the next ones read
+// them. On an OpenCL device every iteration computes them, in double
+// precision and with the kernel values in single (see jpetcl.Single).
 func PET(ctx context.Context, events, iterations int, cache int64, dev *opencl.Context, stdout io.Writer) error {
 	s := jpet.PaperScanner().WithDefaults()
 	// About 80 % of the emissions are detected with angles in (-pi/4, pi/4).
