@@ -81,7 +81,7 @@ type GroupStats struct {
 	Skipped, Missed int64   // messages not raw .tpx3 chunks; offsets without a message (expired, or transaction markers)
 	Clusters        int64   // published as events
 	EventMessages   int64   // ev44 messages
-	Commits, Aborts int64   // transactions
+	Commits, Aborts int64   // transactions (one of nothing is not counted)
 	Restored        int64   // partitions taken over from a state
 	Restarts        int64   // new clients after the Kafka client failed
 	Left            int64   // clusters not published (see ev44.Encoder)
@@ -692,13 +692,21 @@ func (m *member) commit(ctx context.Context, finish bool) (committed bool, err e
 	if err != nil {
 		return false, clientError{fmt.Errorf("kafka: ending a transaction: %w", err)}
 	}
-	m.ended = time.Now()
+	// A transaction of nothing (no partition changed: franz-go then asks
+	// nothing of the brokers) is neither counted nor progress, which a new
+	// client must show within giveUp session timeouts.
+	empty := committed && len(parts) == 0
+	if !empty {
+		m.ended = time.Now()
+	}
 	m.mu.Lock()
 	if !committed {
 		m.stats.Aborts++
 		clear(m.tasks)
 	} else {
-		m.stats.Commits++
+		if !empty {
+			m.stats.Commits++
+		}
 		m.stats.add(&m.pending)
 		for p := range m.revoked {
 			delete(m.tasks, p)

@@ -533,3 +533,22 @@ func TestGroupGivesUp(t *testing.T) {
 		t.Fatalf("%d restarts, %d commits in %v; want 4 to 20 restarts, none committed, in %v to %v", st.Restarts, st.Commits, took, giveUp*session, 4*giveUp*session)
 	}
 }
+
+// TestGroupEmptyTransactions: a member that finds every message already
+// committed ends a transaction of nothing each commit interval until
+// idle (franz-go asks nothing of the brokers for those): only two are
+// counted as committed, the partition's state as taken over and as
+// finished.
+func TestGroupEmptyTransactions(t *testing.T) {
+	d := newDetector(t, 2000)
+	opt := GroupOptions{In: Target{d.addrs, "raw"}, Out: Target{d.addrs, "events"}, Group: "g1",
+		Processing: d.proc, Commit: 20 * time.Millisecond, Idle: time.Second, Session: 500 * time.Millisecond}
+	first, err := RunGroup(context.Background(), opt)
+	if err != nil || first.Commits == 0 || first.Messages != int64(d.msgs) {
+		t.Fatalf("first member: %+v, %v", first, err)
+	}
+	again, err := RunGroup(context.Background(), opt)
+	if err != nil || again.Messages != 0 || again.Commits != 2 {
+		t.Fatalf("a member with nothing new: %d messages, %d commits (%v), want none and 2", again.Messages, again.Commits, err)
+	}
+}
