@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"syscall"
 	"time"
 
@@ -30,9 +31,12 @@ type ServeOptions struct {
 	// is the rate served; 2 twice as fast; 0 as fast as the client reads.
 	Speed float64
 	// Repeat serves the run this many times (0 counts as 1), each copy
-	// later by the run's span and a millisecond: a long live run at
-	// rates faster than the simulation, which then runs in memory before
-	// the first client is accepted.
+	// later by the run's span and a millisecond, rounded up to a multiple
+	// of tpx3.ToAPeriod: a long live run at rates faster than the
+	// simulation, which then runs, and is encoded, before the first
+	// client is accepted. Each copy is the first's chunks with their
+	// times shifted, so a readout faster than the clustering costs the
+	// cores it shares little.
 	Repeat int
 }
 
@@ -42,6 +46,10 @@ type chunk struct {
 	raw  []byte
 	hits int
 	due  pixel.Time
+	// later makes raw's hits this much later (tpx3.Later), in place, just
+	// before raw is sent: a repeated run sends the same bytes once a copy,
+	// each time a period later, and only the sender touches them.
+	later pixel.Time
 }
 
 // Serve plays a simulated readout: it sends the .tpx3 bytes of the run
@@ -59,24 +67,35 @@ func Serve(ctx context.Context, l net.Listener, sim pixelsim.Options, opt ServeO
 	}
 	defer context.AfterFunc(ctx, func() { l.Close() })()
 	defer l.Close()
-	var run *pixel.Hits
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	chunks := make(chan chunk, aheadChunks)
+	queue := func(c chunk) error {
+		select {
+		case chunks <- c:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	var run []chunk
 	if opt.Repeat > 1 {
-		run = &pixel.Hits{}
-		err := pixelsim.Generate(sim, func(h *pixel.Hits) error {
-			run.AppendRange(h, 0, h.Len())
+		err := makeChunks(sim, func(c chunk) error {
+			run = append(run, c)
 			return ctx.Err()
 		})
 		if err != nil {
 			return st, cmp.Or(ctx.Err(), err)
 		}
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	chunks := make(chan chunk, aheadChunks)
 	made := make(chan error, 1)
 	go func() {
 		defer close(chunks)
-		made <- makeChunks(ctx, sim, run, max(opt.Repeat, 1), chunks)
+		if opt.Repeat <= 1 {
+			made <- makeChunks(sim, queue)
+			return
+		}
+		made <- repeatChunks(run, opt.Repeat, queue)
 	}()
 	s := server{ctx: ctx, l: l, speed: opt.Speed, st: &st}
 	var err error
@@ -101,38 +120,28 @@ func Serve(ctx context.Context, l net.Listener, sim pixelsim.Options, opt ServeO
 // aheadChunks is how many chunks are made ahead of the sending: 64 MiB.
 const aheadChunks = 1024
 
-// makeChunks encodes the run into chunks: sim simulated as it goes, or
-// the run simulated before repeated times, each copy shifted in time.
-func makeChunks(ctx context.Context, sim pixelsim.Options, run *pixel.Hits, repeat int, out chan<- chunk) error {
+// makeChunks simulates the run sim and hands emit the chunks of its
+// .tpx3 file, one at a time.
+func makeChunks(sim pixelsim.Options, emit func(chunk) error) error {
 	var buf bytes.Buffer
 	w, err := tpx3.NewHitWriter(&buf, tpx3.TPX3)
 	if err != nil {
 		return err
 	}
-	var piece pixel.Hits
 	inChunk := 0 // hits written into the chunk being filled
 	var latest pixel.Time
 	send := func() error {
-		select {
-		case out <- chunk{bytes.Clone(buf.Bytes()), inChunk, latest}:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
+		err := emit(chunk{raw: bytes.Clone(buf.Bytes()), hits: inChunk, due: latest})
 		buf.Reset()
 		inChunk = 0
-		return nil
+		return err
 	}
-	// add writes the hits of h, later by shift, in pieces that fill the
-	// chunk being written.
-	add := func(h *pixel.Hits, shift pixel.Time) error {
+	err = pixelsim.Generate(sim, func(h *pixel.Hits) error {
+		// In pieces that fill the chunk being written.
 		for lo := 0; lo < h.Len(); {
 			hi := min(h.Len(), lo+tpx3.ChunkPackets-inChunk)
-			piece.Reset()
-			for i := lo; i < hi; i++ {
-				t := h.ToA[i] + shift
-				piece.Append(h.X[i], h.Y[i], t, h.ToT[i])
-				latest = max(latest, t)
-			}
+			piece := pixel.Hits{X: h.X[lo:hi], Y: h.Y[lo:hi], ToA: h.ToA[lo:hi], ToT: h.ToT[lo:hi]}
+			latest = max(latest, slices.Max(piece.ToA))
 			if err := w.Write(&piece); err != nil {
 				return err
 			}
@@ -149,22 +158,7 @@ func makeChunks(ctx context.Context, sim pixelsim.Options, run *pixel.Hits, repe
 			}
 		}
 		return nil
-	}
-	if run == nil {
-		err = pixelsim.Generate(sim, func(h *pixel.Hits) error { return add(h, 0) })
-	} else {
-		var span pixel.Time
-		for _, t := range run.ToA {
-			span = max(span, t)
-		}
-		// On the 1.5625 ns grid of the packets.
-		period := (span + pixel.Millisecond + 99) / 100 * 100
-		for k := range repeat {
-			if err = add(run, pixel.Time(k)*period); err != nil {
-				break
-			}
-		}
-	}
+	})
 	if err != nil {
 		return err
 	}
@@ -175,6 +169,36 @@ func makeChunks(ctx context.Context, sim pixelsim.Options, run *pixel.Hits, repe
 		return send()
 	}
 	return nil
+}
+
+// repeatChunks hands emit the chunks of run repeat times, each copy later
+// by repeatPeriod: the same bytes but for the packets' SPIDR time, which
+// the sending shifts in place by a period a copy (server.send).
+func repeatChunks(run []chunk, repeat int, emit func(chunk) error) error {
+	period := repeatPeriod(run)
+	for k := range repeat {
+		for _, c := range run {
+			c.due += pixel.Time(k) * period
+			if k > 0 {
+				c.later = period
+			}
+			if err := emit(c); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// repeatPeriod is how much later each copy of a repeated run comes: its
+// span and a millisecond, rounded up to the ToA counter's period so that
+// a copy's packets differ from the first's only in their SPIDR time.
+func repeatPeriod(run []chunk) pixel.Time {
+	var span pixel.Time
+	for _, c := range run {
+		span = max(span, c.due)
+	}
+	return (span + pixel.Millisecond + tpx3.ToAPeriod - 1) / tpx3.ToAPeriod * tpx3.ToAPeriod
 }
 
 // server sends the chunks of a run to one client at a time.
@@ -200,6 +224,11 @@ func (s *server) send(c chunk) error {
 	}
 	if s.speed > 0 {
 		if err := s.wait(s.start.Add(time.Duration(float64(c.due) / float64(pixel.Nanosecond) / s.speed))); err != nil {
+			return err
+		}
+	}
+	if c.later != 0 {
+		if err := tpx3.Later(c.raw, c.later); err != nil {
 			return err
 		}
 	}

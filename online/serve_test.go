@@ -89,8 +89,9 @@ func TestServePace(t *testing.T) {
 		took := time.Since(start)
 		c.Close()
 		st := <-served
-		// Ten copies of 20 ms each, a millisecond apart.
-		want := time.Duration(float64(209*time.Millisecond) / speed)
+		// Ten copies of 20 ms each, every 21.2992 ms (52 periods of the
+		// ToA counter, 409.6 us).
+		want := time.Duration(float64(9*21299200+20_000_000) / speed)
 		// Not ahead of the pace: a quarter of it allowed for the first
 		// byte's own delay, which the clock here starts after (CI saw 11
 		// ms of 104 on a busy machine), while a server twice too fast
@@ -138,9 +139,10 @@ func TestServeNextClient(t *testing.T) {
 }
 
 // Repeated, the run comes again and again, each copy later by its span
-// and a millisecond.
+// and a millisecond rounded up to the ToA counter's period; so many
+// copies that the packets' 16 bits of SPIDR time wrap (every 26.8 s).
 func TestServeRepeat(t *testing.T) {
-	sim := pixelsim.Options{Hits: 50_000, Seed: 7, RateMHz: 40}
+	sim := pixelsim.Options{Hits: 50_000, Seed: 7, RateMHz: 0.02}
 	once, err := decode(bytes.NewReader(rawRun(t, sim)))
 	if err != nil {
 		t.Fatal(err)
@@ -149,7 +151,8 @@ func TestServeRepeat(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	go Serve(t.Context(), l, sim, ServeOptions{Repeat: 3})
+	const repeat = 12
+	go Serve(t.Context(), l, sim, ServeOptions{Repeat: repeat})
 	c, err := net.Dial("tcp", l.Addr().String())
 	if err != nil {
 		t.Fatal(err)
@@ -159,12 +162,16 @@ func TestServeRepeat(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if all.Len() != 3*once.Len() {
-		t.Fatalf("%d hits served, want 3 x %d", all.Len(), once.Len())
+	if all.Len() != repeat*once.Len() {
+		t.Fatalf("%d hits served, want %d x %d", all.Len(), repeat, once.Len())
 	}
 	span := slices.Max(once.ToA)
-	period := (span + pixel.Millisecond + 99) / 100 * 100
-	for k := range 3 {
+	const tick = 409_600 * pixel.Nanosecond
+	period := (span + pixel.Millisecond + tick - 1) / tick * tick
+	if last := pixel.Time(repeat-1)*period + span; last < 27*pixel.Second {
+		t.Fatalf("the copies end at %v s, before the SPIDR time wraps", last.Ns()/1e9)
+	}
+	for k := range repeat {
 		for i := range once.Len() {
 			j := k*once.Len() + i
 			if all.X[j] != once.X[i] || all.Y[j] != once.Y[i] || all.ToT[j] != once.ToT[i] || all.ToA[j] != once.ToA[i]+pixel.Time(k)*period {

@@ -86,7 +86,7 @@ Datasets (the paper's mean and std of the cluster size):
 	f.StringVarP(&o.out, "output", "o", "", "output file (.tpx3, .t3pa or .csv)")
 	f.StringVar(&o.serve, "serve", "", "serve the .tpx3 stream live at tcp://HOST:PORT instead")
 	f.Float64Var(&o.speed, "speed", o.speed, "with --serve: times real time (0: as fast as the client reads)")
-	f.IntVar(&o.repeat, "repeat", 1, "with --serve: serve the run this many times, each later than the last (simulated in memory first: a long run faster than the simulation)")
+	f.IntVar(&o.repeat, "repeat", 1, "with --serve: serve the run this many times, each later than the last (simulated and encoded in memory first, each copy the first's bytes with their times advanced: a long run faster than the simulation)")
 	f.StringVar(&o.walk, "timewalk", "400,-4,0", "time walk a,b,c of a/(ToT-b)+c ns, or none")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress bar")
 	return cmd

@@ -445,3 +445,45 @@ func TestResetGoesOn(t *testing.T) {
 		t.Fatalf("%d hits message by message, %d in one go, or no wrap", got.Len(), one.Len())
 	}
 }
+
+// Later gives the bytes of the hits written later, for shifts of every
+// size (the SPIDR time wrapping past 2^16 periods too), and refuses a
+// shift off the ToA's period and bytes that are not pixel chunks.
+func TestLater(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 9))
+	h := randomHits(r, 20_000) // chunks of 8191 packets and a shorter one
+	raw := encode(t, TPX3, h)
+	for _, periods := range []int64{0, 1, 7, 1<<16 - 1, 1 << 16, 1<<16 + 3, 123457} {
+		d := pixel.Time(periods) * ToAPeriod
+		shifted := &pixel.Hits{}
+		for i := range h.Len() {
+			shifted.Append(h.X[i], h.Y[i], h.ToA[i]+d, h.ToT[i])
+		}
+		want := encode(t, TPX3, shifted)
+		got := bytes.Clone(raw)
+		if err := Later(got, d); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("%d periods later: not the bytes of the hits written later", periods)
+		}
+	}
+	if ToAPeriod != 409_600*pixel.Nanosecond {
+		t.Errorf("ToAPeriod %v ns", ToAPeriod.Ns())
+	}
+	for _, tc := range []struct {
+		raw  []byte
+		d    pixel.Time
+		want string
+	}{
+		{raw, ToAPeriod + 100, "not a non-negative multiple"},
+		{raw, -ToAPeriod, "not a non-negative multiple"},
+		{raw[:len(raw)-8], ToAPeriod, "ends past the data"},
+		{append(bytes.Clone(raw), 'x'), ToAPeriod, "no chunk header at byte"},
+		{append([]byte("TPX3\x00\x00\x08\x00"), 0, 0, 0, 0, 0, 0, 0, 0x60), ToAPeriod, "byte 8: not a pixel packet"},
+	} {
+		if err := Later(bytes.Clone(tc.raw), tc.d); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Later(%d bytes, %v): %v, want an error with %q", len(tc.raw), tc.d, err, tc.want)
+		}
+	}
+}

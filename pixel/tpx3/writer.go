@@ -96,6 +96,41 @@ func (r *rawWriter) flushChunk() error {
 
 func (r *rawWriter) Flush() error { return r.w.Flush() }
 
+// ToAPeriod is the span of a pixel packet's 14-bit ToA counter of 25 ns,
+// 409.6 us: hits later by a multiple of it have the same packets but for
+// the 16 bits of SPIDR time above the counter.
+const ToAPeriod = 1 << 14 * 25 * pixel.Nanosecond
+
+// Later makes the pixel packets of the .tpx3 chunks in raw (as written
+// here) those of their hits later by d, a non-negative multiple of
+// ToAPeriod, in place: the bytes the hits' times plus d would be written
+// as, without encoding them again. A run served again and again later in
+// time (online.Serve) costs an addition a packet.
+func Later(raw []byte, d pixel.Time) error {
+	if d < 0 || d%ToAPeriod != 0 {
+		return fmt.Errorf("tpx3: a shift of %v ns is not a non-negative multiple of the ToA's period, %v ns", d.Ns(), ToAPeriod.Ns())
+	}
+	ticks := uint64(d / ToAPeriod) // modulo 2^16 below, as the SPIDR time wraps
+	for pos := 0; pos < len(raw); {
+		if len(raw)-pos < 8 || string(raw[pos:pos+4]) != "TPX3" {
+			return fmt.Errorf("tpx3: no chunk header at byte %d", pos)
+		}
+		end := pos + 8 + int(binary.LittleEndian.Uint16(raw[pos+6:]))
+		if end > len(raw) || (end-pos)%8 != 0 {
+			return fmt.Errorf("tpx3: the chunk at byte %d ends past the data or inside a packet", pos)
+		}
+		for i := pos + 8; i < end; i += 8 {
+			w := binary.LittleEndian.Uint64(raw[i:])
+			if w>>60 != 0xB {
+				return fmt.Errorf("tpx3: byte %d: not a pixel packet", i)
+			}
+			binary.LittleEndian.PutUint64(raw[i:], w&^0xFFFF|(w+ticks)&0xFFFF)
+		}
+		pos = end
+	}
+	return nil
+}
+
 func (r *rawWriter) Close() error {
 	if err := r.flushChunk(); err != nil {
 		return err
