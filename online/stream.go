@@ -61,10 +61,14 @@ type Stream struct {
 	cond   *sync.Cond // broadcast on every change of the queue
 	parts  []*part    // the queue; parts[0] is read next
 	memory int64      // bytes of the memory blocks held
-	spare  [][]byte   // blocks read, for reuse: new ones cost page faults
-	marks  []mark     // arrival times of the bytes not yet passed by ArrivedAt
-	read   int64      // bytes read
-	end    error      // io.EOF or the receiver's error, once it ended
+	// spare holds the blocks read, for reuse, counted as free: all of
+	// them, within Memory, so that a backlog that comes again (the
+	// spills of a beam faster than the clustering) takes them rather
+	// than new memory, whose pages cost more to map than to fill.
+	spare  [][]byte
+	marks  []mark // arrival times of the bytes not yet passed by ArrivedAt
+	read   int64  // bytes read
+	end    error  // io.EOF or the receiver's error, once it ended
 	stats  Stats
 	closed bool
 
@@ -87,9 +91,6 @@ type mark struct {
 	end int64
 	t   time.Time
 }
-
-// maxSpare is the number of blocks kept for reuse (they count as free).
-const maxSpare = 4
 
 // maxSpoolFile is the size at which a spool file is sealed and the next
 // begun, so that the disk is freed as the reader catches up.
@@ -268,6 +269,11 @@ func (s *Stream) Read(p []byte) (int, error) {
 	}
 	q.lo += int64(n)
 	s.read += int64(n)
+	// Read whole, its block is spare at once (unless a Close, while a
+	// spool file was read unlocked, dropped it already).
+	if q.lo == q.hi && q.sealed && len(s.parts) > 0 && s.parts[0] == q {
+		s.drop()
+	}
 	s.cond.Broadcast()
 	return n, nil
 }
@@ -279,7 +285,7 @@ func (s *Stream) drop() {
 	s.parts = s.parts[1:]
 	if q.buf != nil {
 		s.memory -= int64(len(q.buf))
-		if len(s.spare) < maxSpare && !s.closed {
+		if !s.closed {
 			s.spare = append(s.spare, q.buf)
 		}
 		s.cond.Broadcast() // room for a receiver waiting

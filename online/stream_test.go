@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"net"
 	"os"
@@ -91,6 +92,55 @@ func TestStreamInMemory(t *testing.T) {
 		t.Errorf("stats %+v", st)
 	}
 	s.Close()
+}
+
+// A backlog read to its end leaves its blocks for the next one: the
+// second backlog is held in the first's memory, no block made anew, and
+// the bytes come back as sent.
+func TestStreamReusesBlocks(t *testing.T) {
+	s, _ := newStream(t.Context(), "test", Options{Memory: 64 << 20})
+	blocks := func() map[*byte]bool {
+		m := map[*byte]bool{}
+		for _, q := range s.parts {
+			if q.lo < q.hi {
+				m[&q.buf[0]] = true
+			}
+		}
+		return m
+	}
+	var first map[*byte]bool
+	for seed := range byte(3) {
+		data := randomBytes(40<<20, seed) // ten blocks of 4 MiB
+		for p := data; len(p) > 0; p = p[min(len(p), 1<<20):] {
+			if !s.push(p[:min(len(p), 1<<20)], time.Now()) {
+				t.Fatal("the stream took no more")
+			}
+		}
+		held := blocks()
+		if len(held) != 10 {
+			t.Fatalf("backlog %d: %d blocks, want 10", seed, len(held))
+		}
+		if first == nil {
+			first = held
+		} else if !maps.Equal(held, first) {
+			t.Fatalf("backlog %d: held in other blocks than the first", seed)
+		}
+		got := make([]byte, 0, len(data))
+		for len(got) < len(data) {
+			n, err := s.Read(got[len(got):cap(got)])
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = got[:len(got)+n]
+		}
+		if !bytes.Equal(got, data) {
+			t.Fatalf("backlog %d: other bytes read than pushed", seed)
+		}
+	}
+	s.Close()
+	if len(s.spare) != 0 {
+		t.Errorf("%d blocks kept after Close", len(s.spare))
+	}
 }
 
 // A reader slower than the source: with a spool, the bytes beyond the

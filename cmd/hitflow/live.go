@@ -41,7 +41,7 @@ func (l *liveOptions) add(f *pflag.FlagSet) {
 	f.IntVar(&l.partition, "partition", -1, "kafka:// input: the partition (detector) to read; -1 for a topic's only one")
 	f.BoolVar(&l.fromEnd, "from-end", false, "kafka:// input: read the messages published from now on, not from the oldest kept")
 	f.Int64Var(&l.offset, "offset", 0, "kafka:// input: start at this offset (the next offset a stopped run reported)")
-	f.StringVar(&l.buffer, "buffer", l.buffer, "live input held in memory when the clustering falls behind (512MiB, 2GiB, ...)")
+	f.StringVar(&l.buffer, "buffer", l.buffer, "live input held in memory when the clustering falls behind (512MiB, 2GiB, ...); memory taken is kept for the next backlog")
 	f.StringVar(&l.spool, "spool", "", "directory for live input beyond --buffer (without it, the source waits)")
 	f.BoolVar(&l.reconnect, "reconnect", false, "tcp:// input: connect again, with back-off, when the connection is lost")
 	f.DurationVar(&l.latency, "latency", l.latency, "live input: clusters reach .csv, .clog and -.arrow outputs within about this")
