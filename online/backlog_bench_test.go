@@ -6,12 +6,12 @@ import (
 	"time"
 )
 
-// BenchmarkBacklog takes a backlog of 256 MiB into a stream's memory and
-// reads it all, again and again: the spills of a beam faster than the
-// clustering, the input read after each. In MB/s of the backlog.
 // backlogPause is the time between spills.
 const backlogPause = 3 * time.Second
 
+// BenchmarkBacklog takes a backlog of 256 MiB into a stream's memory and
+// reads it all, again and again: the spills of a beam faster than the
+// clustering, the input read after each. In MB/s of the backlog.
 func BenchmarkBacklog(b *testing.B) {
 	const backlog = 256 << 20
 	s, _ := newStream(b.Context(), "bench", Options{Memory: 1 << 30})
