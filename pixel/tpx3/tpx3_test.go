@@ -481,9 +481,14 @@ func TestLater(t *testing.T) {
 		{raw[:len(raw)-8], ToAPeriod, "ends past the data"},
 		{append(bytes.Clone(raw), 'x'), ToAPeriod, "no chunk header at byte"},
 		{append([]byte("TPX3\x00\x00\x08\x00"), 0, 0, 0, 0, 0, 0, 0, 0x60), ToAPeriod, "byte 8: not a pixel packet"},
+		{append(bytes.Clone(raw), append([]byte("TPX3\x00\x00\x08\x00"), 0, 0, 0, 0, 0, 0, 0, 0x60)...), ToAPeriod, fmt.Sprintf("byte %d: not a pixel packet", len(raw)+8)},
 	} {
-		if err := Later(bytes.Clone(tc.raw), tc.d); err == nil || !strings.Contains(err.Error(), tc.want) {
+		b := bytes.Clone(tc.raw)
+		if err := Later(b, tc.d); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("Later(%d bytes, %v): %v, want an error with %q", len(tc.raw), tc.d, err, tc.want)
+		}
+		if !bytes.Equal(b, tc.raw) {
+			t.Errorf("Later(%d bytes, %v) failed and changed them", len(tc.raw), tc.d)
 		}
 	}
 }

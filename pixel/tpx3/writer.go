@@ -105,12 +105,30 @@ const ToAPeriod = 1 << 14 * 25 * pixel.Nanosecond
 // here) those of their hits later by d, a non-negative multiple of
 // ToAPeriod, in place: the bytes the hits' times plus d would be written
 // as, without encoding them again. A run served again and again later in
-// time (online.Serve) costs an addition a packet.
+// time (online.Serve) costs an addition a packet. Bytes that are not
+// whole chunks of pixel packets are an error, and left as they were.
 func Later(raw []byte, d pixel.Time) error {
 	if d < 0 || d%ToAPeriod != 0 {
 		return fmt.Errorf("tpx3: a shift of %v ns is not a non-negative multiple of the ToA's period, %v ns", d.Ns(), ToAPeriod.Ns())
 	}
+	if err := checkPixelChunks(raw); err != nil {
+		return err
+	}
 	ticks := uint64(d / ToAPeriod) // modulo 2^16 below, as the SPIDR time wraps
+	for pos := 0; pos < len(raw); {
+		end := pos + 8 + int(binary.LittleEndian.Uint16(raw[pos+6:]))
+		for i := pos + 8; i < end; i += 8 {
+			w := binary.LittleEndian.Uint64(raw[i:])
+			binary.LittleEndian.PutUint64(raw[i:], w&^0xFFFF|(w+ticks)&0xFFFF)
+		}
+		pos = end
+	}
+	return nil
+}
+
+// checkPixelChunks reports the first byte of raw that is not where whole
+// .tpx3 chunks of pixel packets would have it.
+func checkPixelChunks(raw []byte) error {
 	for pos := 0; pos < len(raw); {
 		if len(raw)-pos < 8 || string(raw[pos:pos+4]) != "TPX3" {
 			return fmt.Errorf("tpx3: no chunk header at byte %d", pos)
@@ -120,11 +138,9 @@ func Later(raw []byte, d pixel.Time) error {
 			return fmt.Errorf("tpx3: the chunk at byte %d ends past the data or inside a packet", pos)
 		}
 		for i := pos + 8; i < end; i += 8 {
-			w := binary.LittleEndian.Uint64(raw[i:])
-			if w>>60 != 0xB {
+			if raw[i+7]>>4 != 0xB {
 				return fmt.Errorf("tpx3: byte %d: not a pixel packet", i)
 			}
-			binary.LittleEndian.PutUint64(raw[i:], w&^0xFFFF|(w+ticks)&0xFFFF)
 		}
 		pos = end
 	}
