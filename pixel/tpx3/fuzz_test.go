@@ -2,6 +2,7 @@ package tpx3
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -106,6 +107,38 @@ func FuzzRaw(f *testing.F) {
 	f.Add(append(chunk(1, pixelWord), chunk(3, pixelWord)...))
 	f.Add([]byte("TPX3\x00\x00\x10\x00short"))
 	f.Fuzz(func(t *testing.T, data []byte) { fuzzReader(t, TPX3, data) })
+}
+
+// FuzzLater: bytes Later refuses stay as they were; bytes it takes keep
+// their chunk headers and every packet but its 16 bits of SPIDR time,
+// which advance by the periods, modulo 2^16.
+func FuzzLater(f *testing.F) {
+	f.Add(chunk(0, pixelWord, pixelWord|0xFFFF), uint32(1))
+	f.Add(append(chunk(1, pixelWord), chunk(3, pixelWord)...), uint32(1<<16+5))
+	f.Add(append(chunk(0, pixelWord), chunk(0, 0x6F<<56)...), uint32(2))
+	f.Add([]byte("TPX3\x00\x00\x10\x00short"), uint32(0))
+	f.Fuzz(func(t *testing.T, raw []byte, periods uint32) {
+		b := bytes.Clone(raw)
+		if err := Later(b, pixel.Time(periods)*ToAPeriod); err != nil {
+			if !bytes.Equal(b, raw) {
+				t.Fatalf("refused (%v), and changed the bytes", err)
+			}
+			return
+		}
+		for pos := 0; pos < len(raw); {
+			end := pos + 8 + int(binary.LittleEndian.Uint16(raw[pos+6:]))
+			if !bytes.Equal(b[pos:pos+8], raw[pos:pos+8]) {
+				t.Fatalf("the chunk header at byte %d changed", pos)
+			}
+			for i := pos + 8; i < end; i += 8 {
+				was, is := binary.LittleEndian.Uint64(raw[i:]), binary.LittleEndian.Uint64(b[i:])
+				if was>>60 != 0xB || is>>16 != was>>16 || uint16(is) != uint16(was)+uint16(periods) {
+					t.Fatalf("packet at byte %d: %#x became %#x, %d periods later", i, was, is, periods)
+				}
+			}
+			pos = end
+		}
+	})
 }
 
 func FuzzT3PA(f *testing.F) {
