@@ -93,26 +93,41 @@ func BenchmarkCSVWriter(b *testing.B) {
 }
 
 // BenchmarkCSVBulk measures the bulk path of the CSV reader alone on one
-// core: 2 Mi lines as --hits writes gamma-ray clusters (pixels of three
-// digits, times of ten before the point and up to four after, a ToT of
-// two), in ns a line.
+// core, in ns a line, on 2 Mi lines of two kinds: "narrow", as --hits
+// writes gamma-ray clusters in the middle of the chip (pixels of three
+// digits, times to the 64th of a ns, a ToT of two digits), and "chip",
+// as a Timepix3 file of the whole chip holds them (pixels of one to three
+// digits, times in steps of the fine ToA's 1.5625 ns, so zero to four
+// decimals, a ToT of one to three digits): there the fields' lengths
+// change from line to line.
 func BenchmarkCSVBulk(b *testing.B) {
-	r := rand.New(rand.NewPCG(1, 1))
-	var text []byte
-	t := int64(2e9) * int64(pixel.Nanosecond)
-	for range 1 << 21 {
-		t += r.Int64N(int64(200 * pixel.Nanosecond))
-		text = fmt.Appendf(text, "%d,%d,", 100+r.IntN(156), 100+r.IntN(156))
-		text = pixel.AppendNs(text, pixel.Time(t))
-		text = fmt.Appendf(text, ",%d\n", 10+r.IntN(90))
-	}
-	var h pixel.Hits
-	b.SetBytes(int64(len(text)))
-	for b.Loop() {
-		h.Reset()
-		if n, _ := csvBulk(text, &h); n != len(text) {
-			b.Fatalf("took %d bytes of %d", n, len(text))
+	for _, tc := range []struct {
+		name         string
+		pixel, tot   func(r *rand.Rand) int
+		step, stride int64
+	}{
+		{"narrow", func(r *rand.Rand) int { return 100 + r.IntN(156) }, func(r *rand.Rand) int { return 10 + r.IntN(90) }, 200 * int64(pixel.Nanosecond), 1},
+		{"chip", func(r *rand.Rand) int { return r.IntN(256) }, func(r *rand.Rand) int { return 5 + r.IntN(150) }, 128, 100},
+	} {
+		r := rand.New(rand.NewPCG(1, 1))
+		var text []byte
+		t := int64(2e9) * int64(pixel.Nanosecond)
+		for range 1 << 21 {
+			t += r.Int64N(tc.step) * tc.stride
+			text = fmt.Appendf(text, "%d,%d,", tc.pixel(r), tc.pixel(r))
+			text = pixel.AppendNs(text, pixel.Time(t))
+			text = fmt.Appendf(text, ",%d\n", tc.tot(r))
 		}
+		b.Run(tc.name, func(b *testing.B) {
+			var h pixel.Hits
+			b.SetBytes(int64(len(text)))
+			for b.Loop() {
+				h.Reset()
+				if n, _ := csvBulk(text, &h); n != len(text) {
+					b.Fatalf("took %d bytes of %d", n, len(text))
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(h.Len()), "ns/line")
+		})
 	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(h.Len()), "ns/line")
 }

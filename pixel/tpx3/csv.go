@@ -2,8 +2,10 @@ package tpx3
 
 import (
 	"bytes"
+	"encoding/binary"
 	"io"
 	"math"
+	"math/bits"
 
 	"github.com/hitflow/hitflow/internal/textscan"
 	"github.com/hitflow/hitflow/pixel"
@@ -81,8 +83,9 @@ func NewCSVReader(r io.Reader, name string) Reader {
 // most five digits; columns after tot, as --hits writes, skipped unless
 // quoted; each line ended by "\n" or "\r\n") into dst, as the line parser
 // would; it stops at the first other line, and returns the bytes and the
-// lines it took. A tight loop with the hits written in place: the lines
-// of a hit file are almost all of this form.
+// lines it took. The lines go to csvWide, and those it leaves (near the
+// end of text, or too long for its window) to csvLine; the hits are
+// written in place: the lines of a hit file are almost all of this form.
 func csvBulk(text []byte, dst *pixel.Hits) (int, int64) {
 	text = text[:bytes.LastIndexByte(text, '\n')+1]
 	most := bytes.Count(text, []byte{'\n'})
@@ -93,41 +96,209 @@ func csvBulk(text []byte, dst *pixel.Hits) (int, int64) {
 	dst.Reserve(most)
 	xs, ys, ts, tots := dst.X[base:base+most], dst.Y[base:base+most], dst.ToA[base:base+most], dst.ToT[base:base+most]
 	k, at := 0, 0 // the hits, and where the line being parsed starts
+	w := digitWindow{base: -1}
 	for k < most {
-		x, i, ok := small(text, at)
-		if !ok || text[i] != ',' {
+		n, next := csvWide(text, at, &w, xs[k:], ys[k:], ts[k:], tots[k:])
+		k, at = k+n, next
+		if k == most {
 			break
 		}
-		y, i, ok := small(text, i+1)
-		if !ok || text[i] != ',' {
-			break
-		}
-		t, i, ok := nanoseconds(text, i+1)
-		if !ok || text[i] != ',' {
-			break
-		}
-		tot, i, ok := small(text, i+1)
+		x, y, t, tot, next, ok := csvLine(text, at)
 		if !ok {
 			break
 		}
-		if text[i] == ',' { // columns the reader ignores
-			n := bytes.IndexByte(text[i:], '\n')
-			if bytes.IndexByte(text[i:i+n], '"') >= 0 {
-				break
-			}
-			i += n
-		} else if text[i] == '\r' {
-			i++
-		}
-		if text[i] != '\n' {
-			break
-		}
-		xs[k], ys[k], ts[k], tots[k] = uint16(x), uint16(y), t, uint16(tot)
+		xs[k], ys[k], ts[k], tots[k] = x, y, t, tot
 		k++
-		at = i + 1
+		at = next
 	}
 	dst.X, dst.Y, dst.ToA, dst.ToT = dst.X[:base+k], dst.Y[:base+k], dst.ToA[:base+k], dst.ToT[:base+k]
 	return at, int64(k)
+}
+
+// csvLine parses the line of the common form at text[at:], which ends
+// in text, a field after another: the loop's exits are the ends of the
+// fields.
+func csvLine(text []byte, at int) (x, y uint16, t pixel.Time, tot uint16, next int, ok bool) {
+	vx, i, okx := small(text, at)
+	if !okx || text[i] != ',' {
+		return
+	}
+	vy, i, oky := small(text, i+1)
+	if !oky || text[i] != ',' {
+		return
+	}
+	vn, i, okn := nanoseconds(text, i+1)
+	if !okn || text[i] != ',' {
+		return
+	}
+	vt, i, okt := small(text, i+1)
+	if !okt {
+		return
+	}
+	if text[i] == ',' { // columns the reader ignores
+		n := bytes.IndexByte(text[i:], '\n')
+		if bytes.IndexByte(text[i:i+n], '"') >= 0 {
+			return
+		}
+		i += n
+	} else if text[i] == '\r' {
+		i++
+	}
+	if text[i] != '\n' {
+		return
+	}
+	return uint16(vx), uint16(vy), vn, uint16(vt), i + 1, true
+}
+
+// digitWindow marks the bytes of text[base:base+128] that are not ASCII
+// digits, those of the first 64 in lo, the others in hi (bit i for byte
+// i); base < 0 before the first window.
+type digitWindow struct {
+	base   int
+	lo, hi uint64
+}
+
+// nonDigits is the mask of the bytes of text[:64] that are not ASCII
+// digits, eight at a time: a byte less '0' is a digit when below 10,
+// which adding 0x76 to its low seven bits tells in its top bit (no carry
+// crosses into the next byte); the top bits are gathered by a
+// multiplication.
+func nonDigits(text []byte) uint64 {
+	text = text[:64]
+	return nonDigits8(text[0:]) | nonDigits8(text[8:])<<8 | nonDigits8(text[16:])<<16 | nonDigits8(text[24:])<<24 |
+		nonDigits8(text[32:])<<32 | nonDigits8(text[40:])<<40 | nonDigits8(text[48:])<<48 | nonDigits8(text[56:])<<56
+}
+
+// nonDigits8 is nonDigits of text[:8], in the low eight bits.
+func nonDigits8(text []byte) uint64 {
+	x := digits8(text, 0)
+	t := ((x&0x7F7F7F7F7F7F7F7F + 0x7676767676767676) | x) & 0x8080808080808080
+	return (t >> 7) * 0x0102040810204080 >> 56
+}
+
+// digits8 is the eight bytes at text[i:] less '0' each, the first in the
+// lowest byte.
+func digits8(text []byte, i int) uint64 {
+	return binary.LittleEndian.Uint64(text[i:]) ^ 0x3030303030303030
+}
+
+// digitsValue is the value of the first n (0 to 8) digits of x, as
+// digits8 gives them: shifted to the top behind zeros, then paired,
+// pairs paired and so on (three multiplications).
+func digitsValue(x uint64, n int) uint64 {
+	// Two shifts of at most 32, which need no test of the count: one of
+	// 64, for n = 0, leaves nothing.
+	s := (32 - 4*uint(n)) & 63
+	x = x << s << s
+	x = (x*10 + x>>8) & 0x00FF00FF00FF00FF
+	x = (x*100 + x>>16) & 0x0000FFFF0000FFFF
+	return (x*10000 + x>>32) & 0xFFFFFFFF
+}
+
+// digitPair is the values of the first na digits of a and the first nb
+// of b (1 to 4 each, as digits8 gives them), side by side in one word:
+// two multiplications for both.
+func digitPair(a uint64, na int, b uint64, nb int) (uint64, uint64) {
+	sa, sb := (32-8*uint(na))&31, (32-8*uint(nb))&31
+	x := uint64(uint32(a)<<sa) | uint64(uint32(b)<<sb)<<32
+	x = (x*10 + x>>8) & 0x00FF00FF00FF00FF
+	x = (x*100 + x>>16) & 0x0000FFFF0000FFFF
+	return x & 0xFFFF, x >> 32
+}
+
+// csvWide parses lines of the common form from text[at:] into the
+// slices while they fit in w's window (lines up to 63 bytes to their
+// separator, the window at least 64 bytes from the end of text), and
+// returns how many it took and where the next line starts. A line's
+// fields end at its next non-digits, taken one after the other from the
+// window's mask, and a field's value is computed from its bytes at once,
+// without a branch on its length: the lengths of the pixels (one to
+// three digits) and of a time's decimals (none to four) change from line
+// to line, which a loop a byte mispredicts at every field's end.
+func csvWide(text []byte, at int, w *digitWindow, xs, ys []uint16, ts []pixel.Time, tots []uint16) (int, int) {
+	ys, ts, tots = ys[:len(xs)], ts[:len(xs)], tots[:len(xs)]
+	for k := range xs {
+		if w.base < 0 || at-w.base >= 64 {
+			switch {
+			case at+192 > len(text):
+				return k, at
+			case w.base >= 0 && at-w.base < 128:
+				w.base += 64
+				w.lo, w.hi = w.hi, nonDigits(text[w.base+64:])
+			default:
+				w.base = at
+				w.lo, w.hi = nonDigits(text[at:]), nonDigits(text[at+64:])
+			}
+		}
+		r := uint(at - w.base)
+		m := w.lo>>r | w.hi<<(64-r) // bit i: text[at+i] is not a digit
+		p := text[at : at+128]
+		e1 := bits.TrailingZeros64(m)
+		m &= m - 1
+		e2 := bits.TrailingZeros64(m)
+		m &= m - 1
+		e3 := bits.TrailingZeros64(m)
+		m &= m - 1
+		e4 := bits.TrailingZeros64(m)
+		m &= m - 1
+		e5 := bits.TrailingZeros64(m)
+		// Without a point the time has no decimals and tot the field
+		// after it: lf, c and end as if the point stood at e3.
+		lf, c, end := 0, e3, e4
+		if p[e3] == '.' {
+			lf, c, end = e4-e3-1, e4, e5
+		}
+		lx, ly, lw, lt := e1, e2-e1-1, e3-e2-1, end-c-1
+		if end >= 64 || p[e1] != ',' || p[e2] != ',' || p[c] != ',' ||
+			uint(lx-1) >= 4 || uint(ly-1) >= 4 || uint(lt-1) >= 5 || lw > 16 || lf > 8 || uint(lw+lf-1) >= 17 {
+			return k, at
+		}
+		x, y := digitPair(digits8(p, 0), lx, digits8(p, e1+1), ly)
+		tot := digitsValue(digits8(p, c+1), lt)
+		whole := digitsValue(digits8(p, e2+1), lw)
+		if lw > 8 {
+			whole = digitsValue(digits8(p, e2+1), lw-8)*1e8 + digitsValue(digits8(p, e2+1+lw-8), 8)
+		}
+		mant := int64(whole)*pow10[lf] + int64(digitsValue(digits8(p, e3+1), lf))
+		if x > 0xFFFF || y > 0xFFFF || tot > 0xFFFF || mant > 1<<56 {
+			return k, at
+		}
+		// The division by 10^lf is one by a constant (a multiplication):
+		// the decimals are made six (as many as a 64th of a ns has), or
+		// four (a Timepix3's fine ToA, 1.5625 ns) for times too long for
+		// six; the same rounding as decimal.time (the half of 10^lf is
+		// exact for lf > 0, and a half of 10^(6-lf) rounds nothing off
+		// for lf = 0).
+		var t pixel.Time
+		switch {
+		case lw <= 11 && lf <= 6:
+			t = pixel.Time((mant*pow10[6-lf]*int64(pixel.Nanosecond) + 5e5) / 1e6)
+		case lw <= 13 && lf <= 4:
+			t = pixel.Time((mant*pow10[4-lf]*int64(pixel.Nanosecond) + 5e3) / 1e4)
+		default:
+			t, _ = decimal{mant, lf}.time()
+		}
+		switch p[end] {
+		case '\n':
+			end++
+		case '\r':
+			if p[end+1] != '\n' {
+				return k, at
+			}
+			end += 2
+		case ',': // columns the reader ignores
+			n := bytes.IndexByte(text[at+end:], '\n')
+			if bytes.IndexByte(text[at+end:at+end+n], '"') >= 0 {
+				return k, at
+			}
+			end += n + 1
+		default:
+			return k, at
+		}
+		xs[k], ys[k], ts[k], tots[k] = uint16(x), uint16(y), t, uint16(tot)
+		at += end
+	}
+	return len(xs), at
 }
 
 // small reads the unsigned decimal of one to five digits at text[i:], at

@@ -1,6 +1,7 @@
 package tpx3
 
 import (
+	"bytes"
 	"fmt"
 	"math/big"
 	"math/rand/v2"
@@ -175,4 +176,96 @@ func TestTimeOfSlowLines(t *testing.T) {
 			t.Errorf("labels of %q: %d, want %d", in, l.Hits.ToA[0], want)
 		}
 	}
+}
+
+// csvByLines is csvBulk's reference: csvLine, the loop over a line's
+// bytes, a line after another.
+func csvByLines(text []byte) (int, pixel.Hits) {
+	text = text[:bytes.LastIndexByte(text, '\n')+1]
+	var h pixel.Hits
+	at := 0
+	for at < len(text) {
+		x, y, t, tot, next, ok := csvLine(text, at)
+		if !ok {
+			break
+		}
+		h.Append(x, y, t, tot)
+		at = next
+	}
+	return at, h
+}
+
+// sameBulk checks that csvBulk takes the lines and gives the hits that
+// csvByLines does.
+func sameBulk(t testing.TB, text []byte) {
+	t.Helper()
+	n0, want := csvByLines(text)
+	var got pixel.Hits
+	got.Append(9, 9, 9, 9) // a part's hits go after those already there
+	n, k := csvBulk(text, &got)
+	got.X, got.Y, got.ToA, got.ToT = got.X[1:], got.Y[1:], got.ToA[1:], got.ToT[1:]
+	if n != n0 || int(k) != want.Len() || !slices.Equal(got.X, want.X) || !slices.Equal(got.Y, want.Y) ||
+		!slices.Equal(got.ToA, want.ToA) || !slices.Equal(got.ToT, want.ToT) {
+		t.Fatalf("%q:\nbulk took %d bytes, %d lines; line by line %d bytes, %d lines\nbulk %v %v %v %v\nlines %v %v %v %v",
+			text, n, k, n0, want.Len(), got.X, got.Y, got.ToA, got.ToT, want.X, want.Y, want.ToA, want.ToT)
+	}
+}
+
+// TestCSVWide: texts of random lines, most of the common form with
+// fields of every length the bulk path takes and some past them (pixels
+// and ToT of six digits, times of 18, nine decimals), others broken
+// (a missing field, a sign, an exponent, a lone CR, a quote or a byte
+// outside ASCII after tot, a line longer than the window), at every
+// offset: csvBulk, which parses most of them a window of 128 bytes at a
+// time, takes what the loop over the bytes takes.
+func TestCSVWide(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 12))
+	digits := func(n int) string {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = byte('0' + r.IntN(10))
+		}
+		return string(b)
+	}
+	line := func() string {
+		if r.IntN(40) == 0 {
+			return []string{"1,2,3\n", "1,-2,3,4\n", "1,2,3e2,4\n", "1,2,3,4\r5\n", "1,2,3,4,\"q\"\n", "1,2,3,4,\xe9\n", "\xe9,2,3,4\n",
+				"1,2,3,4," + strings.Repeat("7", 70) + "\n", "1,2,.,4\n", ",2,3,4\n", "1,2,3,\n", "12345678901234567890123456789012345678901234567890123456789012345678\n"}[r.IntN(12)]
+		}
+		pix := func() string { return digits([]int{1, 2, 3, 3, 3, 4, 5, 6}[r.IntN(8)]) }
+		whole := []int{0, 1, 4, 8, 9, 10, 10, 10, 11, 12, 13, 14, 16, 18}[r.IntN(14)]
+		ns := digits(whole)
+		if whole == 0 || r.IntN(8) > 0 {
+			ns += "." + digits([]int{0, 1, 2, 3, 4, 4, 5, 6, 6, 7, 8, 9}[r.IntN(12)])
+		}
+		end := []string{"\n", "\n", "\n", "\r\n", ",17\n", ",0,x\n", "," + strings.Repeat("5", r.IntN(90)) + "\n"}[r.IntN(7)]
+		return pix() + "," + pix() + "," + ns + "," + pix() + end
+	}
+	for range 3000 {
+		var text []byte
+		for len(text) < r.IntN(3000) {
+			text = append(text, line()...)
+		}
+		for _, skip := range []int{0, 1 + r.IntN(40)} {
+			if skip <= len(text) {
+				sameBulk(t, text[skip:])
+			}
+		}
+	}
+}
+
+// FuzzCSVBulk checks csvBulk against csvByLines on any bytes, as they
+// come and repeated past the bulk path's window.
+func FuzzCSVBulk(f *testing.F) {
+	f.Add([]byte("1,2,3.5,4\n"))
+	f.Add([]byte("255,0,1234567890.1875,1023\r\n7,77,12.015625,5,3\n"))
+	f.Add([]byte("1,2,12345678901234567,3\n1,2,1234567890123.4567,4\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		sameBulk(t, data)
+		text := slices.Clone(data)
+		for len(text) < 300 && len(data) > 0 {
+			text = append(text, data...)
+		}
+		sameBulk(t, text)
+	})
 }
