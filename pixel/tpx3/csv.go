@@ -2,7 +2,6 @@ package tpx3
 
 import (
 	"bytes"
-	"encoding/binary"
 	"io"
 	"math"
 	"math/bits"
@@ -84,41 +83,16 @@ func NewCSVReader(r io.Reader, name string) Reader {
 // quoted; each line ended by "\n" or "\r\n") into dst, as the line parser
 // would; it stops at the first other line, and returns the bytes and the
 // lines it took. The lines go to csvWide, and those it leaves (near the
-// end of text, or too long for its window) to csvLine; the hits are
-// written in place: the lines of a hit file are almost all of this form.
+// end of text, or too long for its window) to csvLine: the lines of a hit
+// file are almost all of this form.
 func csvBulk(text []byte, dst *pixel.Hits) (int, int64) {
-	text = text[:bytes.LastIndexByte(text, '\n')+1]
-	most := bytes.Count(text, []byte{'\n'})
-	if most == 0 {
-		return 0, 0
-	}
-	base := dst.Len()
-	dst.Reserve(most)
-	xs, ys, ts, tots := dst.X[base:base+most], dst.Y[base:base+most], dst.ToA[base:base+most], dst.ToT[base:base+most]
-	k, at := 0, 0 // the hits, and where the line being parsed starts
-	w := digitWindow{base: -1}
-	for k < most {
-		n, next := csvWide(text, at, &w, xs[k:], ys[k:], ts[k:], tots[k:])
-		k, at = k+n, next
-		if k == most {
-			break
-		}
-		x, y, t, tot, next, ok := csvLine(text, at)
-		if !ok {
-			break
-		}
-		xs[k], ys[k], ts[k], tots[k] = x, y, t, tot
-		k++
-		at = next
-	}
-	dst.X, dst.Y, dst.ToA, dst.ToT = dst.X[:base+k], dst.Y[:base+k], dst.ToA[:base+k], dst.ToT[:base+k]
-	return at, int64(k)
+	return bulkLines(text, dst, csvWide, csvLine)
 }
 
 // csvLine parses the line of the common form at text[at:], which ends
 // in text, a field after another: the loop's exits are the ends of the
 // fields.
-func csvLine(text []byte, at int) (x, y uint16, t pixel.Time, tot uint16, next int, ok bool) {
+func csvLine(text []byte, at int) (h bulkHit, next int, ok bool) {
 	vx, i, okx := small(text, at)
 	if !okx || text[i] != ',' {
 		return
@@ -147,52 +121,7 @@ func csvLine(text []byte, at int) (x, y uint16, t pixel.Time, tot uint16, next i
 	if text[i] != '\n' {
 		return
 	}
-	return uint16(vx), uint16(vy), vn, uint16(vt), i + 1, true
-}
-
-// digitWindow marks the bytes of text[base:base+128] that are not ASCII
-// digits, those of the first 64 in lo, the others in hi (bit i for byte
-// i); base < 0 before the first window.
-type digitWindow struct {
-	base   int
-	lo, hi uint64
-}
-
-// nonDigits is the mask of the bytes of text[:64] that are not ASCII
-// digits, eight at a time: a byte less '0' is a digit when below 10,
-// which adding 0x76 to its low seven bits tells in its top bit (no carry
-// crosses into the next byte); the top bits are gathered by a
-// multiplication.
-func nonDigits(text []byte) uint64 {
-	text = text[:64]
-	return nonDigits8(text[0:]) | nonDigits8(text[8:])<<8 | nonDigits8(text[16:])<<16 | nonDigits8(text[24:])<<24 |
-		nonDigits8(text[32:])<<32 | nonDigits8(text[40:])<<40 | nonDigits8(text[48:])<<48 | nonDigits8(text[56:])<<56
-}
-
-// nonDigits8 is nonDigits of text[:8], in the low eight bits.
-func nonDigits8(text []byte) uint64 {
-	x := digits8(text, 0)
-	t := ((x&0x7F7F7F7F7F7F7F7F + 0x7676767676767676) | x) & 0x8080808080808080
-	return (t >> 7) * 0x0102040810204080 >> 56
-}
-
-// digits8 is the eight bytes at text[i:] less '0' each, the first in the
-// lowest byte.
-func digits8(text []byte, i int) uint64 {
-	return binary.LittleEndian.Uint64(text[i:]) ^ 0x3030303030303030
-}
-
-// digitsValue is the value of the first n (0 to 8) digits of x, as
-// digits8 gives them: shifted to the top behind zeros, then paired,
-// pairs paired and so on (three multiplications).
-func digitsValue(x uint64, n int) uint64 {
-	// Two shifts of at most 32, which need no test of the count: one of
-	// 64, for n = 0, leaves nothing.
-	s := (32 - 4*uint(n)) & 63
-	x = x << s << s
-	x = (x*10 + x>>8) & 0x00FF00FF00FF00FF
-	x = (x*100 + x>>16) & 0x0000FFFF0000FFFF
-	return (x*10000 + x>>32) & 0xFFFFFFFF
+	return bulkHit{uint16(vx), uint16(vy), vn, uint16(vt)}, i + 1, true
 }
 
 // digitPair is the values of the first na digits of a and the first nb
@@ -206,32 +135,21 @@ func digitPair(a uint64, na int, b uint64, nb int) (uint64, uint64) {
 	return x & 0xFFFF, x >> 32
 }
 
-// csvWide parses lines of the common form from text[at:] into the
-// slices while they fit in w's window (lines up to 63 bytes to their
-// separator, the window at least 64 bytes from the end of text), and
+// csvWide parses lines of the common form from text[at:] into h while
+// they fit in w's window (lines up to 63 bytes to their separator), and
 // returns how many it took and where the next line starts. A line's
 // fields end at its next non-digits, taken one after the other from the
 // window's mask, and a field's value is computed from its bytes at once,
 // without a branch on its length: the lengths of the pixels (one to
 // three digits) and of a time's decimals (none to four) change from line
 // to line, which a loop a byte mispredicts at every field's end.
-func csvWide(text []byte, at int, w *digitWindow, xs, ys []uint16, ts []pixel.Time, tots []uint16) (int, int) {
-	ys, ts, tots = ys[:len(xs)], ts[:len(xs)], tots[:len(xs)]
+func csvWide(text []byte, at int, w *digitWindow, h bulkHits) (int, int) {
+	xs, ys, ts, tots := h.x, h.y[:len(h.x)], h.t[:len(h.x)], h.tot[:len(h.x)]
 	for k := range xs {
-		if w.base < 0 || at-w.base >= 64 {
-			switch {
-			case at+192 > len(text):
-				return k, at
-			case w.base >= 0 && at-w.base < 128:
-				w.base += 64
-				w.lo, w.hi = w.hi, nonDigits(text[w.base+64:])
-			default:
-				w.base = at
-				w.lo, w.hi = nonDigits(text[at:]), nonDigits(text[at+64:])
-			}
+		if at-w.base >= 64 && !w.move(text, at) {
+			return k, at
 		}
-		r := uint(at - w.base)
-		m := w.lo>>r | w.hi<<(64-r) // bit i: text[at+i] is not a digit
+		m := w.mask(at) // bit i: text[at+i] is not a digit
 		p := text[at : at+128]
 		e1 := bits.TrailingZeros64(m)
 		m &= m - 1

@@ -2,7 +2,10 @@ package tpx3
 
 import (
 	"bytes"
+	"encoding/binary"
 	"io"
+	"math"
+	"math/bits"
 	"runtime"
 	"sync"
 	"unsafe"
@@ -322,51 +325,239 @@ func scanDecimals(line []byte, sep byte, out []decimal) (int, bool) {
 	}
 }
 
+// bulkHit is one line's hit on a bulk path.
+type bulkHit struct {
+	x, y uint16
+	t    pixel.Time
+	tot  uint16
+}
+
+// bulkHits are the columns a bulk path writes, all of one length.
+type bulkHits struct {
+	x, y, tot []uint16
+	t         []pixel.Time
+}
+
+// bulkLines drives a bulk path: the lines from the start of text (up to
+// its last newline) go to wide, which takes runs of them a window at a
+// time, and each line it leaves (near the end of text, or too long for
+// the window) to line, the loop over its bytes; it stops at the first line
+// that neither takes. The hits go to dst, in place, and it returns the
+// bytes and the lines taken.
+func bulkLines(text []byte, dst *pixel.Hits, wide func(text []byte, at int, w *digitWindow, h bulkHits) (int, int),
+	line func(text []byte, at int) (bulkHit, int, bool)) (int, int64) {
+	text = text[:bytes.LastIndexByte(text, '\n')+1]
+	most := bytes.Count(text, []byte{'\n'})
+	if most == 0 {
+		return 0, 0
+	}
+	base := dst.Len()
+	dst.Reserve(most)
+	h := bulkHits{dst.X[base : base+most], dst.Y[base : base+most], dst.ToT[base : base+most], dst.ToA[base : base+most]}
+	k, at := 0, 0 // the hits, and where the line being parsed starts
+	w := noWindow
+	for k < most {
+		n, next := wide(text, at, &w, bulkHits{h.x[k:], h.y[k:], h.tot[k:], h.t[k:]})
+		k, at = k+n, next
+		if k == most {
+			break
+		}
+		hit, next, ok := line(text, at)
+		if !ok {
+			break
+		}
+		h.x[k], h.y[k], h.t[k], h.tot[k] = hit.x, hit.y, hit.t, hit.tot
+		k++
+		at = next
+	}
+	dst.X, dst.Y, dst.ToA, dst.ToT = dst.X[:base+k], dst.Y[:base+k], dst.ToA[:base+k], dst.ToT[:base+k]
+	return at, int64(k)
+}
+
+// digitWindow marks the bytes of text[base:base+128] that are not ASCII
+// digits, those of the first 64 in lo, the others in hi (bit i for byte
+// i). A new one (noWindow) is far before any text.
+type digitWindow struct {
+	base   int
+	lo, hi uint64
+}
+
+var noWindow = digitWindow{base: math.MinInt / 2}
+
+// mask is the mask of the non-digits of text[at:at+64] (bit i for byte
+// i), for at in the window's first half: a wide path calls move first
+// when at is past it.
+func (w *digitWindow) mask(at int) uint64 {
+	r := uint(at - w.base)
+	return w.lo>>r | w.hi<<(64-r)
+}
+
+// move moves the window on by 64 bytes, or to at if that is not enough;
+// false when text has less than 192 bytes from at, the room the wide
+// paths take (a line of 64 bytes, words read past its fields, the
+// window's second half).
+func (w *digitWindow) move(text []byte, at int) bool {
+	switch {
+	case at+192 > len(text):
+		return false
+	case at-w.base < 128:
+		w.base += 64
+		w.lo, w.hi = w.hi, nonDigits(text[w.base+64:])
+	default:
+		w.base = at
+		w.lo, w.hi = nonDigits(text[at:]), nonDigits(text[at+64:])
+	}
+	return true
+}
+
+// nonDigits is the mask of the bytes of text[:64] that are not ASCII
+// digits, eight at a time: a byte less '0' is a digit when below 10,
+// which adding 0x76 to its low seven bits tells in its top bit (no carry
+// crosses into the next byte); the top bits are gathered by a
+// multiplication.
+func nonDigits(text []byte) uint64 {
+	text = text[:64]
+	return nonDigits8(text[0:]) | nonDigits8(text[8:])<<8 | nonDigits8(text[16:])<<16 | nonDigits8(text[24:])<<24 |
+		nonDigits8(text[32:])<<32 | nonDigits8(text[40:])<<40 | nonDigits8(text[48:])<<48 | nonDigits8(text[56:])<<56
+}
+
+// nonDigits8 is nonDigits of text[:8], in the low eight bits.
+func nonDigits8(text []byte) uint64 {
+	x := digits8(text, 0)
+	t := ((x&0x7F7F7F7F7F7F7F7F + 0x7676767676767676) | x) & 0x8080808080808080
+	return (t >> 7) * 0x0102040810204080 >> 56
+}
+
+// digits8 is the eight bytes at text[i:] less '0' each, the first in the
+// lowest byte.
+func digits8(text []byte, i int) uint64 {
+	return binary.LittleEndian.Uint64(text[i:]) ^ 0x3030303030303030
+}
+
+// digitsValue is the value of the first n (0 to 8) digits of x, as
+// digits8 gives them: shifted to the top behind zeros, then paired,
+// pairs paired and so on (three multiplications).
+func digitsValue(x uint64, n int) uint64 {
+	// Two shifts of at most 32, which need no test of the count: one of
+	// 64, for n = 0, leaves nothing.
+	s := (32 - 4*uint(n)) & 63
+	x = x << s << s
+	x = (x*10 + x>>8) & 0x00FF00FF00FF00FF
+	x = (x*100 + x>>16) & 0x0000FFFF0000FFFF
+	return (x*10000 + x>>32) & 0xFFFFFFFF
+}
+
 // linearBulk parses the leading lines of text that have the common form of
 // the formats with a linear pixel index (.t3pa, Katherine): fields
 // unsigned decimals separated by one sep byte, fields of them, of which
 // col names the index, ToA, FToA and ToT, the pixel inside the sensor,
 // each line ended by "\n" or "\r\n". It reads them into dst as the line
 // parsers would, stops at the first other line, and returns the bytes and
-// the lines it took.
+// the lines it took. The lines go to a window's path (linearFormat.wide),
+// those it leaves to the loop over their bytes (linearFormat.line).
 func linearBulk(text []byte, dst *pixel.Hits, s sensor, sep byte, fields int, col [4]int) (int, int64) {
-	text = text[:bytes.LastIndexByte(text, '\n')+1]
-	most := bytes.Count(text, []byte{'\n'})
-	if most == 0 || fields > len(lineState{}.nums) {
+	if fields > len(lineState{}.nums) {
 		return 0, 0
 	}
-	base := dst.Len()
-	dst.Reserve(most)
-	xs, ys, ts, tots := dst.X[base:base+most], dst.Y[base:base+most], dst.ToA[base:base+most], dst.ToT[base:base+most]
-	pixels := int64(s.width) * int64(s.height)
+	f := linearFormat{s, sep, fields, col}
+	return bulkLines(text, dst, f.wide, f.line)
+}
+
+// linearFormat is the form linearBulk takes.
+type linearFormat struct {
+	s      sensor
+	sep    byte
+	fields int
+	col    [4]int
+}
+
+// hit makes the hit of a line's index, ToA, FToA and ToT, false for a
+// pixel outside the sensor or a ToT above 16 bits.
+func (f *linearFormat) hit(idx, toa, ftoa, tot int64) (bulkHit, bool) {
+	if idx >= int64(f.s.width)*int64(f.s.height) || tot > 0xFFFF {
+		return bulkHit{}, false
+	}
+	return bulkHit{uint16(idx % int64(f.s.width)), uint16(idx / int64(f.s.width)), pixel.Time(toa*1600 - ftoa*100), uint16(tot)}, true
+}
+
+// line parses the line at text[at:], which ends in text, a field after
+// another.
+func (f *linearFormat) line(text []byte, at int) (bulkHit, int, bool) {
 	var v [len(lineState{}.nums)]int64
-	k, at := 0, 0 // the hits, and where the line being parsed starts
-	for k < most {
-		i, ok := at, true
-		for f := range fields {
-			if f > 0 {
-				if text[i] != sep {
-					ok = false
-					break
-				}
-				i++
+	i := at
+	for k := range f.fields {
+		if k > 0 {
+			if text[i] != f.sep {
+				return bulkHit{}, 0, false
 			}
-			if v[f], i, ok = unsigned(text, i); !ok {
-				break
-			}
-		}
-		if ok && text[i] == '\r' {
 			i++
 		}
-		idx, toa, ftoa, tot := v[col[0]], v[col[1]], v[col[2]], v[col[3]]
-		if !ok || text[i] != '\n' || idx >= pixels || tot > 0xFFFF {
-			break
+		var ok bool
+		if v[k], i, ok = unsigned(text, i); !ok {
+			return bulkHit{}, 0, false
 		}
-		xs[k], ys[k] = uint16(idx%int64(s.width)), uint16(idx/int64(s.width))
-		ts[k], tots[k] = pixel.Time(toa*1600-ftoa*100), uint16(tot)
-		k++
-		at = i + 1
 	}
-	dst.X, dst.Y, dst.ToA, dst.ToT = dst.X[:base+k], dst.Y[:base+k], dst.ToA[:base+k], dst.ToT[:base+k]
-	return at, int64(k)
+	if text[i] == '\r' {
+		i++
+	}
+	if text[i] != '\n' {
+		return bulkHit{}, 0, false
+	}
+	h, ok := f.hit(v[f.col[0]], v[f.col[1]], v[f.col[2]], v[f.col[3]])
+	return h, i + 1, ok
+}
+
+// wide parses lines from text[at:] into h while they fit in w's window
+// (up to 63 bytes before the line's end, fields of up to 16 digits), and
+// returns how many it took and where the next line starts: each field
+// ends at the line's next non-digit, taken from the window's mask, and
+// its value is computed from its bytes at once, without a branch on its
+// length (a pixel index, a ToT or an FToA has as many digits as it
+// happens to).
+func (f *linearFormat) wide(text []byte, at int, w *digitWindow, h bulkHits) (int, int) {
+	xs, ys, ts, tots := h.x, h.y[:len(h.x)], h.t[:len(h.x)], h.tot[:len(h.x)]
+	var v [8]int64
+	fields := f.fields
+	if fields > len(v) {
+		return 0, at
+	}
+	for k := range xs {
+		if at-w.base >= 64 && !w.move(text, at) {
+			return k, at
+		}
+		m := w.mask(at)
+		p := text[at : at+128]
+		start, end := 0, 0
+		for i := range v[:fields] {
+			end = bits.TrailingZeros64(m)
+			m &= m - 1
+			n := end - start
+			if uint(n-1) >= 16 || i < fields-1 && p[end] != f.sep {
+				return k, at
+			}
+			d := digitsValue(digits8(p, start), n)
+			if n > 8 {
+				d = digitsValue(digits8(p, start), n-8)*1e8 + digitsValue(digits8(p, end-8), 8)
+			}
+			v[i] = int64(d)
+			start = end + 1
+		}
+		switch {
+		case end >= 64:
+			return k, at
+		case p[end] == '\n':
+			end++
+		case p[end] == '\r' && p[end+1] == '\n':
+			end += 2
+		default:
+			return k, at
+		}
+		hit, ok := f.hit(v[f.col[0]&7], v[f.col[1]&7], v[f.col[2]&7], v[f.col[3]&7])
+		if !ok {
+			return k, at
+		}
+		xs[k], ys[k], ts[k], tots[k] = hit.x, hit.y, hit.t, hit.tot
+		at += end
+	}
+	return len(xs), at
 }

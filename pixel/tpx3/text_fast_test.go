@@ -185,11 +185,11 @@ func csvByLines(text []byte) (int, pixel.Hits) {
 	var h pixel.Hits
 	at := 0
 	for at < len(text) {
-		x, y, t, tot, next, ok := csvLine(text, at)
+		hit, next, ok := csvLine(text, at)
 		if !ok {
 			break
 		}
-		h.Append(x, y, t, tot)
+		h.Append(hit.x, hit.y, hit.t, hit.tot)
 		at = next
 	}
 	return at, h
@@ -267,5 +267,105 @@ func FuzzCSVBulk(f *testing.F) {
 			text = append(text, data...)
 		}
 		sameBulk(t, text)
+	})
+}
+
+// linearByLines is linearBulk's reference: the loop over a line's bytes,
+// a line after another.
+func linearByLines(text []byte, f *linearFormat) (int, pixel.Hits) {
+	text = text[:bytes.LastIndexByte(text, '\n')+1]
+	var h pixel.Hits
+	at := 0
+	for at < len(text) {
+		hit, next, ok := f.line(text, at)
+		if !ok {
+			break
+		}
+		h.Append(hit.x, hit.y, hit.t, hit.tot)
+		at = next
+	}
+	return at, h
+}
+
+// sameLinearBulk checks that linearBulk takes the lines and gives the
+// hits that linearByLines does.
+func sameLinearBulk(t testing.TB, text []byte, f linearFormat) {
+	t.Helper()
+	n0, want := linearByLines(text, &f)
+	var got pixel.Hits
+	n, k := linearBulk(text, &got, f.s, f.sep, f.fields, f.col)
+	if n != n0 || int(k) != want.Len() || !slices.Equal(got.X, want.X) || !slices.Equal(got.Y, want.Y) ||
+		!slices.Equal(got.ToA, want.ToA) || !slices.Equal(got.ToT, want.ToT) {
+		t.Fatalf("%+v %q:\nbulk took %d bytes, %d lines; line by line %d bytes, %d lines", f, text, n, k, n0, want.Len())
+	}
+}
+
+// linearFormats are the forms of .t3pa (tab-separated, six fields) and
+// Katherine (spaces, four), on a chip and on a quad.
+var linearFormats = []linearFormat{
+	{sensor{256, 256}, '\t', 6, [4]int{1, 2, 4, 3}},
+	{sensor{512, 512}, '\t', 6, [4]int{1, 2, 4, 3}},
+	{sensor{256, 256}, ' ', 4, [4]int{0, 1, 2, 3}},
+}
+
+// TestLinearWide: texts of random lines, most of the common form with
+// fields of every length from 1 to 18 digits, some broken (a field
+// missing or extra, a sign, a lone CR, a byte outside ASCII, a pixel
+// outside the sensor, a ToT above 16 bits, a line longer than the
+// window), at two offsets: linearBulk, which parses most of them a
+// window at a time, takes what the loop over the bytes takes.
+func TestLinearWide(t *testing.T) {
+	r := rand.New(rand.NewPCG(6, 13))
+	digits := func(n int) string {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = byte('0' + r.IntN(10))
+		}
+		return string(b)
+	}
+	for _, f := range linearFormats {
+		sep := string(f.sep)
+		line := func() string {
+			if r.IntN(40) == 0 {
+				return []string{"1" + sep + "2\n", "-1" + strings.Repeat(sep+"2", f.fields-1) + "\n", strings.Repeat("1"+sep, f.fields) + "1\n",
+					strings.Repeat("1"+sep, f.fields-1) + "1\r1\n", "\xe9" + strings.Repeat(sep+"2", f.fields-1) + "\n",
+					strings.Repeat("9"+sep, f.fields-1) + "99999999999999999999999999999999999999999999999999999999999999999999999\n"}[r.IntN(6)]
+			}
+			fs := make([]string, f.fields)
+			for i := range fs {
+				fs[i] = digits([]int{1, 1, 2, 3, 4, 5, 6, 8, 9, 12, 16, 17, 18}[r.IntN(13)])
+			}
+			fs[f.col[0]] = strconv.Itoa(r.IntN(int(f.s.width) * int(f.s.height) * 9 / 8))
+			return strings.Join(fs, sep) + []string{"\n", "\n", "\r\n"}[r.IntN(3)]
+		}
+		for range 2000 {
+			var text []byte
+			for len(text) < r.IntN(3000) {
+				text = append(text, line()...)
+			}
+			for _, skip := range []int{0, 1 + r.IntN(40)} {
+				if skip <= len(text) {
+					sameLinearBulk(t, text[skip:], f)
+				}
+			}
+		}
+	}
+}
+
+// FuzzLinearBulk checks linearBulk against linearByLines on any bytes, as
+// they come and repeated past the window, in every form of linearFormats.
+func FuzzLinearBulk(f *testing.F) {
+	f.Add([]byte("0\t1\t2\t3\t4\t0\n"))
+	f.Add([]byte("7\t65535\t123456789012\t1023\t15\t0\r\n8\t70000\t1\t2\t3\t1\n"))
+	f.Add([]byte("1 2 3 4\n5 6 7 8\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		text := slices.Clone(data)
+		for len(text) < 300 && len(data) > 0 {
+			text = append(text, data...)
+		}
+		for _, lf := range linearFormats {
+			sameLinearBulk(t, data, lf)
+			sameLinearBulk(t, text, lf)
+		}
 	})
 }
