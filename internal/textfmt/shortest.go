@@ -41,28 +41,30 @@ func shortest(v float64) (f uint64, e int) {
 	vb, vbl, vbr := roundOdd(g, cb<<h), roundOdd(g, cbl<<h), roundOdd(g, cbr<<h)
 	out := c & 1 // the interval's ends are in it when c is even
 	s := vb >> 2
-	// One digit fewer: the multiples of ten around s.
-	sp := s / 10 * 10
-	tp := sp + 10
-	if uin, win := vbl+out <= sp<<2, tp<<2+out <= vbr; uin != win {
-		if uin {
-			return trim(sp, k)
-		}
-		return trim(tp, k)
-	}
 	t := s + 1
+	// The three cases by selection rather than branches (whether a value
+	// has 16 or 17 digits is as good as random): the closer of s and
+	// s+1, ties to even; s or s+1 when only one lies in the interval;
+	// and, before them, one digit fewer: a multiple of ten around s.
+	cmp := int64(vb - (s+t)<<1)
+	f = t - (b2u(cmp < 0) | b2u(cmp == 0)&^s&1)
 	uin, win := vbl+out <= s<<2, t<<2+out <= vbr
-	if uin != win {
-		if uin {
-			return trim(s, k)
-		}
-		return trim(t, k)
+	m := -b2u(uin != win)
+	f = f&^m | (t-b2u(uin))&m
+	sp := s / 10
+	uin, win = vbl+out <= sp*10<<2, (sp+1)*10<<2+out <= vbr
+	m = -b2u(uin != win)
+	f = f&^m | (sp+1-b2u(uin))&m
+	e = k + int(m&1)
+	return trim(f, e)
+}
+
+// b2u is 1 for true, 0 for false, without a branch.
+func b2u(b bool) uint64 {
+	if b {
+		return 1
 	}
-	// Both s and s+1 lie in the interval: the closer, ties to even.
-	if cmp := int64(vb - (s+t)<<1); cmp < 0 || cmp == 0 && s&1 == 0 {
-		return trim(s, k)
-	}
-	return trim(t, k)
+	return 0
 }
 
 // trim takes the trailing zeros of f * 10^e into e.
@@ -103,14 +105,24 @@ func appendShortest(dst []byte, v float64) []byte {
 	n := len(dst)
 	dst = slices.Grow(dst, 32) // -d.(16 digits)e-308
 	b := dst[n : n+32]
-	k := 0
-	if v < 0 {
-		b[0] = '-'
-		k, v = 1, -v
-	}
-	f, e := shortest(v)
+	// The sign without a branch: half of the coordinates are negative,
+	// in no order a predictor could learn.
+	u := math.Float64bits(v)
+	k := int(u >> 63)
+	b[0] = '-'
+	f, e := shortest(math.Float64frombits(u &^ (1 << 63)))
 	// The digits go one byte up, where most forms want all but the first.
-	digits := putDigits(b[k+1:], f)
+	var digits int
+	if f >= 1e15 { // most computed values: no branch on 16 or 17 digits
+		long := 0
+		if f >= 1e16 {
+			long = 1
+		}
+		digits = 16 + long
+		put17(b[k+long:], f) // a 16-digit f's zero first lands on b[k], rewritten below
+	} else {
+		digits = putDigits(b[k+1:], f)
+	}
 	switch exp := e + digits - 1; { // of the first digit
 	case exp < -4 || exp >= 6:
 		b[k] = b[k+1]
@@ -130,20 +142,45 @@ func appendShortest(dst []byte, v float64) []byte {
 			k++
 		}
 		k += putSmall(b[k:], uint64(exp))
-	case exp < 0:
-		lead := 1 - exp // "0.", then zeros
-		copy(b[k+lead:], b[k+1:k+1+digits])
-		k += copy(b[k:], "0.0000"[:lead]) + digits
+	case exp < 0: // "0.", then zeros, then the digits, as words
+		lead := 1 - exp
+		w0, w1, w2 := binary.LittleEndian.Uint64(b[k+1:]), binary.LittleEndian.Uint64(b[k+9:]), binary.LittleEndian.Uint64(b[k+17:])
+		binary.LittleEndian.PutUint64(b[k:], zeroPoint)
+		binary.LittleEndian.PutUint64(b[k+lead:], w0)
+		binary.LittleEndian.PutUint64(b[k+lead+8:], w1)
+		binary.LittleEndian.PutUint64(b[k+lead+16:], w2)
+		k += lead + digits
 	case digits <= exp+1:
 		copy(b[k:], b[k+1:k+1+digits])
 		k += digits
 		k += copy(b[k:], "00000"[:exp+1-digits])
-	default:
-		copy(b[k:], b[k+1:k+2+exp])
+	default: // exp in [0, 5]: the integral digits one byte down, as a word
+		m := uint64(1)<<(8*uint(exp+1)) - 1
+		w := binary.LittleEndian.Uint64(b[k+1:])&m | binary.LittleEndian.Uint64(b[k:])&^m
+		binary.LittleEndian.PutUint64(b[k:], w)
 		b[k+1+exp] = '.'
 		k += digits + 1
 	}
 	return dst[:n+k]
+}
+
+// zeroPoint is "0.000000" as a little-endian word.
+const zeroPoint = 0x3030303030302E30
+
+// put17 writes f, below 10^17, as 17 digits, zeros first: the first
+// digit, then four table words, all by multiplications.
+func put17(b []byte, f uint64) {
+	hi := f / 1e8
+	lo := f - hi*1e8
+	top := hi / 1e8
+	mid := hi - top*1e8
+	mh, lh := mid/10000, lo/10000
+	b = b[:17]
+	b[0] = byte('0' + top)
+	binary.LittleEndian.PutUint32(b[1:], quads[mh])
+	binary.LittleEndian.PutUint32(b[5:], quads[mid-mh*10000])
+	binary.LittleEndian.PutUint32(b[9:], quads[lh])
+	binary.LittleEndian.PutUint32(b[13:], quads[lo-lh*10000])
 }
 
 // putDigits writes f, below 10^17, as PutUint does: its length from its

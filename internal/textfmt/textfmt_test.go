@@ -148,15 +148,17 @@ func TestAppendFraction(t *testing.T) {
 }
 
 // BenchmarkAppendFloat formats coordinates of 16 to 17 significant
-// digits, as CLUE's inputs and distances have.
+// digits, as CLUE's inputs and distances have, 2^20 of them: over a
+// cycle of a few thousand, the branch predictor learns the branches of
+// every value, and the time a float fell by a third.
 func BenchmarkAppendFloat(b *testing.B) {
 	r := rand.New(rand.NewPCG(1, 2))
-	xs := make([]float64, 4096)
+	xs := make([]float64, 1<<20)
 	for i := range xs {
 		xs[i] = r.Float64()*400 - 200
 	}
 	buf := make([]byte, 0, 64)
 	for i := 0; b.Loop(); i++ {
-		buf = AppendFloat(buf[:0], xs[i&4095])
+		buf = AppendFloat(buf[:0], xs[i&(len(xs)-1)])
 	}
 }
