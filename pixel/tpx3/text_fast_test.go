@@ -108,19 +108,22 @@ func TestScanDecimalsAsRationals(t *testing.T) {
 	}
 }
 
+// randomDigits is n random decimal digits.
+func randomDigits(r *rand.Rand, n int) string {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte('0' + r.IntN(10))
+	}
+	return string(b)
+}
+
 // TestCSVBulkTakes: csvBulk takes every line of the common form (times
 // of 1 to 16 digits, CRLF, columns after tot as --hits writes) and gives
 // the hits of the line parser, to the 64th of a nanosecond; lines at its
 // edges it takes the same or leaves.
 func TestCSVBulkTakes(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 8))
-	digits := func(n int) string {
-		b := make([]byte, n)
-		for i := range b {
-			b[i] = byte('0' + r.IntN(10))
-		}
-		return string(b)
-	}
+	digits := func(n int) string { return randomDigits(r, n) }
 	var text strings.Builder
 	lines := 0
 	for whole := 0; whole <= 15; whole++ {
@@ -220,13 +223,7 @@ func sameBulk(t testing.TB, text []byte) {
 // time, takes what the loop over the bytes takes.
 func TestCSVWide(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 12))
-	digits := func(n int) string {
-		b := make([]byte, n)
-		for i := range b {
-			b[i] = byte('0' + r.IntN(10))
-		}
-		return string(b)
-	}
+	digits := func(n int) string { return randomDigits(r, n) }
 	line := func() string {
 		if r.IntN(40) == 0 {
 			return []string{"1,2,3\n", "1,-2,3,4\n", "1,2,3e2,4\n", "1,2,3,4\r5\n", "1,2,3,4,\"q\"\n", "1,2,3,4,\xe9\n", "\xe9,2,3,4\n",
@@ -316,13 +313,7 @@ var linearFormats = []linearFormat{
 // window at a time, takes what the loop over the bytes takes.
 func TestLinearWide(t *testing.T) {
 	r := rand.New(rand.NewPCG(6, 13))
-	digits := func(n int) string {
-		b := make([]byte, n)
-		for i := range b {
-			b[i] = byte('0' + r.IntN(10))
-		}
-		return string(b)
-	}
+	digits := func(n int) string { return randomDigits(r, n) }
 	for _, f := range linearFormats {
 		sep := string(f.sep)
 		line := func() string {
