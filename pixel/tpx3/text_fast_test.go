@@ -117,6 +117,21 @@ func randomDigits(r *rand.Rand, n int) string {
 	return string(b)
 }
 
+// randomTexts checks count texts of up to 3,000 bytes of lines, each
+// whole and from a random offset.
+func randomTexts(r *rand.Rand, count int, line func() string, check func(text []byte)) {
+	for range count {
+		var text []byte
+		for len(text) < r.IntN(3000) {
+			text = append(text, line()...)
+		}
+		check(text)
+		if skip := 1 + r.IntN(40); skip <= len(text) {
+			check(text[skip:])
+		}
+	}
+}
+
 // TestCSVBulkTakes: csvBulk takes every line of the common form (times
 // of 1 to 16 digits, CRLF, columns after tot as --hits writes) and gives
 // the hits of the line parser, to the 64th of a nanosecond; lines at its
@@ -238,17 +253,7 @@ func TestCSVWide(t *testing.T) {
 		end := []string{"\n", "\n", "\n", "\r\n", ",17\n", ",0,x\n", "," + strings.Repeat("5", r.IntN(90)) + "\n"}[r.IntN(7)]
 		return pix() + "," + pix() + "," + ns + "," + pix() + end
 	}
-	for range 3000 {
-		var text []byte
-		for len(text) < r.IntN(3000) {
-			text = append(text, line()...)
-		}
-		for _, skip := range []int{0, 1 + r.IntN(40)} {
-			if skip <= len(text) {
-				sameBulk(t, text[skip:])
-			}
-		}
-	}
+	randomTexts(r, 3000, line, func(text []byte) { sameBulk(t, text) })
 }
 
 // FuzzCSVBulk checks csvBulk against csvByLines on any bytes, as they
@@ -329,17 +334,7 @@ func TestLinearWide(t *testing.T) {
 			fs[f.col[0]] = strconv.Itoa(r.IntN(int(f.s.width) * int(f.s.height) * 9 / 8))
 			return strings.Join(fs, sep) + []string{"\n", "\n", "\r\n"}[r.IntN(3)]
 		}
-		for range 2000 {
-			var text []byte
-			for len(text) < r.IntN(3000) {
-				text = append(text, line()...)
-			}
-			for _, skip := range []int{0, 1 + r.IntN(40)} {
-				if skip <= len(text) {
-					sameLinearBulk(t, text[skip:], f)
-				}
-			}
-		}
+		randomTexts(r, 2000, line, func(text []byte) { sameLinearBulk(t, text, f) })
 	}
 }
 
