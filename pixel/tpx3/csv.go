@@ -178,7 +178,7 @@ func csvWide(text []byte, at int, w *digitWindow, h bulkHits) (int, int) {
 			whole = digitsValue(digits8(p, e2+1), lw-8)*1e8 + digitsValue(digits8(p, e2+1+lw-8), 8)
 		}
 		mant := int64(whole)*pow10[lf] + int64(digitsValue(digits8(p, e3+1), lf))
-		if x > 0xFFFF || y > 0xFFFF || tot > 0xFFFF || mant > 1<<56 {
+		if tot > 0xFFFF || mant > 1<<56 { // pixels of four digits fit
 			return k, at
 		}
 		// The division by 10^lf is one by a constant (a multiplication):
