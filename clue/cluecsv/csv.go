@@ -19,7 +19,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -39,7 +38,24 @@ type Table struct {
 	Points clue.Points
 }
 
-var coordName = regexp.MustCompile(`^(x|y|z|x[0-9]+)$`)
+// isCoord reports whether a header name, in lower case, is a
+// coordinate's: x, y, z, or x and a number (x0, x1, ...). A function, not
+// a regular expression: one compiled at start-up delays every command of
+// the program, most of which never read a CLUE file.
+func isCoord(name string) bool {
+	switch {
+	case name == "x" || name == "y" || name == "z":
+		return true
+	case len(name) < 2 || name[0] != 'x':
+		return false
+	}
+	for _, c := range []byte(name[1:]) {
+		if c-'0' > 9 {
+			return false
+		}
+	}
+	return true
+}
 
 var resultColumns = map[string]bool{"rho": true, "delta": true, "nh": true, "isseed": true, "clusterid": true}
 
@@ -123,7 +139,7 @@ func read(r io.Reader, name string, block, workers int, fast bool) (*Table, erro
 				c.event = i
 			case lf == "weight":
 				c.weight = i
-			case coordName.MatchString(lf):
+			case isCoord(lf):
 				c.coord = append(c.coord, i)
 				c.names = append(c.names, string(f))
 			case resultColumns[lf]:

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -224,6 +225,32 @@ func TestBlocksAndParts(t *testing.T) {
 			if !reflect.DeepEqual(tab.Points, want) {
 				t.Fatalf("block %d, %d parts: %d points, not the %d written", block, workers, tab.Points.Len(), want.Len())
 			}
+		}
+	}
+}
+
+// TestCoordNames: isCoord takes the names the header's grammar gives,
+// checked against that grammar as a regular expression on every string of
+// up to four bytes from the bytes that matter, and on a few longer ones.
+func TestCoordNames(t *testing.T) {
+	grammar := regexp.MustCompile(`^(x|y|z|x[0-9]+)$`)
+	alphabet := []byte("xyz09a/:-")
+	var names []string
+	var grow func(prefix []byte)
+	grow = func(prefix []byte) {
+		names = append(names, string(prefix))
+		if len(prefix) == 4 {
+			return
+		}
+		for _, c := range alphabet {
+			grow(append(prefix, c))
+		}
+	}
+	grow(nil)
+	names = append(names, "x1234567890", "x123456789y", "weight", "layer", "xx0")
+	for _, n := range names {
+		if got, want := isCoord(n), grammar.MatchString(n); got != want {
+			t.Errorf("isCoord(%q) = %v, want %v", n, got, want)
 		}
 	}
 }
