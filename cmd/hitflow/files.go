@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/hitflow/hitflow/internal/outfile"
@@ -69,6 +71,25 @@ type profilesKey struct{}
 
 // role names an output or input by its flag, for messages.
 func role(flag, name string) outfile.Role { return outfile.Role{Flag: flag, Name: name} }
+
+// prefixOf is the prefix that an -o PREFIX means, and the extension it
+// ended in: a user who names the file a command writes (rec.nrrd, or
+// fig.png for a figure) means its prefix, not rec.nrrd.nrrd. The
+// extensions, one of which it may end in, are compared without regard to
+// case; ext is "" when it ends in none.
+func prefixOf(out string, exts ...string) (prefix, ext string) {
+	e := filepath.Ext(out)
+	prefix = strings.TrimSuffix(out, e)
+	if prefix == "" || strings.HasSuffix(prefix, string(filepath.Separator)) {
+		return out, "" // a name that is all extension
+	}
+	for _, x := range exts {
+		if strings.EqualFold(e, x) {
+			return prefix, x
+		}
+	}
+	return out, ""
+}
 
 // positional names the files given as arguments.
 func positional(files ...string) []outfile.Role {

@@ -84,7 +84,8 @@ lines, in metres), angles uniform in (-angle, angle), Gaussian resolution,
 acceptance on the strips. Writes PREFIX.bin (float32 z_u z_d dl, the
 authors' format), PREFIX.txt with --text, PREFIX.parquet with --parquet
 (columns z_u, z_d, dl, float32 as in the binary format), and the images
-PREFIX_emitted.nrrd, PREFIX_detected.nrrd and PREFIX_naive.nrrd.`,
+PREFIX_emitted.nrrd, PREFIX_detected.nrrd and PREFIX_naive.nrrd. A
+PREFIX ending in .bin is the prefix before it.`,
 		Example: `  hitflow pet simulate --emissions 1000000 --seed 1 -o phantom
   hitflow pet simulate --angle 90 --emissions 200000 -o A   # the authors' A.bin set-up`,
 		Args: noArgs,
@@ -109,6 +110,7 @@ func runPetSimulate(ctx context.Context, o petSimulateOptions, stderr io.Writer)
 	if o.out == "" {
 		return usagef("pet simulate needs -o PREFIX")
 	}
+	o.out, _ = prefixOf(o.out, ".bin")
 	if !(o.angle > 0 && o.angle <= 90) {
 		return usagef("--angle %v: want degrees in (0, 90]", o.angle)
 	}
@@ -185,7 +187,8 @@ everywhere. Writes PREFIX.nrrd (float32) at the end and PREFIX_NN.png (the image
 axes in metres and a colour bar; NN with as many digits as the last
 iteration) every --png-every iterations and after the last. Interrupted
 (Ctrl-C, SIGTERM), it stops after the iteration under way and writes
-PREFIX.nrrd of the last whole iteration. With --truth PHANTOM (or "paper") it prints the
+PREFIX.nrrd of the last whole iteration (a PREFIX ending in .nrrd is the
+prefix before it). With --truth PHANTOM (or "paper") it prints the
 normalised RMSE and the mean activity in each ellipse after each
 iteration. --authors-box reproduces the authors' loop (with --kernel
 gaussian and without --sensitivity their images come out to float32
@@ -224,6 +227,7 @@ func runPetReconstruct(ctx context.Context, o petReconstructOptions, in string, 
 	if o.out == "" {
 		return usagef("pet reconstruct needs -o PREFIX")
 	}
+	o.out, _ = prefixOf(o.out, ".nrrd")
 	if o.iterations < 1 {
 		return usagef("--iterations must be at least 1")
 	}

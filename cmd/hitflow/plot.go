@@ -22,6 +22,7 @@ import (
 
 type plotOptions struct {
 	format, out, hits, by string
+	formatSet             bool // --format given
 	cluster               int64
 	width, height         int
 	axes                  []int
@@ -51,7 +52,8 @@ ToT or ToA (--by); its hits come from a .root clusters file or from the
 CLUE results (.csv, .parquet, .root): PREFIX, the points coloured by
 cluster, seeds marked, outliers grey (--plot-axes, --plot-layer).
 J-PET images (.nrrd): PREFIX, the image with a colour bar.
-The names written are printed.`,
+A PREFIX ending in .png or .svg (fig.svg) is the prefix before it, and
+the extension sets the format. The names written are printed.`,
 		Example: `  hitflow plot -o run clusters.parquet
   hitflow plot --cluster 42 --by toa -o run clusters.root
   hitflow plot --cluster 42 --hits labels.csv -o run clusters.csv
@@ -65,6 +67,7 @@ The names written are printed.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			o.formatSet = cmd.Flags().Changed("format")
 			return runPlot(cmd.Context(), o, args[0], stdout)
 		},
 	}
@@ -87,6 +90,12 @@ func runPlot(ctx context.Context, o plotOptions, in string, stdout io.Writer) er
 	}
 	if o.format != "png" && o.format != "svg" {
 		return usagef("--format %q: want png or svg", o.format)
+	}
+	if prefix, ext := prefixOf(o.out, ".png", ".svg"); ext != "" {
+		if o.formatSet && o.format != ext[1:] {
+			return usagef("-o %s names a %s figure, but --format is %s", o.out, ext[1:], o.format)
+		}
+		o.out, o.format = prefix, ext[1:]
 	}
 	if o.by != "tot" && o.by != "toa" {
 		return usagef("--by %q: want tot or toa", o.by)

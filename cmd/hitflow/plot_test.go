@@ -104,3 +104,72 @@ func TestPlotClassExamples(t *testing.T) {
 		t.Errorf("hits of another clustering: exit %d: %s", code, stderr)
 	}
 }
+
+// TestPrefixOf: an -o PREFIX ending in the extension of what the command
+// writes is the prefix before it, whatever the extension's case; a name
+// that is all extension is a prefix as it stands.
+func TestPrefixOf(t *testing.T) {
+	for _, tc := range []struct{ out, prefix, ext string }{
+		{"run", "run", ""},
+		{"run.png", "run", ".png"},
+		{"a/b.SVG", "a/b", ".svg"},
+		{"x.tar.svg", "x.tar", ".svg"},
+		{"x.pngx", "x.pngx", ""},
+		{"x.nrrd", "x.nrrd", ""},
+		{".png", ".png", ""},
+		{"dir/.png", "dir/.png", ""},
+	} {
+		if prefix, ext := prefixOf(tc.out, ".png", ".svg"); prefix != tc.prefix || ext != tc.ext {
+			t.Errorf("prefixOf(%q) = %q, %q; want %q, %q", tc.out, prefix, ext, tc.prefix, tc.ext)
+		}
+	}
+}
+
+// TestOutputPrefixes: -o naming the file a command writes writes that
+// file, not the name with the extension twice: plot's figure (its
+// extension the format), and J-PET's events and image.
+func TestOutputPrefixes(t *testing.T) {
+	dir := t.TempDir()
+	at := func(name string) string { return filepath.Join(dir, name) }
+	must := func(args ...string) string {
+		t.Helper()
+		code, stdout, stderr := hitflow(t, args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, stderr)
+		}
+		return stdout
+	}
+	must("simulate", "clue", "--layers", "1", "--points", "500", "-o", at("calo.csv"))
+	must("clue", "--dc", "3", "--rhoc", "8", "-o", at("r.csv"), at("calo.csv"))
+	must("pet", "simulate", "--emissions", "5000", "-o", at("ev.bin"))
+	must("pet", "reconstruct", "--iterations", "1", "-o", at("rec.nrrd"), at("ev.bin"))
+	if got := strings.TrimSpace(must("plot", "-o", at("fig.svg"), at("r.csv"))); got != at("fig.svg") {
+		t.Errorf("plot -o fig.svg wrote %q", got)
+	}
+	if got := strings.TrimSpace(must("plot", "-o", at("fig2.PNG"), at("r.csv"))); got != at("fig2.png") {
+		t.Errorf("plot -o fig2.PNG wrote %q", got)
+	}
+	for _, name := range []string{"ev.bin", "ev_emitted.nrrd", "ev_detected.nrrd", "ev_naive.nrrd", "rec.nrrd", "rec_01.png"} {
+		if _, err := os.Stat(at(name)); err != nil {
+			t.Error(err)
+		}
+	}
+	if svg, err := os.ReadFile(at("fig.svg")); err != nil || !strings.Contains(string(svg[:min(len(svg), 200)]), "<svg") {
+		t.Errorf("fig.svg is not an SVG: %v %.80q", err, svg)
+	}
+	f, err := os.Open(at("fig2.png"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := png.Decode(f); err != nil {
+		t.Errorf("fig2.png: %v", err)
+	}
+	matches, _ := filepath.Glob(at("*.*.*"))
+	if len(matches) != 0 {
+		t.Errorf("names with two extensions: %q", matches)
+	}
+	if code, _, stderr := hitflow(t, "plot", "--format", "svg", "-o", at("x.png"), at("r.csv")); code != 2 || !strings.Contains(stderr, "--format is svg") {
+		t.Errorf("plot --format svg -o x.png: exit %d, %q", code, stderr)
+	}
+}
