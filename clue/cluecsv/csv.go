@@ -371,40 +371,55 @@ func Write(w io.Writer, t *Table, r *clue.Result) error {
 	return bw.Flush()
 }
 
-// appendRows appends the rows of points [lo, hi).
+// appendRows appends the rows of points [lo, hi). The room for a row is
+// reserved once, and its fields written in place.
 func appendRows(b []byte, t *Table, r *clue.Result, lo, hi int) []byte {
 	p := &t.Points
+	// Every float, and every integer with its separator, fits in
+	// MaxFloatLen.
+	room := (len(p.Coords) + 7) * textfmt.MaxFloatLen
 	for i := lo; i < hi; i++ {
+		b = slices.Grow(b, room)
+		row := b[len(b) : len(b)+room]
+		n := 0
 		for d := range p.Coords {
-			b = textfmt.AppendFloat(b, p.Coords[d][i])
-			b = append(b, ',')
+			n += textfmt.PutFloat(row[n:], p.Coords[d][i])
+			row[n] = ','
+			n++
 		}
 		if t.Event {
-			b = textfmt.AppendInt(b, int64(p.Event[i]))
-			b = append(b, ',')
+			n += textfmt.PutInt(row[n:], int64(p.Event[i]))
+			row[n] = ','
+			n++
 		}
 		if t.Layer {
-			b = textfmt.AppendInt(b, int64(p.Layer[i]))
-			b = append(b, ',')
+			n += textfmt.PutInt(row[n:], int64(p.Layer[i]))
+			row[n] = ','
+			n++
 		}
-		b = textfmt.AppendFloat(b, p.Weight[i])
+		n += textfmt.PutFloat(row[n:], p.Weight[i])
 		if r != nil {
-			b = append(b, ',')
-			b = textfmt.AppendFloat(b, r.Rho[i])
-			b = append(b, ',')
+			row[n] = ','
+			n++
+			n += textfmt.PutFloat(row[n:], r.Rho[i])
+			row[n] = ','
+			n++
 			if math.IsInf(r.Delta[i], 1) {
-				b = append(b, "inf"...)
+				n += copy(row[n:], "inf")
 			} else {
-				b = textfmt.AppendFloat(b, r.Delta[i])
+				n += textfmt.PutFloat(row[n:], r.Delta[i])
 			}
-			b = append(b, ',')
-			b = textfmt.AppendInt(b, int64(r.NH[i]))
-			b = append(b, ',')
-			b = append(b, "01"[b2i(r.IsSeed[i])])
-			b = append(b, ',')
-			b = textfmt.AppendInt(b, int64(r.ClusterID[i]))
+			row[n] = ','
+			n++
+			n += textfmt.PutInt(row[n:], int64(r.NH[i]))
+			row[n] = ','
+			row[n+1] = "01"[b2i(r.IsSeed[i])]
+			row[n+2] = ','
+			n += 3
+			n += textfmt.PutInt(row[n:], int64(r.ClusterID[i]))
 		}
-		b = append(b, '\n')
+		row[n] = '\n'
+		b = b[:len(b)+n+1]
 	}
 	return b
 }

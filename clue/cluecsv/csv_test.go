@@ -9,10 +9,12 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/hitflow/hitflow/clue"
+	"github.com/hitflow/hitflow/internal/textparts"
 )
 
 func TestReadWriteRoundTrip(t *testing.T) {
@@ -251,6 +253,72 @@ func TestCoordNames(t *testing.T) {
 	for _, n := range names {
 		if got, want := isCoord(n), grammar.MatchString(n); got != want {
 			t.Errorf("isCoord(%q) = %v, want %v", n, got, want)
+		}
+	}
+}
+
+// TestWriteMatchesStrconv: Write's rows are those of strconv's shortest
+// floats and plain integers, for tables of one to nine coordinates with
+// and without events and layers, with values of every length (the
+// longest floats, the extreme integers), in parts on several cores.
+func TestWriteMatchesStrconv(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 7))
+	float := func() float64 {
+		switch r.IntN(5) {
+		case 0:
+			return -math.Float64frombits(1<<52 | r.Uint64N(1<<52)) // about -2.2e-308, 24 bytes
+		case 1:
+			return float64(r.IntN(2000000) - 1000000)
+		case 2:
+			return math.Float64frombits(r.Uint64N(0x7FF0000000000000))
+		default:
+			return r.Float64()*400 - 200
+		}
+	}
+	integer := func() int32 { return []int32{math.MinInt32, math.MaxInt32, -1, 0, int32(r.Uint32())}[r.IntN(5)] }
+	for _, dims := range []int{1, 2, 9} {
+		for _, extra := range []bool{false, true} {
+			n := 3*textparts.MinRows + r.IntN(100)
+			tab := &Table{Event: extra, Layer: extra, Points: clue.Points{Coords: make([][]float64, dims), Weight: make([]float64, n)}}
+			res := &clue.Result{Rho: make([]float64, n), Delta: make([]float64, n), NH: make([]int32, n), IsSeed: make([]bool, n), ClusterID: make([]int32, n)}
+			for d := range dims {
+				tab.Coords = append(tab.Coords, fmt.Sprintf("x%d", d))
+				tab.Points.Coords[d] = make([]float64, n)
+			}
+			if extra {
+				tab.Points.Event, tab.Points.Layer = make([]int32, n), make([]int32, n)
+			}
+			var want strings.Builder
+			want.WriteString(strings.Join(tab.Coords, ","))
+			if extra {
+				want.WriteString(",event,layer")
+			}
+			want.WriteString(",weight,rho,delta,nh,isSeed,clusterId\n")
+			g := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+			for i := range n {
+				for d := range dims {
+					tab.Points.Coords[d][i] = float()
+					want.WriteString(g(tab.Points.Coords[d][i]) + ",")
+				}
+				if extra {
+					tab.Points.Event[i], tab.Points.Layer[i] = integer(), integer()
+					fmt.Fprintf(&want, "%d,%d,", tab.Points.Event[i], tab.Points.Layer[i])
+				}
+				tab.Points.Weight[i], res.Rho[i], res.Delta[i] = math.Abs(float()), math.Abs(float()), math.Abs(float())
+				delta := g(res.Delta[i])
+				if r.IntN(4) == 0 {
+					res.Delta[i], delta = math.Inf(1), "inf"
+				}
+				res.NH[i], res.IsSeed[i], res.ClusterID[i] = integer(), r.IntN(2) == 0, integer()
+				fmt.Fprintf(&want, "%s,%s,%s,%d,%d,%d\n", g(tab.Points.Weight[i]), g(res.Rho[i]), delta, res.NH[i], b2i(res.IsSeed[i]), res.ClusterID[i])
+			}
+			var got bytes.Buffer
+			if err := Write(&got, tab, res); err != nil {
+				t.Fatal(err)
+			}
+			if got.String() != want.String() {
+				t.Fatalf("%d coordinates, events and layers %v: the text differs from strconv's", dims, extra)
+			}
 		}
 	}
 }

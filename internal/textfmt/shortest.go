@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"math"
 	"math/bits"
-	"slices"
 )
 
 // shortest returns the shortest decimal f * 10^e that reads back as the
@@ -97,14 +96,14 @@ func floorLog10ThreeQuartersPow2(q int) int { return (q*661971961083 - 274743187
 // floorLog2Pow10 is floor(e * log2(10)) (e from -330 to 330 checked).
 func floorLog2Pow10(e int) int { return e * 913124641741 >> 38 }
 
-// appendShortest appends v, normal and finite, in strconv's shortest 'g'
-// form: the digits of shortest, with an exponent below 10^-4 and from
-// 10^6 on. The digits are written once, where the form wants them, and
-// those before the point moved one byte down to make room for it.
-func appendShortest(dst []byte, v float64) []byte {
-	n := len(dst)
-	dst = slices.Grow(dst, 32) // -d.(16 digits)e-308
-	b := dst[n : n+32]
+// putShortest writes v, normal and finite, in strconv's shortest 'g'
+// form at the start of b, which must have room for MaxFloatLen bytes,
+// and returns its length: the digits of shortest, with an exponent below
+// 10^-4 and from 10^6 on. The digits are written once, where the form
+// wants them, and those before the point moved one byte down to make
+// room for it.
+func putShortest(b []byte, v float64) int {
+	b = b[:MaxFloatLen]
 	// The sign without a branch: half of the coordinates are negative,
 	// in no order a predictor could learn.
 	u := math.Float64bits(v)
@@ -161,7 +160,7 @@ func appendShortest(dst []byte, v float64) []byte {
 		b[k+1+exp] = '.'
 		k += digits + 1
 	}
-	return dst[:n+k]
+	return k
 }
 
 // zeroPoint is "0.000000" as a little-endian word.

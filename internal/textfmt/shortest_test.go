@@ -128,8 +128,9 @@ func TestShortest(t *testing.T) {
 		if math.IsNaN(x) || math.IsInf(x, 0) || x == 0 || math.Abs(x) < 0x1p-1022 {
 			return
 		}
-		if got, want := string(appendShortest(nil, x)), strconv.FormatFloat(x, 'g', -1, 64); got != want {
-			t.Fatalf("appendShortest(%v) (bits %#x) = %q, want %q", x, math.Float64bits(x), got, want)
+		var b [MaxFloatLen]byte
+		if got, want := string(b[:putShortest(b[:], x)]), strconv.FormatFloat(x, 'g', -1, 64); got != want {
+			t.Fatalf("putShortest(%v) (bits %#x) = %q, want %q", x, math.Float64bits(x), got, want)
 		}
 	}
 	for range 1000000 {

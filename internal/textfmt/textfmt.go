@@ -199,18 +199,31 @@ func AppendFraction(dst []byte, num uint64, log2den int) []byte {
 var pow5 = [...]uint64{1, 5, 25, 125, 625, 3125, 15625, 78125, 390625, 1953125, 9765625,
 	48828125, 244140625, 1220703125, 6103515625, 30517578125, 152587890625}
 
+// MaxFloatLen is the room PutFloat needs at the start of b: its longest
+// text has 24 bytes, but it writes digits a word at a time past them.
+const MaxFloatLen = 32
+
 // AppendFloat appends the shortest decimal that reads back as v, as
-// strconv.AppendFloat(dst, v, 'g', -1, 64). Whole numbers below a million
-// (ToT sums and maxima, centroids of single pixels) take the integer
-// path, which gives the same digits several times faster; other normal
-// numbers take shortest, written in place; the rest (zeros, subnormals,
-// NaN, infinities) strconv.
+// strconv.AppendFloat(dst, v, 'g', -1, 64).
 func AppendFloat(dst []byte, v float64) []byte {
+	l := len(dst)
+	dst = slices.Grow(dst, MaxFloatLen)
+	return dst[:l+PutFloat(dst[l:l+MaxFloatLen], v)]
+}
+
+// PutFloat writes v as AppendFloat appends it at the start of b, which
+// must have room for MaxFloatLen bytes, and returns how many bytes it
+// wrote. Whole numbers below a million (ToT sums and maxima, centroids of
+// single pixels, densities of whole weights) take the integer path,
+// which gives the same digits several times faster; other normal numbers
+// take shortest, written in place; the rest (zeros, subnormals, NaN,
+// infinities) strconv.
+func PutFloat(b []byte, v float64) int {
 	if v == math.Trunc(v) && math.Abs(v) < 1e6 && (v != 0 || !math.Signbit(v)) {
-		return AppendInt(dst, int64(v))
+		return PutInt(b, int64(v))
 	}
 	if a := math.Abs(v); a >= 0x1p-1022 && a <= math.MaxFloat64 {
-		return appendShortest(dst, v)
+		return putShortest(b, v)
 	}
-	return strconv.AppendFloat(dst, v, 'g', -1, 64)
+	return copy(b, strconv.AppendFloat(b[:0:len(b)], v, 'g', -1, 64))
 }
