@@ -162,3 +162,77 @@ func BenchmarkAppendFloat(b *testing.B) {
 		buf = AppendFloat(buf[:0], xs[i&(len(xs)-1)])
 	}
 }
+
+// fixedRef is PutFixed's specification: v times 10^decimals rounded half
+// away from zero (math.Round), whole numbers as themselves, the digits
+// by strconv, trailing zeros and a lone point left out, no "-0"; from
+// 10^18 on strconv's shortest form.
+func fixedRef(v float64, decimals int) string {
+	a := math.Abs(v) * math.Pow10(decimals)
+	if !(a < 1e18) {
+		return strconv.FormatFloat(v, 'g', -1, 64)
+	}
+	sign := ""
+	if v < 0 {
+		sign = "-"
+	}
+	if v == math.Trunc(v) {
+		if v == 0 {
+			return "0"
+		}
+		return sign + strconv.FormatUint(uint64(math.Abs(v)), 10)
+	}
+	q := uint64(math.Round(a))
+	if q == 0 {
+		return "0"
+	}
+	s := strconv.FormatUint(q, 10)
+	if len(s) <= decimals {
+		s = strings.Repeat("0", decimals-len(s)+1) + s
+	}
+	s = s[:len(s)-decimals] + "." + s[len(s)-decimals:]
+	return sign + strings.TrimRight(strings.TrimRight(s, "0"), ".")
+}
+
+// TestPutFixed compares PutFixed with its specification, fixedRef, on
+// values of every magnitude and every number of decimals: random ones,
+// whole ones, those a hair either side of a half of the last decimal,
+// and those about 2^52 scaled, where PutFixed changes path.
+func TestPutFixed(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 5))
+	var b [MaxLen]byte
+	check := func(v float64, dec int) {
+		if got, want := string(b[:PutFixed(b[:], v, dec)]), fixedRef(v, dec); got != want {
+			t.Fatalf("PutFixed(%v (bits %#x), %d) = %q, want %q", v, math.Float64bits(v), dec, got, want)
+		}
+	}
+	for _, v := range []float64{0, math.Copysign(0, -1), 0.5, -0.5, 0.49999999999999994, -0.00004, -0.00005, 1e-300, math.NaN(), math.Inf(-1), 1e17, 1e18, -1e30} {
+		for dec := range 9 {
+			check(v, dec)
+		}
+	}
+	for range 2000000 {
+		dec := r.IntN(9)
+		scale := math.Pow10(dec)
+		sign := float64(1 - 2*r.IntN(2))
+		switch r.IntN(6) {
+		case 0:
+			check(sign*r.Float64()*2000, dec)
+		case 1:
+			check(sign*float64(r.Int64N(1<<40)), dec)
+		case 2: // about a half of the last decimal
+			h := (float64(r.Int64N(1e9)) + 0.5) / scale
+			check(sign*math.Nextafter(h, 0), dec)
+			check(sign*h, dec)
+			check(sign*math.Nextafter(h, 2*h), dec)
+		case 3: // about 2^52 scaled
+			v := math.Ldexp(1+r.Float64()/1e6-5e-7, 52) / scale
+			check(sign*v, dec)
+			check(sign*math.Trunc(v), dec)
+		case 4:
+			check(sign*math.Ldexp(r.Float64(), r.IntN(140)-70), dec)
+		default:
+			check(math.Float64frombits(r.Uint64()), dec)
+		}
+	}
+}
