@@ -375,8 +375,10 @@ func Write(w io.Writer, t *Table, r *clue.Result) error {
 // reserved once, and its fields written in place.
 func appendRows(b []byte, t *Table, r *clue.Result, lo, hi int) []byte {
 	p := &t.Points
-	// Every float, and every integer with its separator, fits in
-	// MaxFloatLen.
+	// Room for the longest row: a float and its separator take at most
+	// 25 bytes (PutFloat needs MaxFloatLen to write them), an integer
+	// and its separator 12; a slot of MaxFloatLen for each coordinate and
+	// seven more hold them all.
 	room := (len(p.Coords) + 7) * textfmt.MaxFloatLen
 	for i := lo; i < hi; i++ {
 		b = slices.Grow(b, room)
