@@ -24,6 +24,17 @@ func hitflow(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	return code, out.String(), errb.String()
 }
 
+// hitflowOK runs a command that must succeed, and returns its standard
+// output.
+func hitflowOK(t *testing.T, args ...string) string {
+	t.Helper()
+	code, stdout, stderr := hitflow(t, args...)
+	if code != 0 {
+		t.Fatalf("%v: exit %d: %s", args, code, stderr)
+	}
+	return stdout
+}
+
 var summary = regexp.MustCompile(`hits read (\d+), clusters (\d+), late hits (\d+), invalid hits (\d+), out of range (\d+), [0-9.]+ Mhit/s`)
 
 func TestSimulateAndCluster(t *testing.T) {

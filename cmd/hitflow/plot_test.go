@@ -14,20 +14,12 @@ func TestPlotCommand(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "pb.tpx3")
 	calo := filepath.Join(dir, "calo.csv")
-	must := func(args ...string) string {
-		t.Helper()
-		code, stdout, stderr := hitflow(t, args...)
-		if code != 0 {
-			t.Fatalf("%v: exit %d: %s", args, code, stderr)
-		}
-		return stdout
-	}
-	must("simulate", "pixel", "--dataset", "pb0", "--hits", "50000", "-o", in)
-	must("cluster", "-q", "--hits", filepath.Join(dir, "h.parquet"), "-o", filepath.Join(dir, "c.parquet"), in)
-	must("cluster", "-q", "-o", filepath.Join(dir, "c.root"), in)
-	must("simulate", "clue", "--layers", "2", "--points", "1000", "-o", calo)
-	must("clue", "--dc", "3", "--rhoc", "8", "-o", filepath.Join(dir, "r.root"), calo)
-	must("pet", "simulate", "--emissions", "10000", "-o", filepath.Join(dir, "ph"))
+	hitflowOK(t, "simulate", "pixel", "--dataset", "pb0", "--hits", "50000", "-o", in)
+	hitflowOK(t, "cluster", "-q", "--hits", filepath.Join(dir, "h.parquet"), "-o", filepath.Join(dir, "c.parquet"), in)
+	hitflowOK(t, "cluster", "-q", "-o", filepath.Join(dir, "c.root"), in)
+	hitflowOK(t, "simulate", "clue", "--layers", "2", "--points", "1000", "-o", calo)
+	hitflowOK(t, "clue", "--dc", "3", "--rhoc", "8", "-o", filepath.Join(dir, "r.root"), calo)
+	hitflowOK(t, "pet", "simulate", "--emissions", "10000", "-o", filepath.Join(dir, "ph"))
 	var written []string
 	for _, args := range [][]string{
 		{"plot", "-o", filepath.Join(dir, "p"), filepath.Join(dir, "c.parquet")},
@@ -36,7 +28,7 @@ func TestPlotCommand(t *testing.T) {
 		{"plot", "--plot-layer", "1", "-o", filepath.Join(dir, "clue"), filepath.Join(dir, "r.root")},
 		{"plot", "-o", filepath.Join(dir, "img"), filepath.Join(dir, "ph_emitted.nrrd")},
 	} {
-		written = append(written, strings.Fields(must(args...))...)
+		written = append(written, strings.Fields(hitflowOK(t, args...))...)
 	}
 	if len(written) != 8 {
 		t.Fatalf("wrote %q", written)
@@ -131,22 +123,14 @@ func TestPrefixOf(t *testing.T) {
 func TestOutputPrefixes(t *testing.T) {
 	dir := t.TempDir()
 	at := func(name string) string { return filepath.Join(dir, name) }
-	must := func(args ...string) string {
-		t.Helper()
-		code, stdout, stderr := hitflow(t, args...)
-		if code != 0 {
-			t.Fatalf("%v: exit %d: %s", args, code, stderr)
-		}
-		return stdout
-	}
-	must("simulate", "clue", "--layers", "1", "--points", "500", "-o", at("calo.csv"))
-	must("clue", "--dc", "3", "--rhoc", "8", "-o", at("r.csv"), at("calo.csv"))
-	must("pet", "simulate", "--emissions", "5000", "-o", at("ev.bin"))
-	must("pet", "reconstruct", "--iterations", "1", "-o", at("rec.nrrd"), at("ev.bin"))
-	if got := strings.TrimSpace(must("plot", "-o", at("fig.svg"), at("r.csv"))); got != at("fig.svg") {
+	hitflowOK(t, "simulate", "clue", "--layers", "1", "--points", "500", "-o", at("calo.csv"))
+	hitflowOK(t, "clue", "--dc", "3", "--rhoc", "8", "-o", at("r.csv"), at("calo.csv"))
+	hitflowOK(t, "pet", "simulate", "--emissions", "5000", "-o", at("ev.bin"))
+	hitflowOK(t, "pet", "reconstruct", "--iterations", "1", "-o", at("rec.nrrd"), at("ev.bin"))
+	if got := strings.TrimSpace(hitflowOK(t, "plot", "-o", at("fig.svg"), at("r.csv"))); got != at("fig.svg") {
 		t.Errorf("plot -o fig.svg wrote %q", got)
 	}
-	if got := strings.TrimSpace(must("plot", "-o", at("fig2.PNG"), at("r.csv"))); got != at("fig2.png") {
+	if got := strings.TrimSpace(hitflowOK(t, "plot", "-o", at("fig2.PNG"), at("r.csv"))); got != at("fig2.png") {
 		t.Errorf("plot -o fig2.PNG wrote %q", got)
 	}
 	for _, name := range []string{"ev.bin", "ev_emitted.nrrd", "ev_detected.nrrd", "ev_naive.nrrd", "rec.nrrd", "rec_01.png"} {
