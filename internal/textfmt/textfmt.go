@@ -4,8 +4,8 @@
 // digits at a time from a table, in place.
 //
 // The Append functions grow the slice as append does. The Put functions
-// write at the start of b, which must have room for MaxLen bytes, and
-// return how many they wrote: a writer of rows reserves room for a whole
+// write at the start of b, which must have room for MaxLen bytes
+// (MaxFloatLen for PutFloat), and return how many they wrote: a writer of rows reserves room for a whole
 // row once and writes its fields without a check per number.
 package textfmt
 
