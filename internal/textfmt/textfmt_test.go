@@ -197,7 +197,8 @@ func fixedRef(v float64, decimals int) string {
 // TestPutFixed compares PutFixed with its specification, fixedRef, on
 // values of every magnitude and every number of decimals: random ones,
 // whole ones, those a hair either side of a half of the last decimal,
-// and those about 2^52 scaled, where PutFixed changes path.
+// and those about 2^52 scaled, where the scaled value stops holding a
+// fraction.
 func TestPutFixed(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 5))
 	var b [MaxLen]byte
