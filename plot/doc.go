@@ -8,7 +8,9 @@
 //	J-PET           Image: a reconstructed or simulated image
 //	benchmarks      Scaling: rate against workers per mode and dataset
 //
-// Every figure is [Width] wide and writes to an io.Writer, except
+// Histograms are [Width] wide. Maps and images are sized for square
+// pixels (a sensor's, an image's bins), their cells drawn with sharp
+// edges, not smoothed. Every figure writes to an io.Writer, except
 // WriteClusterFigures, which names its files after a prefix. It draws
 // with gonum/plot through go-hep's hplot.
 package plot

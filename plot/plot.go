@@ -3,6 +3,7 @@ package plot
 import (
 	"cmp"
 	"fmt"
+	"image"
 	"image/color"
 	"io"
 	"math"
@@ -21,6 +22,7 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/recorder"
 
 	"github.com/hitflow/hitflow/internal/outfile"
 	"github.com/hitflow/hitflow/internal/prefault"
@@ -29,8 +31,8 @@ import (
 	"github.com/hitflow/hitflow/pixel/analysis"
 )
 
-// Width is the width of every figure; histograms are 3:4 high, maps
-// square.
+// Width is the width of the histograms, which are 3:4 high; maps are
+// sized by their data area (mapArea).
 const Width = 16 * vg.Centimeter
 
 // writeFigure renders p, with a colour bar when bar is set, as png or
@@ -46,6 +48,13 @@ func writeFigure(w io.Writer, p *hplot.Plot, bar *hplot.Legend, width, height vg
 	}
 	_, err = wt.WriteTo(w)
 	return err
+}
+
+// writeMap is writeFigure for a map, sized for its data area to be dw
+// by dh (so that its cells are square).
+func writeMap(w io.Writer, p *hplot.Plot, bar *hplot.Legend, dw, dh vg.Length, format string) error {
+	fw, fh := figureSize(p, bar, dw, dh)
+	return writeFigure(w, p, bar, fw, fh, format)
 }
 
 // formatOr is the figure format, png when not given.
@@ -445,15 +454,14 @@ func CountImage(w io.Writer, sum []uint64, im *analysis.Image, title, format str
 	p.Title.Text = fmt.Sprintf(title, scale)
 	p.X.Label.Text = "x (pixel)"
 	p.Y.Label.Text = "y (pixel)"
-	fw, fh := mapSize(nx, ny)
-	hm := plotter.NewHeatMap(g, onWhite(fh))
+	dw, dh := mapArea(nx, ny)
+	hm := plotter.NewHeatMap(g, onWhite(dh))
 	hm.NaN = color.White
 	hm.Min, hm.Max = 0, float64(most) // counts: a single cluster is not the darkest colour
 	if log10 {
 		hm.Max = math.Log10(float64(most))
 	}
-	hm.Rasterized = true
-	p.Add(hm)
+	p.Add(sharp{hm})
 	what := "clusters per pixel"
 	switch {
 	case im.Scale%r == 0 && r < im.Scale:
@@ -461,7 +469,7 @@ func CountImage(w io.Writer, sum []uint64, im *analysis.Image, title, format str
 	case r != im.Scale:
 		what = fmt.Sprintf("clusters per %.4gx%.4g pixels", g.step, g.step)
 	}
-	return writeFigure(w, p, colourBar(p, hm, log10, what), fw, fh, format)
+	return writeMap(w, p, colourBar(p, hm, log10, what), dw, dh, format)
 }
 
 // countGrid is a grid of values in square bins of side step, the first
@@ -478,13 +486,37 @@ func (g countGrid) Z(c, r int) float64 { return g.z[r*g.nx+c] }
 func (g countGrid) X(c int) float64    { return (float64(c)+0.5)*g.step - 0.5 }
 func (g countGrid) Y(r int) float64    { return (float64(r)+0.5)*g.step - 0.5 }
 
-// mapSize is the size of a map of a sensor: square for a chip, flatter
-// for a row of chips, but never so flat that the rows cannot be seen; and
-// wide enough for a dot per pixel in a PNG (a 1027-pixel row drawn on 600
-// dots loses single pixels, the hot ones among them).
-func mapSize(width, height int) (vg.Length, vg.Length) {
-	w := max(Width, vg.Length(float64(width)/0.75)*vg.Inch/vg.Length(pngDPI))
-	return w, w * vg.Length(math.Max(0.5, math.Min(1, float64(height)/float64(width))))
+// mapSide is the longer side of a map's or an image's data area.
+const mapSide = 12 * vg.Centimeter
+
+// mapArea is the size of the data area of a map of nx by ny square cells:
+// mapSide along the longer side, or more for a dot per cell in a PNG (a
+// 1027-pixel row drawn on 600 dots loses single pixels, the hot ones
+// among them); cells stay square unless one side is over 8 times the
+// other, when the shorter is drawn an eighth of the longer (the rows of
+// a flatter map could not be seen).
+func mapArea(nx, ny int) (vg.Length, vg.Length) {
+	long := max(mapSide, vg.Length(max(nx, ny)+2)*vg.Inch/pngDPI)
+	ratio := math.Max(0.125, math.Min(8, float64(ny)/float64(nx)))
+	if ratio <= 1 {
+		return long, long * vg.Length(ratio)
+	}
+	return long / vg.Length(ratio), long
+}
+
+// figureSize is the size of the figure of p, with its colour bar if bar
+// is set, whose data area is dw by dh. The axes, the title and the bar
+// take the same room whatever the figure's size (hplot.Fig gives the
+// bar its width and a millimetre), so a figure of any size measures it.
+func figureSize(p *hplot.Plot, bar *hplot.Legend, dw, dh vg.Length) (vg.Length, vg.Length) {
+	probe := draw.Canvas{Canvas: new(recorder.Canvas), Rectangle: vg.Rectangle{Max: vg.Point{X: dw + Width, Y: dh + Width}}}
+	area := probe
+	if bar != nil {
+		r := bar.Rectangle(probe)
+		area = draw.Crop(probe, 0, -(r.Max.X-r.Min.X)-vg.Millimeter, 0, 0)
+	}
+	da := p.Plot.DataCanvas(area)
+	return probe.Max.X - (da.Max.X - da.Min.X) + dw, probe.Max.Y - (da.Max.Y - da.Min.Y) + dh
 }
 
 // pngDPI is the resolution hplot renders PNG figures at.
@@ -531,9 +563,8 @@ func HitMap(w io.Writer, counts *pixel.HitCounts, hot []pixel.PixelHits, title, 
 		return fmt.Errorf("plot: %w", err)
 	}
 	hm := newHeat(h, grid, fixedPalette(pal.Colors()[2:]))
-	hm.HeatMap.Rasterized = true
-	fw, fh := mapSize(width, height)
-	p.Add(hm)
+	dw, dh := mapArea(width, height)
+	p.Add(sharp{hm.HeatMap})
 	if len(hot) > 0 {
 		xy := make(plotter.XYs, len(hot))
 		for i, q := range hot {
@@ -547,7 +578,7 @@ func HitMap(w io.Writer, counts *pixel.HitCounts, hot []pixel.PixelHits, title, 
 		p.Add(s)
 		p.Legend.Add("hot pixels", s)
 	}
-	return writeFigure(w, p, colourBar(p, hm.HeatMap, true, "hits per pixel"), fw, fh, format)
+	return writeMap(w, p, colourBar(p, hm.HeatMap, true, "hits per pixel"), dw, dh, format)
 }
 
 // colourBar is the colour bar of a heat map, titled with what the
@@ -608,6 +639,48 @@ func scaleLabel(v float64, log10 bool) string {
 	}
 	r, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 3, 64), 64)
 	return strconv.FormatFloat(r, 'f', -1, 64)
+}
+
+// sharp draws a heat map as an image of its cells (one object in an SVG,
+// whatever the cells), with the cells' edges sharp: the canvases draw an
+// image scaled with bilinear filtering, which blurs a few large cells
+// into gradients and blends neighbours. The image handed to the canvas
+// has a pixel per dot of the figure, each the colour of its cell.
+type sharp struct{ *plotter.HeatMap }
+
+func (h sharp) Plot(c draw.Canvas, p *gplot.Plot) {
+	h.Rasterized = true
+	var rec recorder.Canvas
+	h.HeatMap.Plot(draw.Canvas{Canvas: &rec, Rectangle: c.Rectangle}, p)
+	dpi := float64(2 * pngDPI) // an SVG's image is drawn at any size: finer
+	if d, ok := c.Canvas.(interface{ DPI() float64 }); ok {
+		dpi = d.DPI()
+	}
+	for _, a := range rec.Actions {
+		if im, ok := a.(*recorder.DrawImage); ok {
+			size := im.Rectangle.Size()
+			c.DrawImage(im.Rectangle, upscale(im.Image, int(math.Round(size.X.Dots(dpi))), int(math.Round(size.Y.Dots(dpi)))))
+			continue
+		}
+		a.ApplyTo(c.Canvas)
+	}
+}
+
+// upscale is src drawn on w x h pixels, each the colour of the pixel of
+// src it falls in; src itself if it has as many pixels or more.
+func upscale(src image.Image, w, h int) image.Image {
+	b := src.Bounds()
+	if w <= b.Dx() || h <= b.Dy() {
+		return src
+	}
+	dst := image.NewRGBA(image.Rect(0, 0, w, h))
+	for y := range h {
+		sy := b.Min.Y + y*b.Dy()/h
+		for x := range w {
+			dst.Set(x, y, src.At(b.Min.X+x*b.Dx()/w, sy))
+		}
+	}
+	return dst
 }
 
 // newHeat draws h as a heat map whose empty cells stay white:
@@ -674,27 +747,47 @@ func ClusterHits(w io.Writer, hits *pixel.Hits, byToA bool, title, format string
 	if hits.Len() == 0 {
 		return fmt.Errorf("the cluster has no hits")
 	}
-	p, hm := clusterPanel(hits, byToA, title, onWhite(Width))
+	nx, ny, _, _ := clusterBox(hits, 2)
+	dw, dh := mapArea(nx, ny)
+	p, hm := clusterPanel(hits, byToA, 2, title, onWhite(dh))
 	what := "ToT (25 ns)"
 	if byToA {
 		what = "ToA - first (ns)"
 	}
-	return writeFigure(w, p, colourBar(p, hm.HeatMap, false, what), Width, Width, format)
+	return writeMap(w, p, colourBar(p, hm.HeatMap, false, what), dw, dh, format)
 }
 
-// clusterPanel is the plot of ClusterHits, without its colour bar.
-func clusterPanel(hits *pixel.Hits, byToA bool, title string, pal palette.Palette) (*hplot.Plot, *hplot.H2D) {
+// clusterBox is the box of pixels a figure of the cluster's hits shows:
+// nx by ny from (x0, y0), a pixel of margin around the hits, and more on
+// the shorter side if the longer is over elongation times it (a track
+// in its own box would be a line).
+func clusterBox(hits *pixel.Hits, elongation float64) (nx, ny int, x0, y0 float64) {
 	xmin, xmax := slices.Min(hits.X), slices.Max(hits.X)
 	ymin, ymax := slices.Min(hits.Y), slices.Max(hits.Y)
-	nx, ny := int(xmax-xmin)+3, int(ymax-ymin)+3 // a pixel of margin
-	x0, y0 := float64(xmin)-1, float64(ymin)-1
+	nx, ny = int(xmax-xmin)+3, int(ymax-ymin)+3
+	x0, y0 = float64(xmin)-1, float64(ymin)-1
+	if least := int(math.Ceil(float64(ny) / elongation)); nx < least {
+		x0 -= float64((least - nx) / 2)
+		nx = least
+	}
+	if least := int(math.Ceil(float64(nx) / elongation)); ny < least {
+		y0 -= float64((least - ny) / 2)
+		ny = least
+	}
+	return nx, ny, x0, y0
+}
+
+// clusterPanel is the plot of the cluster's pixels in clusterBox(hits,
+// elongation), without a colour bar.
+func clusterPanel(hits *pixel.Hits, byToA bool, elongation float64, title string, pal palette.Palette) (*hplot.Plot, *hplot.H2D) {
+	nx, ny, x0, y0 := clusterBox(hits, elongation)
 	t0 := slices.Min(hits.ToA)
 	grid := make([]float64, nx*ny)
 	for i := range grid {
 		grid[i] = math.NaN()
 	}
 	for i := range hits.Len() {
-		k := (int(hits.Y[i])-int(ymin)+1)*nx + int(hits.X[i]) - int(xmin) + 1
+		k := (int(hits.Y[i])-int(y0))*nx + int(hits.X[i]) - int(x0)
 		switch {
 		case byToA && math.IsNaN(grid[k]):
 			grid[k] = (hits.ToA[i] - t0).Ns()
@@ -766,7 +859,7 @@ func ClassExamples(w io.Writer, c *pixel.Clusters, format string) error {
 			var hits pixel.Hits
 			hits.AppendRange(&c.Members, c.Start[i], c.Start[i+1])
 			title := fmt.Sprintf("%v, %d px (id %d)", analysis.Class(c.Class[i]), c.Pixels[i], c.ID[i])
-			p, _ := clusterPanel(&hits, false, title, onWhite(Width))
+			p, _ := clusterPanel(&hits, false, 1, title, onWhite(Width)) // square tiles
 			p.X.Label.Text, p.Y.Label.Text = "", ""
 			tp.Plots[r*examplesPerClass+col] = p
 		}
@@ -811,14 +904,13 @@ func Image(w io.Writer, img jpet.Image, title, format string) error {
 	p.Title.Text = title
 	p.X.Label.Text = "z (" + unit + ")"
 	p.Y.Label.Text = "y (" + unit + ")"
-	height := Width * vg.Length(math.Max(0.4, math.Min(1.5, yh/zh)))
-	hm := hplot.NewH2D(h, moreland.BlackBody().Palette(legendColours(height)))
+	dw, dh := mapArea(img.NZ, img.NY)
+	hm := hplot.NewH2D(h, moreland.BlackBody().Palette(legendColours(dh)))
 	if hm.HeatMap.Min > 0 {
 		hm.HeatMap.Min = 0 // activity: the scale starts at none
 	}
-	hm.HeatMap.Rasterized = true
-	p.Add(hm)
-	return writeFigure(w, p, colourBar(p, hm.HeatMap, false, "activity (arbitrary units)"), Width, height, format)
+	p.Add(sharp{hm.HeatMap})
+	return writeMap(w, p, colourBar(p, hm.HeatMap, false, "activity (arbitrary units)"), dw, dh, format)
 }
 
 // ClusterFigures name the overview figures of [WriteClusterFigures].

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"fmt"
+	"image/color"
 	"image/png"
 	"io"
 	"math"
@@ -39,16 +40,20 @@ func checkPNG(t *testing.T, name string, draw func(io.Writer) error, w, h int) {
 func TestClusterPlots(t *testing.T) {
 	for _, calibrated := range []bool{false, true} {
 		c := fixture.Concat(fixture.Clusters(t, calibrated))
-		// 16 x 12 cm and 16 x 16 cm at 96 dpi.
+		// Histograms 16 x 12 cm at 96 dpi; maps with a data area of square
+		// pixels, 12 cm along its longer side, or a dot a pixel.
 		checkPNG(t, "size", func(w io.Writer) error { return ClusterSize(w, c, "png") }, 605, 454)
 		checkPNG(t, "spectrum", func(w io.Writer) error { return ClusterSpectrum(w, c, "png") }, 605, 454)
 		checkPNG(t, "time", func(w io.Writer) error { return ClusterTime(w, c, "png") }, 605, 454)
-		checkPNG(t, "map", func(w io.Writer) error { return ClusterMap(w, c, 256, 256, "png") }, 605, 605)
-		checkPNG(t, "map of a row of chips", func(w io.Writer) error { return ClusterMap(w, c, 1027, 256, "png") }, 1369, 685)
+		checkPNG(t, "map", func(w io.Writer) error { return ClusterMap(w, c, 256, 256, "png") }, 684, 531)
+		checkPNG(t, "map of a row of chips", func(w io.Writer) error { return ClusterMap(w, c, 1027, 256, "png") }, 1262, 335)
 		one := &pixel.Hits{}
 		one.AppendRange(&c.Members, c.Start[3], c.Start[4])
-		for _, byToA := range []bool{false, true} {
-			checkPNG(t, "cluster", func(w io.Writer) error { return ClusterHits(w, one, byToA, "one", "png") }, 605, 605)
+		for _, tc := range []struct {
+			byToA bool
+			width int // the colour bars' labels differ
+		}{{false, 446}, {true, 464}} {
+			checkPNG(t, "cluster", func(w io.Writer) error { return ClusterHits(w, one, tc.byToA, "one", "png") }, tc.width, 524)
 		}
 	}
 	// Small sizes get one bin per size; SVG works; empty input is an error.
@@ -112,8 +117,8 @@ func TestImagePlot(t *testing.T) {
 	for i := range img.Values {
 		img.Values[i] = float64(i % 75)
 	}
-	// 16 cm wide, 63/75 of that high.
-	checkPNG(t, "image", func(w io.Writer) error { return Image(w, img, "test", "png") }, 605, 508)
+	// The data area 12 cm wide, 63/75 of that high.
+	checkPNG(t, "image", func(w io.Writer) error { return Image(w, img, "test", "png") }, 738, 449)
 	if err := Image(io.Discard, jpet.Image{NZ: 2, NY: 2}, "", "png"); err == nil {
 		t.Fatal("image without values plotted")
 	}
@@ -133,11 +138,11 @@ func TestHitMapPlot(t *testing.T) {
 	if len(hot) != 1 {
 		t.Fatalf("hot pixels %v", hot)
 	}
-	checkPNG(t, "hit map", func(w io.Writer) error { return HitMap(w, counts, hot, "hits", "png") }, 605, 605)
+	checkPNG(t, "hit map", func(w io.Writer) error { return HitMap(w, counts, hot, "hits", "png") }, 654, 531)
 	wide, _ := pixel.NewHitCounts(1027, 256)
 	wide.Add(&h)
 	// A dot per pixel: wider than the sensor, the colour bar and margins.
-	checkPNG(t, "row of chips", func(w io.Writer) error { return HitMap(w, wide, nil, "hits", "png") }, 1369, 685)
+	checkPNG(t, "row of chips", func(w io.Writer) error { return HitMap(w, wide, nil, "hits", "png") }, 1231, 335)
 	empty, _ := pixel.NewHitCounts(16, 16)
 	if err := HitMap(io.Discard, empty, nil, "none", "png"); err == nil || !strings.Contains(err.Error(), "no hits") {
 		t.Fatalf("empty hit map: %v", err)
@@ -188,8 +193,7 @@ func TestPixelTicks(t *testing.T) {
 // figure, the lowest value's label included.
 func TestPalettesFit(t *testing.T) {
 	cols := onWhite(Width).Colors()
-	_, h := mapSize(1027, 256)
-	if len(cols) != 32 || len(onWhite(h).Colors()) != 32 {
+	if len(cols) != 32 {
 		t.Fatalf("%d colours", len(cols))
 	}
 	for i, c := range cols {
@@ -207,6 +211,96 @@ func TestPalettesFit(t *testing.T) {
 		}
 	}
 }
+
+// TestSquareCells: the cells of an image are drawn square, whatever
+// its shape (the ones too flat to be seen excepted), its title and colour
+// bar: in an image of one cell of 1 among cells of 0 (black) and one of
+// 2 (white), the lit cell, the commonest colour but black and white, is
+// as many dots across as up.
+func TestSquareCells(t *testing.T) {
+	for _, tc := range []struct{ nz, ny int }{{3, 1}, {1, 3}, {5, 3}, {3, 5}, {12, 2}} {
+		img := jpet.Image{Values: make([]float64, tc.nz*tc.ny), NZ: tc.nz, NY: tc.ny, Pixel: 0.004}
+		img.Values[0] = 2
+		img.Values[tc.ny/2*tc.nz+tc.nz/2] = 1
+		var buf bytes.Buffer
+		if err := Image(&buf, img, "a title wide enough to matter", "png"); err != nil {
+			t.Fatal(err)
+		}
+		pic, err := png.Decode(&buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := pic.Bounds()
+		seen := map[color.RGBA]int{}
+		for y := b.Min.Y; y < b.Max.Y; y++ {
+			for x := b.Min.X; x < b.Max.X; x++ {
+				if c := color.RGBAModel.Convert(pic.At(x, y)).(color.RGBA); c != (color.RGBA{A: 255}) && c != (color.RGBA{255, 255, 255, 255}) {
+					seen[c]++
+				}
+			}
+		}
+		var lit color.RGBA
+		for c, n := range seen {
+			if n > seen[lit] {
+				lit = c
+			}
+		}
+		// The longest runs of the lit colour across and up are the cell's
+		// (the colour bar's swatch of it is smaller).
+		is := func(x, y int) bool { return color.RGBAModel.Convert(pic.At(x, y)) == lit }
+		across, up := 0, 0
+		for y := b.Min.Y; y < b.Max.Y; y++ {
+			across = max(across, longestRun(b.Dx(), func(i int) bool { return is(b.Min.X+i, y) }))
+		}
+		for x := b.Min.X; x < b.Max.X; x++ {
+			up = max(up, longestRun(b.Dy(), func(i int) bool { return is(x, b.Min.Y+i) }))
+		}
+		if across < 20 || abs(across-up) > 3 { // the edges blend a dot or so
+			t.Errorf("%dx%d image: the cell is %d dots across and %d up", tc.nz, tc.ny, across, up)
+		}
+	}
+}
+
+// TestClusterBox: a cluster's box holds its hits with a pixel of margin,
+// widened about them where it is more than the elongation allowed times
+// longer than wide.
+func TestClusterBox(t *testing.T) {
+	var track pixel.Hits
+	for y := range 20 {
+		track.Append(50, uint16(100+y), 0, 1)
+	}
+	for _, tc := range []struct {
+		elongation float64
+		nx, ny     int
+		x0, y0     float64
+	}{{2, 11, 22, 45, 99}, {1, 22, 22, 40, 99}, {30, 3, 22, 49, 99}} {
+		nx, ny, x0, y0 := clusterBox(&track, tc.elongation)
+		if nx != tc.nx || ny != tc.ny || x0 != tc.x0 || y0 != tc.y0 {
+			t.Errorf("elongation %v: %dx%d from (%v, %v), want %dx%d from (%v, %v)", tc.elongation, nx, ny, x0, y0, tc.nx, tc.ny, tc.x0, tc.y0)
+		}
+	}
+	var flat pixel.Hits
+	flat.Append(0, 0, 0, 1)
+	flat.Append(6, 0, 0, 1) // 9 x 3 with the margin
+	if nx, ny, x0, y0 := clusterBox(&flat, 2); nx != 9 || ny != 5 || x0 != -1 || y0 != -2 {
+		t.Errorf("flat cluster: %dx%d from (%v, %v)", nx, ny, x0, y0)
+	}
+}
+
+func longestRun(n int, in func(int) bool) int {
+	best, run := 0, 0
+	for i := range n {
+		if in(i) {
+			run++
+			best = max(best, run)
+		} else {
+			run = 0
+		}
+	}
+	return best
+}
+
+func abs(v int) int { return max(v, -v) }
 
 // TestClassExamples: a figure of example clusters for the classes there
 // are, four or fewer each; none without classes or hits.

@@ -184,7 +184,7 @@ func plotClusters(ctx context.Context, o plotOptions, in string) ([]string, erro
 		return nil, fmt.Errorf("%s: no hits of cluster %d", in, o.cluster)
 	}
 	name := clusterFigure(o)
-	title := fmt.Sprintf("cluster %d: %d hits, colour = %s", o.cluster, hits.Len(), map[string]string{"tot": "ToT (25 ns)", "toa": "ToA - first (ns)"}[o.by])
+	title := fmt.Sprintf("cluster %d: %s, colour = %s", o.cluster, plural(hits.Len(), "hit"), map[string]string{"tot": "ToT (25 ns)", "toa": "ToA - first (ns)"}[o.by])
 	err = outfile.Write(name, func(w io.Writer) error { return plot.ClusterHits(w, hits, o.by == "toa", title, o.format) })
 	return []string{name}, err
 }
