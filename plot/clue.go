@@ -21,7 +21,7 @@ type CLUEOptions struct {
 	X, Y   int      // coordinate indices of the axes
 	Names  []string // the coordinates' column names; x0, x1 ... when empty
 	Layer  *int32   // only this layer, or all when nil
-	Title  string
+	Title  string   // the counts of the clusters and outliers drawn are added
 	Size   vg.Length // width and height; 0 gives 16 cm
 	Format string    // "png" (default) or "svg"
 }
@@ -65,10 +65,20 @@ func CLUE(w io.Writer, pts *clue.Points, r *clue.Result, o CLUEOptions) error {
 			sel = append(sel, i)
 		}
 	}
+	var seeds []int
+	outliers := 0
+	for _, i := range sel {
+		if r.IsSeed[i] {
+			seeds = append(seeds, i) // a cluster's one seed
+		}
+		if r.ClusterID[i] < 0 {
+			outliers++
+		}
+	}
 	p := hplot.New()
 	p.X.Tick.Marker, p.Y.Tick.Marker = hplot.Ticks{N: 6}, hplot.Ticks{N: 6}
 	// The key goes in the title: a legend box would hide points.
-	p.Title.Text = o.Title + "\ncolour: cluster; cross: seed; grey: outlier"
+	p.Title.Text = fmt.Sprintf("%s: %d clusters, %d outliers\ncolour: cluster; cross: seed; grey: outlier", o.Title, len(seeds), outliers)
 	name := func(d int) string {
 		if d < len(o.Names) {
 			return o.Names[d] + " (input units)"
@@ -82,12 +92,6 @@ func CLUE(w io.Writer, pts *clue.Points, r *clue.Result, o CLUEOptions) error {
 			out[k].X, out[k].Y = pts.Coords[o.X][i], pts.Coords[o.Y][i]
 		}
 		return out
-	}
-	var seeds []int
-	for _, i := range sel {
-		if r.IsSeed[i] {
-			seeds = append(seeds, i)
-		}
 	}
 	radius := vg.Points(1.5)
 	if len(sel) > 20000 {

@@ -2,6 +2,7 @@ package plot
 
 import (
 	"bytes"
+	"fmt"
 	"image/png"
 	"strings"
 	"testing"
@@ -35,6 +36,23 @@ func TestCLUEPlot(t *testing.T) {
 	buf.Reset()
 	if err := CLUE(&buf, pts, r, CLUEOptions{X: 0, Y: 1, Format: "svg"}); err != nil || !strings.HasPrefix(buf.String(), "<?xml") {
 		t.Fatalf("svg: %v %q", err, buf.String()[:20])
+	}
+	// The title counts the clusters and outliers of the layer drawn.
+	seeds, outliers := 0, 0
+	for i, l := range pts.Layer {
+		if l == layer && r.IsSeed[i] {
+			seeds++
+		}
+		if l == layer && r.ClusterID[i] < 0 {
+			outliers++
+		}
+	}
+	buf.Reset()
+	if err := CLUE(&buf, pts, r, CLUEOptions{X: 0, Y: 1, Layer: &layer, Title: "in.csv, layer 1", Format: "svg"}); err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("in.csv, layer 1: %d clusters, %d outliers", seeds, outliers); seeds == r.Clusters || !strings.Contains(buf.String(), want) {
+		t.Fatalf("the title is not %q (%d clusters in all)", want, r.Clusters)
 	}
 	if err := CLUE(&buf, pts, r, CLUEOptions{X: 0, Y: 2}); err == nil {
 		t.Fatal("axis outside the coordinates accepted")

@@ -234,12 +234,11 @@ func writeCluePlot(o clueOptions, in string, tab *cluecsv.Table, r *clue.Result)
 	if err != nil {
 		return err
 	}
-	title := fmt.Sprintf("%s: %d clusters, %d outliers", filepath.Base(in), r.Clusters, r.Outliers)
-	po := plot.CLUEOptions{X: o.axes[0], Y: o.axes[1], Names: tab.Coords, Format: format, Title: title}
+	po := plot.CLUEOptions{X: o.axes[0], Y: o.axes[1], Names: tab.Coords, Format: format, Title: filepath.Base(in)}
 	if o.plotLayer >= 0 {
 		l := int32(o.plotLayer)
 		po.Layer = &l
-		po.Title = fmt.Sprintf("%s, layer %d: %d clusters, %d outliers", filepath.Base(in), l, r.Clusters, r.Outliers)
+		po.Title = fmt.Sprintf("%s, layer %d", filepath.Base(in), l)
 	}
 	return outfile.Write(o.plot, func(w io.Writer) error { return plot.CLUE(w, &tab.Points, r, po) })
 }
