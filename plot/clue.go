@@ -18,10 +18,10 @@ import (
 // two coordinates, coloured by cluster, seeds marked with a black cross,
 // outliers grey.
 type CLUEOptions struct {
-	X, Y   int      // coordinate indices of the axes
-	Names  []string // the coordinates' column names; x0, x1 ... when empty
-	Layer  *int32   // only this layer, or all when nil
-	Title  string   // the counts of the clusters and outliers drawn are added
+	X, Y   int       // coordinate indices of the axes
+	Names  []string  // the coordinates' column names; x0, x1 ... when empty
+	Layer  *int32    // only this layer, or all when nil
+	Title  string    // the counts of the clusters and outliers drawn are added
 	Size   vg.Length // width and height; 0 gives 16 cm
 	Format string    // "png" (default) or "svg"
 }
