@@ -277,6 +277,15 @@ func runSimulateClue(ctx context.Context, o simulateClueOptions, stderr io.Write
 	if o.out == "" {
 		return usagef("simulate clue needs -o FILE")
 	}
+	// The library takes 0 for its default; from a user it is a mistake.
+	for _, n := range []struct {
+		flag string
+		v    int
+	}{{"--layers", o.layers}, {"--points", o.points}, {"--cluster-size", o.clusterSize}} {
+		if n.v < 1 {
+			return usagef("%s %d: must be at least 1", n.flag, n.v)
+		}
+	}
 	if err := prepare(ctx, nil, role("-o", o.out)); err != nil {
 		return err
 	}

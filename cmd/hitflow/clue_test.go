@@ -18,6 +18,17 @@ func TestClueCommand(t *testing.T) {
 	if l := lines(t, calo); l[0] != "x,y,layer,weight" || len(l) != 6001 {
 		t.Fatalf("simulated file: %q, %d lines", l[0], len(l))
 	}
+	// 0 is the library's default; from a user it is refused, not read as
+	// 100 layers or 10,000 points.
+	for _, flag := range []string{"--layers", "--points", "--cluster-size"} {
+		zero := filepath.Join(dir, "zero.csv")
+		if code, _, stderr := hitflow(t, "simulate", "clue", flag, "0", "-o", zero); code != 2 || !strings.Contains(stderr, flag+" 0: must be at least 1") {
+			t.Fatalf("simulate clue %s 0: exit %d: %s", flag, code, stderr)
+		}
+		if _, err := os.Stat(zero); !os.IsNotExist(err) {
+			t.Fatalf("simulate clue %s 0 wrote a file: %v", flag, err)
+		}
+	}
 	out, plot := filepath.Join(dir, "out.csv"), filepath.Join(dir, "p.png")
 	code, _, stderr := hitflow(t, "clue", "--dc", "3", "--rhoc", "8", "--deltac", "5", "--deltao", "5", "--workers", "2", "--plot", plot, "-o", out, calo)
 	if code != 0 {
