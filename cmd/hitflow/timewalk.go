@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -31,20 +32,22 @@ type timeWalkOptions struct {
 	input                 inputFlags
 	dt, unsorted, restart pixel.Time
 	mask, model, out      string
-	plot                  string
+	plot, sizes           string
 	quiet                 bool
 }
 
 func newTimeWalkFitCmd(stdout, stderr io.Writer) *cobra.Command {
 	o := timeWalkOptions{input: defaultInput, dt: 200 * pixel.Nanosecond, unsorted: 500 * pixel.Microsecond,
-		restart: pixel.DefaultRestart, model: "hyperbola", out: "-"}
+		restart: pixel.DefaultRestart, model: "hyperbola", out: "-",
+		sizes: fmt.Sprintf("%d:%d", analysis.MinWalkSize, analysis.MaxWalkSize)}
 	cmd := &cobra.Command{
 		Use:   "fit [flags] FILE...",
 		Short: "Fit the time walk of the hits, from their clusters",
 		Long: fmt.Sprintf(`Measure how late small signals are time-stamped, from the clusters of the
 files (clustered as hitflow cluster does, local definition): each hit's
 ToA minus that of its cluster's highest-ToT hit, in clusters of %d to %d
-hits. Fit the model dt(ToT) = a/(ToT-b) + c (ns, ToT in 25 ns ticks) to
+hits (--sizes; 2:4 keeps tracks at an angle out, whose hits arrive over
+the drift time along them, which the fit would take for walk). Fit the model dt(ToT) = a/(ToT-b) + c (ns, ToT in 25 ns ticks) to
 these differences, with the errors of a and b; hits further than 6
 standard deviations from the fit (pile-up, delta electrons) are left out
 and counted. c, a delay common to every hit, cancels in the differences
@@ -69,10 +72,25 @@ delays and the fit (.png or .svg). A summary goes to stderr.`, analysis.MinWalkS
 	f.Var(timeFlag{&o.restart}, "restart", "a hit this much earlier than the latest restarts the time order; 0: 10ms")
 	f.StringVar(&o.mask, "mask", "", "file of pixels whose hits are dropped (see hitflow mask)")
 	f.StringVar(&o.model, "model", o.model, "hyperbola (a/(ToT-b)+c) or table (a delay per ToT)")
+	f.StringVar(&o.sizes, "sizes", o.sizes, "MIN:MAX, the hits of the clusters measured")
 	f.StringVarP(&o.out, "output", "o", o.out, "time-walk file; - for stdout")
 	f.StringVar(&o.plot, "plot", "", "also draw the delays and the fit to this file (.png or .svg)")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress bar")
 	return cmd
+}
+
+// setWalkSizes sets the cluster sizes of --sizes MIN:MAX.
+func setWalkSizes(s *analysis.WalkSample, sizes string) error {
+	lo, hi, ok := strings.Cut(sizes, ":")
+	fewest, err1 := strconv.Atoi(lo)
+	most, err2 := strconv.Atoi(hi)
+	if !ok || err1 != nil || err2 != nil {
+		return usagef("--sizes %q: want MIN:MAX, as 2:4", sizes)
+	}
+	if err := s.SetSizes(fewest, most); err != nil {
+		return usagef("--sizes %s: %v", sizes, err)
+	}
+	return nil
 }
 
 // walkSink measures the time walk of the clusters it is given.
@@ -97,6 +115,9 @@ func runTimeWalkFit(ctx context.Context, o timeWalkOptions, files []string, stdo
 		return err
 	}
 	sample := analysis.NewWalkSample()
+	if err := setWalkSizes(sample, o.sizes); err != nil {
+		return err
+	}
 	job := pipeline.Job{
 		Reader:   reader,
 		Unsorted: o.unsorted,
@@ -139,15 +160,16 @@ func runTimeWalkFit(ctx context.Context, o timeWalkOptions, files []string, stdo
 		return fmt.Errorf("%s: %w (%d clusters measured): no time walk written", strings.Join(files, ", "), err, sample.Clusters)
 	}
 	w := fit.Hyperbola
+	lo, hi := sample.Sizes()
 	line := fmt.Sprintf("a = %.6g +- %.2g ns, b = %.6g +- %.2g ticks, c = 0; %d hits of %d clusters of %d-%d hits, %d outliers left out, rms %.3g ns about the fit",
-		w.A, w.AErr, w.B, w.BErr, fit.Hits, fit.Clusters, analysis.MinWalkSize, analysis.MaxWalkSize, fit.Outliers, fit.RMS)
+		w.A, w.AErr, w.B, w.BErr, fit.Hits, fit.Clusters, lo, hi, fit.Outliers, fit.RMS)
 	if sample.Skipped > 0 {
 		line += fmt.Sprintf("; %d hits passed over (ToT above 1023 in the cluster, or delays beyond 33 ms)", sample.Skipped)
 	}
 	if o.model == "table" {
 		w = analysis.TimeWalk{Table: fit.Table}
 	}
-	comment := fmt.Sprintf("hitflow timewalk fit --model %s --dt %vns: %s\n%s", o.model, o.dt.Ns(), strings.Join(files, " "), line)
+	comment := fmt.Sprintf("hitflow timewalk fit --model %s --dt %vns --sizes %d:%d: %s\n%s", o.model, o.dt.Ns(), lo, hi, strings.Join(files, " "), line)
 	out, err := outfile.CreateWriter(o.out, stdout)
 	if err != nil {
 		return err

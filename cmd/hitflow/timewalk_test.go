@@ -42,6 +42,14 @@ func TestTimeWalk(t *testing.T) {
 	if b, err := os.ReadFile(fig); err != nil || !strings.Contains(string(b), "<svg") {
 		t.Errorf("no figure: %v", err)
 	}
+	// --sizes: the summary and the file say which clusters were measured.
+	compact := filepath.Join(dir, "compact.txt")
+	if code, _, stderr := hitflow(t, "timewalk", "fit", "-q", "--dt", "1us", "--sizes", "2:4", "-o", compact, walked); code != 0 || !strings.Contains(stderr, " clusters of 2-4 hits,") {
+		t.Fatalf("--sizes 2:4: exit %d: %s", code, stderr)
+	}
+	if l := lines(t, compact); !strings.Contains(l[0], " --sizes 2:4: ") || !strings.Contains(l[1], " clusters of 2-4 hits,") {
+		t.Fatalf("--sizes 2:4 file: %q", l[:2])
+	}
 	table := filepath.Join(dir, "table.txt")
 	if code, _, stderr := hitflow(t, "timewalk", "fit", "-q", "--dt", "1us", "--model", "table", "-o", table, walked); code != 0 || !slices.Contains(lines(t, table), "model table") {
 		t.Fatalf("table fit: exit %d: %s", code, stderr)
@@ -91,6 +99,9 @@ func TestTimeWalk(t *testing.T) {
 		{[]string{"timewalk", "fit", "--model", "spline", walked}, exitUsage, "--model \"spline\""},
 		{[]string{"timewalk", "fit", "-o", walked, walked}, exitUsage, walked},
 		{[]string{"timewalk", "fit"}, exitUsage, "needs the hit files"},
+		{[]string{"timewalk", "fit", "--sizes", "1:4", walked}, exitUsage, "--sizes 1:4: cluster sizes 1 to 4: want 2 or more"},
+		{[]string{"timewalk", "fit", "--sizes", "5:4", walked}, exitUsage, "the fewest first"},
+		{[]string{"timewalk", "fit", "--sizes", "4", walked}, exitUsage, "--sizes \"4\": want MIN:MAX"},
 		{[]string{"timewalk", "fit", "-o", filepath.Join(dir, "none.txt"), clean + "x"}, exitRuntime, "x"},
 		{[]string{"simulate", "pixel", "--timewalk", "1,2", "-o", filepath.Join(dir, "x.tpx3")}, exitUsage, "want A,B,C"},
 		{[]string{"simulate", "pixel", "--timewalk", "1,2,0", "-o", filepath.Join(dir, "x.tpx3")}, exitUsage, "below 1"},

@@ -119,9 +119,9 @@ func (c *WalkCorrection) Correct(h *pixel.Hits) {
 // time-ordered stream is ordered within Spread after it.
 func (c *WalkCorrection) Spread() pixel.Time { return c.spread }
 
-// Walk sizes: clusters of MinWalkSize to MaxWalkSize hits measure the time
-// walk. Single hits have no reference; large clusters are tracks whose
-// hits arrive over a time of their own.
+// Walk sizes: by default clusters of MinWalkSize to MaxWalkSize hits
+// measure the time walk. Single hits have no reference; large clusters
+// are tracks whose hits arrive over a time of their own.
 const (
 	MinWalkSize = 2
 	MaxWalkSize = 20
@@ -140,6 +140,8 @@ var walkReservoir = MaxWalkHits
 // behind the highest-ToT hit of its cluster (the reference), with the
 // ToTs of both.
 type WalkSample struct {
+	minSize, maxSize int // the cluster sizes measured
+
 	tot, ref []uint16
 	delay    []int32 // pixel.Time
 	seen     int64   // hits offered to the reservoir
@@ -150,14 +152,30 @@ type WalkSample struct {
 	Clusters, Hits, Skipped int64
 }
 
-// NewWalkSample makes an empty sample.
+// NewWalkSample makes an empty sample of the clusters of MinWalkSize to
+// MaxWalkSize hits.
 func NewWalkSample() *WalkSample {
-	return &WalkSample{rng: rand.New(rand.NewPCG(1, 2))}
+	return &WalkSample{minSize: MinWalkSize, maxSize: MaxWalkSize, rng: rand.New(rand.NewPCG(1, 2))}
 }
 
-// Add measures the clusters of MinWalkSize to MaxWalkSize hits of c,
-// which must carry its members. The reference is the first of the
-// highest-ToT hits.
+// SetSizes measures the clusters of fewest to most hits from now on;
+// fewest is 2 or more (a hit and its reference). Compact clusters only
+// (2 to 4 hits) keep tracks out, whose hits arrive over the drift time
+// along them.
+func (s *WalkSample) SetSizes(fewest, most int) error {
+	if fewest < MinWalkSize || most < fewest {
+		return fmt.Errorf("cluster sizes %d to %d: want %d or more, the fewest first", fewest, most, MinWalkSize)
+	}
+	s.minSize, s.maxSize = fewest, most
+	return nil
+}
+
+// Sizes are the sizes of the clusters measured, the fewest and the most
+// hits.
+func (s *WalkSample) Sizes() (fewest, most int) { return s.minSize, s.maxSize }
+
+// Add measures the clusters of c of the sample's sizes, which must carry
+// its members. The reference is the first of the highest-ToT hits.
 func (s *WalkSample) Add(c *pixel.Clusters) error {
 	if !c.HasMembers() {
 		return pixel.ErrNoMembers
@@ -165,7 +183,7 @@ func (s *WalkSample) Add(c *pixel.Clusters) error {
 	m := &c.Members
 	for i := range c.Len() {
 		lo, hi := c.Start[i], c.Start[i+1]
-		if hi-lo < MinWalkSize || hi-lo > MaxWalkSize {
+		if int(hi-lo) < s.minSize || int(hi-lo) > s.maxSize {
 			continue
 		}
 		ref := lo
@@ -249,7 +267,7 @@ type WalkFit struct {
 }
 
 // ErrFewWalkHits is the error of fitting a sample with too little in it.
-var ErrFewWalkHits = errors.New("too few clusters of 2 to 20 hits with different ToTs to fit a time walk")
+var ErrFewWalkHits = errors.New("too few clusters of the sizes measured with different ToTs to fit a time walk")
 
 // outlierCut is how many robust standard deviations from the fit make a
 // delay an outlier: a hit of another particle piled up in the cluster, a

@@ -16,9 +16,18 @@ import (
 // time.
 func simulate(t testing.TB, w pixelsim.Walk, hits int) pixel.Hits {
 	t.Helper()
-	d, _ := pixelsim.DatasetByName("gamma")
+	return simulateDataset(t, "gamma", w, hits)
+}
+
+// simulateDataset is simulate for a dataset of the pixel simulator.
+func simulateDataset(t testing.TB, dataset string, w pixelsim.Walk, hits int) pixel.Hits {
+	t.Helper()
+	d, err := pixelsim.DatasetByName(dataset)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var all pixel.Hits
-	err := pixelsim.Generate(pixelsim.Options{Dataset: d, Hits: hits, Seed: 7, RateMHz: 1, Walk: &w}, func(h *pixel.Hits) error {
+	err = pixelsim.Generate(pixelsim.Options{Dataset: d, Hits: hits, Seed: 7, RateMHz: 1, Walk: &w}, func(h *pixel.Hits) error {
 		all.AppendRange(h, 0, h.Len())
 		return nil
 	})
@@ -212,6 +221,67 @@ func TestWalkDelayAndCorrection(t *testing.T) {
 		if _, err := bad.Correction(); err == nil {
 			t.Errorf("%+v: no error", bad)
 		}
+	}
+}
+
+// TestWalkSampleSizes: a sample measures the clusters of its sizes and
+// only those, and refuses sizes without a reference or out of order.
+func TestWalkSampleSizes(t *testing.T) {
+	h := simulateDataset(t, "pion0", pixelsim.DefaultWalk, 100000)
+	cl := clusterAll(t, &h, pixel.Microsecond)
+	for _, sz := range [][2]int{{2, 20}, {2, 4}, {3, 3}, {5, 1000}} {
+		s := NewWalkSample()
+		if sz != [2]int{MinWalkSize, MaxWalkSize} {
+			if err := s.SetSizes(sz[0], sz[1]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if lo, hi := s.Sizes(); lo != sz[0] || hi != sz[1] {
+			t.Fatalf("sizes %d-%d, set %v", lo, hi, sz)
+		}
+		if err := s.Add(&cl); err != nil {
+			t.Fatal(err)
+		}
+		var clusters, hits int64
+		for i := range cl.Len() {
+			if n := int(cl.Start[i+1] - cl.Start[i]); n >= sz[0] && n <= sz[1] {
+				clusters++
+				hits += int64(n - 1) // all but the reference
+			}
+		}
+		if clusters == 0 || s.Clusters != clusters || s.Hits+s.Skipped != hits {
+			t.Errorf("sizes %v: %d clusters and %d+%d hits measured, want %d and %d", sz, s.Clusters, s.Hits, s.Skipped, clusters, hits)
+		}
+	}
+	for _, bad := range [][2]int{{1, 4}, {0, 0}, {5, 4}} {
+		if err := NewWalkSample().SetSizes(bad[0], bad[1]); err == nil {
+			t.Errorf("sizes %v accepted", bad)
+		}
+	}
+}
+
+// TestWalkFitOfCompactClusters: on simulated pion tracks at normal
+// incidence, whose delta electrons arrive along their length, the
+// clusters of 2 to 4 hits give back the simulated walk.
+func TestWalkFitOfCompactClusters(t *testing.T) {
+	want := pixelsim.DefaultWalk
+	h := simulateDataset(t, "pion0", want, 400000)
+	cl := clusterAll(t, &h, pixel.Microsecond)
+	s := NewWalkSample()
+	if err := s.SetSizes(2, 4); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Add(&cl); err != nil {
+		t.Fatal(err)
+	}
+	f, err := s.Fit()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := f.Hyperbola
+	t.Logf("a %.3f +- %.3f, b %.4f +- %.4f, rms %.3f ns, %d hits of %d clusters", w.A, w.AErr, w.B, w.BErr, f.RMS, f.Hits, f.Clusters)
+	if math.Abs(w.A-want.A) > 4*w.AErr || w.AErr > 0.05*want.A || math.Abs(w.B-want.B) > 4*w.BErr || f.RMS > 2 {
+		t.Errorf("a = %v +- %v, b = %v +- %v, rms %v ns; simulated %v, %v", w.A, w.AErr, w.B, w.BErr, f.RMS, want.A, want.B)
 	}
 }
 
