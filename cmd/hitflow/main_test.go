@@ -277,8 +277,8 @@ func TestMaskCommand(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	l := lines(t, mask)
-	if len(l) != 7 || !strings.HasPrefix(l[0], "# hitflow mask --factor 20 --min-hits 100: ") ||
-		l[1] != "788 85 # 45015 hits" || l[2] != "1020 38 # 40328 hits" || l[6] != "840 46 # 120 hits" {
+	if len(l) != 8 || !strings.HasPrefix(l[0], "# hitflow mask --factor 20 --min-hits 100: ") || l[1] != "x y" ||
+		l[2] != "788 85 # 45015 hits" || l[3] != "1020 38 # 40328 hits" || l[7] != "840 46 # 120 hits" {
 		t.Fatalf("mask file %q", l)
 	}
 	code, _, stderr = hitflow(t, "cluster", "-q", "--mask", mask, "-o", filepath.Join(dir, "c.csv"), in)
@@ -291,13 +291,14 @@ func TestMaskCommand(t *testing.T) {
 	if code != 0 || !strings.Contains(stderr, "2341 hits in 1 file on pixels x 0-255, y 6-255 of the 256x256 sensor, median 1 hits per pixel that fired: 0 hot pixels with 0 hits (0 %); 96207 hits outside the sensor not counted") {
 		t.Fatalf("single layout: exit %d: %s", code, stderr)
 	}
-	code, _, stderr = hitflow(t, "cluster", "-q", "--layout", "single", "-o", filepath.Join(dir, "c.csv"), in)
+	// A mask of no hot pixel is a mask all the same.
+	code, _, stderr = hitflow(t, "cluster", "-q", "--layout", "single", "--mask", mask, "-o", filepath.Join(dir, "c.csv"), in)
 	if m := summary.FindStringSubmatch(stderr); code != 0 || m == nil || m[1] != "98548" || m[2] != "128" || m[5] != "96207" {
 		t.Fatalf("cluster, single layout: exit %d: %s", code, stderr)
 	}
 	// Stricter: to stdout.
 	code, stdout, _ := hitflow(t, "mask", "-q", "--factor", "5", "--min-hits", "20", in)
-	if code != 0 || strings.Count(stdout, "\n") != 10 || !strings.Contains(stdout, "\n789 85 # 79 hits\n") {
+	if code != 0 || strings.Count(stdout, "\n") != 11 || !strings.Contains(stdout, "\n789 85 # 79 hits\n") {
 		t.Fatalf("stdout %q", stdout)
 	}
 	// The hit map.

@@ -33,8 +33,9 @@ func newMaskCmd(stdout, stderr io.Writer) *cobra.Command {
 		Short: "Find hot pixels and write them as a mask for cluster --mask",
 		Long: `Count the hits of every pixel in the files and list the hot ones: those
 with at least --min-hits hits and more than --factor times the median of
-the pixels that fired. The list ("x y # N hits" per pixel, the most hits
-first) is what "hitflow cluster --mask" reads. A pixel that fires within
+the pixels that fired. The list (a line "x y", then "x y # N hits" per
+pixel, the most hits first; none if none is hot) is what "hitflow
+cluster --mask" reads. A pixel that fires within
 dt of itself makes a cluster that never ends; a noisy one adds clusters
 of its own. The median is that of a typical pixel, which a few hot ones
 do not move. --plot draws the hit map (.png or .svg, log scale), the

@@ -133,7 +133,8 @@ func isHeader(fields [][]byte) bool {
 }
 
 // WriteMask writes pixels as a mask list that [ReadMask] reads: a comment
-// line per line of header, then "x y # N hits" per pixel.
+// line per line of header, the list's header "x y" (which makes a list of
+// no pixels a mask, not an empty file), then "x y # N hits" per pixel.
 func WriteMask(w io.Writer, header string, pixels []pixel.PixelHits) error {
 	bw := bufio.NewWriter(w)
 	for line := range strings.Lines(header) {
@@ -142,6 +143,7 @@ func WriteMask(w io.Writer, header string, pixels []pixel.PixelHits) error {
 			bw.WriteByte('\n')
 		}
 	}
+	bw.WriteString("x y\n")
 	for _, p := range pixels {
 		fmt.Fprintf(bw, "%d %d # %d hits\n", p.X, p.Y, p.Hits)
 	}

@@ -1,12 +1,15 @@
 package tpx3
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/hitflow/hitflow/pixel"
 )
 
 // maskedPixels lists the masked pixels of a mask read from text, in row
@@ -47,12 +50,32 @@ func TestReadMask(t *testing.T) {
 		{"smaller matrix", "0 1 0\n", [][2]int{{1, 0}}},
 		{"comma matrix", "0,0,0\n0,0,1\n", [][2]int{{2, 1}}},
 		{"all zero", "0 0 0 0\n", nil},
+		{"list of no pixels", "# nothing hot\nx y\n", nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if got := maskedPixels(t, c.text, 4, 3); !slices.Equal(got, c.want) {
 				t.Fatalf("masked %v, want %v", got, c.want)
 			}
 		})
+	}
+}
+
+// TestWriteMaskReadsBack: what WriteMask writes, ReadMask reads as the
+// same pixels, none included (hitflow mask finding no hot pixel).
+func TestWriteMaskReadsBack(t *testing.T) {
+	for _, pixels := range [][]pixel.PixelHits{nil, {{X: 3, Y: 1, Hits: 45015}, {X: 0, Y: 2, Hits: 600}}} {
+		var b strings.Builder
+		if err := WriteMask(&b, "hitflow mask: a test\non two lines", pixels); err != nil {
+			t.Fatal(err)
+		}
+		var want [][2]int
+		for _, p := range pixels {
+			want = append(want, [2]int{int(p.X), int(p.Y)})
+		}
+		slices.SortFunc(want, func(a, b [2]int) int { return cmp.Or(a[1]-b[1], a[0]-b[0]) })
+		if got := maskedPixels(t, b.String(), 4, 3); !slices.Equal(got, want) {
+			t.Errorf("%q read back as %v, want %v", b.String(), got, want)
+		}
 	}
 }
 
