@@ -183,10 +183,10 @@ func TestEventsIOInChunks(t *testing.T) {
 
 func TestEventsText(t *testing.T) {
 	ev, err := ReadEventsText(strings.NewReader("# z_u z_d dl\n0.01 -0.02 0.03\n\n-0.1 0.1 0 # c\n"), "e.txt")
-	if err != nil || len(ev) != 2 || ev[1] != (Event{-0.1, 0.1, 0}) {
+	if f32 := func(v float64) float64 { return float64(float32(v)) }; err != nil || len(ev) != 2 || ev[1] != (Event{f32(-0.1), f32(0.1), 0}) {
 		t.Fatalf("%v %v", ev, err)
 	}
-	for _, bad := range []string{"1 2\n", "1 2 x\n", "1 2 NaN\n"} {
+	for _, bad := range []string{"1 2\n", "1 2 x\n", "1 2 NaN\n", "1 2 1e39\n"} {
 		if _, err := ReadEventsText(strings.NewReader(bad), "e.txt"); err == nil || !strings.Contains(err.Error(), "e.txt: line 1") {
 			t.Errorf("%q: %v", bad, err)
 		}
@@ -275,7 +275,8 @@ func TestSimulateStops(t *testing.T) {
 }
 
 // TestEventsTextWriter: the text is %g of each float32, as fmt prints it,
-// for values of every magnitude, signed zeros and subnormals included.
+// for values of every magnitude, signed zeros and subnormals included,
+// and reads back as the binary format does.
 func TestEventsTextWriter(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	var events []Event
@@ -302,6 +303,25 @@ func TestEventsTextWriter(t *testing.T) {
 	}
 	if got.String() != want.String() {
 		t.Fatal("the text differs from fmt's")
+	}
+	// Read back, the text gives the events of the binary format: the same
+	// events give the same image whatever their format.
+	var bin bytes.Buffer
+	if err := WriteEvents(&bin, events); err != nil {
+		t.Fatal(err)
+	}
+	fromBin, err := ReadEvents(&bin, "e.bin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromText, err := ReadEventsText(&got, "e.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range fromBin {
+		if math.Float64bits(fromText[i].ZU) != math.Float64bits(fromBin[i].ZU) || math.Float64bits(fromText[i].ZD) != math.Float64bits(fromBin[i].ZD) || fromText[i].DL != fromBin[i].DL {
+			t.Fatalf("event %d: %v from text, %v from the binary format", i, fromText[i], fromBin[i])
+		}
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -161,8 +162,12 @@ func runPetSimulate(ctx context.Context, o petSimulateOptions, stderr io.Writer)
 			return err
 		}
 	}
-	fmt.Fprintf(stderr, "emissions %d, detected %d, %.1f s; wrote %s.bin and images %dx%d\n",
-		o.emissions, len(sim.Events), time.Since(start).Seconds(), o.out, s.NZ, s.NY)
+	names := make([]string, len(events))
+	for i, r := range events {
+		names[i] = r.Name
+	}
+	fmt.Fprintf(stderr, "emissions %d, detected %d, %.1f s; wrote %s and images %dx%d\n",
+		o.emissions, len(sim.Events), time.Since(start).Seconds(), strings.Join(names, ", "), s.NZ, s.NY)
 	return nil
 }
 
