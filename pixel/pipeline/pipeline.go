@@ -157,6 +157,10 @@ type Summary struct {
 	Late          int64 // hits later than the reorder window allowed
 	Restarts      int64 // times the clock went back by more than the restart gap
 	InvalidEnergy int64 // hits without a valid energy (calibrated runs)
+	// Of them, the hits beyond the calibration's matrix of CalibSize
+	// ("256x256").
+	OutsideCalib int64
+	CalibSize    string
 	Clusters      int64
 	TDC           int64
 	Control       int64
@@ -187,6 +191,9 @@ func (s Summary) String() string {
 	}
 	line := fmt.Sprintf("hits read %d, clusters %d, late hits %d, invalid hits %d, out of range %d, %.1f Mhit/s (%s, %.3f s%s)",
 		s.Hits, s.Clusters, s.Late, s.InvalidEnergy, s.OutOfRange, rate, strings.Join(sources, ", "), s.Elapsed.Seconds(), how)
+	if s.OutsideCalib > 0 {
+		line += fmt.Sprintf(", %d invalid hits beyond the %s calibration", s.OutsideCalib, s.CalibSize)
+	}
 	if s.MaskedPixels > 0 {
 		line += fmt.Sprintf(", masked %d hits on %d pixels", s.Masked, s.MaskedPixels)
 	}
@@ -391,8 +398,9 @@ func newSummary(job Job) Summary {
 // finish completes the summary of a job started at start, once its
 // reading has ended.
 func (s *Summary) finish(job Job, start time.Time) {
-	if job.Calibration != nil {
-		s.InvalidEnergy = job.Calibration.InvalidHits
+	if c := job.Calibration; c != nil {
+		s.InvalidEnergy, s.OutsideCalib = c.InvalidHits, c.OutsideHits
+		s.CalibSize = fmt.Sprintf("%dx%d", c.Width, c.Height)
 	}
 	s.Elapsed = time.Since(start)
 }

@@ -313,6 +313,11 @@ func TestSummaryLine(t *testing.T) {
 		t.Fatalf("%q", s.String())
 	}
 	s.Chosen = pixel.Auto
+	s.OutsideCalib, s.CalibSize = 3, "3x1"
+	if got, want := s.String(), want+", 3 invalid hits beyond the 3x1 calibration"; got != want {
+		t.Fatalf("%q, want %q", got, want)
+	}
+	s.OutsideCalib = 0
 	for _, c := range []struct {
 		files, streams int
 		want           string

@@ -20,6 +20,7 @@ type Calibration struct {
 	InvalidPixels int // pixels with a == 0 or a non-finite constant
 
 	InvalidHits int64 // hits given zero energy: invalid pixel, outside the matrix, or no real root in [0, pixel.MaxEnergy)
+	OutsideHits int64 // of them, the hits on pixels beyond the matrix (a chip's matrix on a larger layout, or the wrong files)
 }
 
 // LoadCalibration reads a.txt, b.txt, c.txt and t.txt from dir: each a
@@ -117,13 +118,18 @@ func (c *Calibration) Energy(x, y int, tot float64) (float64, bool) {
 }
 
 // Apply fills the energies of a batch; hits without a valid energy get
-// zero and are counted in InvalidHits.
+// zero and are counted in InvalidHits, and those beyond the matrix in
+// OutsideHits too.
 func (c *Calibration) Apply(h *pixel.Hits) {
 	h.E = h.E[:0]
 	for i := range h.ToA {
-		e, ok := c.Energy(int(h.X[i]), int(h.Y[i]), float64(h.ToT[i]))
+		x, y := int(h.X[i]), int(h.Y[i])
+		e, ok := c.Energy(x, y, float64(h.ToT[i]))
 		if !ok {
 			c.InvalidHits++
+			if x >= c.Width || y >= c.Height {
+				c.OutsideHits++
+			}
 		}
 		h.E = append(h.E, float32(e))
 	}

@@ -202,8 +202,8 @@ func TestCalibration(t *testing.T) {
 	h.Append(2, 0, 0, 100) // NaN constant
 	h.Append(9, 9, 0, 100) // outside the matrix
 	cal.Apply(h)
-	if !h.Calibrated() || h.E[0] <= 0 || h.E[1] != 0 || h.E[2] != 0 || h.E[3] != 0 || cal.InvalidHits != 3 {
-		t.Fatalf("energies %v, %d invalid hits", h.E, cal.InvalidHits)
+	if !h.Calibrated() || h.E[0] <= 0 || h.E[1] != 0 || h.E[2] != 0 || h.E[3] != 0 || cal.InvalidHits != 3 || cal.OutsideHits != 1 {
+		t.Fatalf("energies %v, %d invalid hits, %d beyond the matrix", h.E, cal.InvalidHits, cal.OutsideHits)
 	}
 	// A negative discriminant: b - a*t - ToT large and negative c.
 	writeCalib(t, dir, 1, 1, func(k byte, x, y int) string {
