@@ -46,9 +46,10 @@ func newTimeWalkFitCmd(stdout, stderr io.Writer) *cobra.Command {
 		Long: fmt.Sprintf(`Measure how late small signals are time-stamped, from the clusters of the
 files (clustered as hitflow cluster does, local definition): each hit's
 ToA minus that of its cluster's highest-ToT hit, in clusters of %d to %d
-hits (--sizes; 2:4 keeps tracks at an angle out, whose hits arrive over
-the drift time along them, which the fit would take for walk). Fit the model dt(ToT) = a/(ToT-b) + c (ns, ToT in 25 ns ticks) to
-these differences, with the errors of a and b; hits further than 6
+hits (--sizes; 2:4 keeps out tracks at an angle, whose hits arrive over
+the drift time along them, which the fit would take for walk). Fit the
+model dt(ToT) = a/(ToT-b) + c (ns, ToT in 25 ns ticks) to these
+differences, with the errors of a and b; hits further than 6
 standard deviations from the fit (pile-up, delta electrons) are left out
 and counted. c, a delay common to every hit, cancels in the differences
 and is 0: the walk vanishes for large signals. --model table writes the

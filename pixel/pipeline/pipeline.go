@@ -150,17 +150,15 @@ type Summary struct {
 	Files         int // sources read, the live ones included
 	Streams       int // of them, live sources (Source.Arrived set)
 	Bytes         int64
-	Hits          int64 // pixel hits decoded, the out of range ones included
-	OutOfRange    int64 // hits outside the layout or sensor, not clustered
-	Masked        int64 // hits on masked pixels, not clustered
-	MaskedPixels  int   // pixels in the job's mask
-	Late          int64 // hits later than the reorder window allowed
-	Restarts      int64 // times the clock went back by more than the restart gap
-	InvalidEnergy int64 // hits without a valid energy (calibrated runs)
-	// Of them, the hits beyond the calibration's matrix of CalibSize
-	// ("256x256").
-	OutsideCalib int64
-	CalibSize    string
+	Hits          int64  // pixel hits decoded, the out of range ones included
+	OutOfRange    int64  // hits outside the layout or sensor, not clustered
+	Masked        int64  // hits on masked pixels, not clustered
+	MaskedPixels  int    // pixels in the job's mask
+	Late          int64  // hits later than the reorder window allowed
+	Restarts      int64  // times the clock went back by more than the restart gap
+	InvalidEnergy int64  // hits without a valid energy (calibrated runs)
+	OutsideCalib  int64  // of them, the hits beyond the calibration's matrix
+	CalibSize     string // the matrix's, "256x256"
 	Clusters      int64
 	TDC           int64
 	Control       int64
