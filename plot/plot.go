@@ -15,6 +15,7 @@ import (
 
 	"go-hep.org/x/hep/hbook"
 	"go-hep.org/x/hep/hplot"
+	xdraw "golang.org/x/image/draw"
 	gplot "gonum.org/v1/plot"
 	"gonum.org/v1/plot/palette"
 	"gonum.org/v1/plot/palette/brewer"
@@ -649,9 +650,10 @@ func scaleLabel(v float64, log10 bool) string {
 type sharp struct{ *plotter.HeatMap }
 
 func (h sharp) Plot(c draw.Canvas, p *gplot.Plot) {
-	h.Rasterized = true
+	raster := *h.HeatMap
+	raster.Rasterized = true
 	var rec recorder.Canvas
-	h.HeatMap.Plot(draw.Canvas{Canvas: &rec, Rectangle: c.Rectangle}, p)
+	raster.Plot(draw.Canvas{Canvas: &rec, Rectangle: c.Rectangle}, p)
 	dpi := float64(2 * pngDPI) // an SVG's image is drawn at any size: finer
 	if d, ok := c.Canvas.(interface{ DPI() float64 }); ok {
 		dpi = d.DPI()
@@ -674,12 +676,7 @@ func upscale(src image.Image, w, h int) image.Image {
 		return src
 	}
 	dst := image.NewRGBA(image.Rect(0, 0, w, h))
-	for y := range h {
-		sy := b.Min.Y + y*b.Dy()/h
-		for x := range w {
-			dst.Set(x, y, src.At(b.Min.X+x*b.Dx()/w, sy))
-		}
-	}
+	xdraw.NearestNeighbor.Scale(dst, dst.Bounds(), src, b, xdraw.Src, nil)
 	return dst
 }
 
