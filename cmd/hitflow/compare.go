@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -25,7 +26,10 @@ Each cluster of A is matched with the B cluster sharing most of its hits
 and scored by intersection over union; the mean score (plain and weighted
 by cluster size) is 1 exactly when the clusterings are identical. Also
 reported: hits found in one file only and clusters without an identical
-twin in the other file.`,
+twin in the other file.
+As diff and cmp, it exits 0 when the clusterings are identical (the same
+hits, the same clusters), 1 when they differ and 2 on trouble (a file
+that cannot be read, no hit in common, a usage error).`,
 		Example: `  hitflow cluster --mode sequential --hits seq.csv -o /dev/null run.tpx3
   hitflow cluster --mode chunked --hits chunked.parquet -o /dev/null run.tpx3
   hitflow compare chunked.parquet seq.csv`,
@@ -36,7 +40,11 @@ twin in the other file.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runCompare(cmd.Context(), args[0], args[1], stdout, stderr)
+			err := runCompare(cmd.Context(), args[0], args[1], stdout, stderr)
+			if _, differ := errors.AsType[clusteringsDiffer](err); err != nil && !differ {
+				return withExitCode{err, exitUsage}
+			}
+			return err
 		},
 	}
 }
@@ -87,5 +95,14 @@ func runCompare(ctx context.Context, nameA, nameB string, stdout, stderr io.Writ
 	if a.Hits == 0 {
 		return fmt.Errorf("%s and %s have no hit in common: nothing to compare", nameA, nameB)
 	}
+	if a.OnlyA > 0 || a.OnlyB > 0 || a.DifferA > 0 || a.DifferB > 0 {
+		return clusteringsDiffer{nameA, nameB}
+	}
 	return nil
 }
+
+// clusteringsDiffer is compare's verdict when the files are not the same
+// clustering of the same hits: exit 1, as diff's.
+type clusteringsDiffer struct{ a, b string }
+
+func (d clusteringsDiffer) Error() string { return d.a + " and " + d.b + " differ" }

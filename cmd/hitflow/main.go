@@ -65,6 +65,16 @@ func (u usageError) Unwrap() error { return u.err }
 
 func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
 
+// withExitCode gives an error the exit code of its command's convention
+// (compare's 2 for trouble, as diff's).
+type withExitCode struct {
+	err  error
+	code int
+}
+
+func (w withExitCode) Error() string { return w.err.Error() }
+func (w withExitCode) Unwrap() error { return w.err }
+
 // run executes the command line and returns the exit code.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	root := newRootCmd(stdout, stderr)
@@ -88,6 +98,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return i.exitCode()
 		}
 		return exitInterrupted
+	}
+	if w, ok := errors.AsType[withExitCode](err); ok {
+		return w.code
 	}
 	return exitRuntime
 }

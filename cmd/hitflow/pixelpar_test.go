@@ -52,9 +52,9 @@ func TestModesAndCompare(t *testing.T) {
 	if code, _, stderr := hitflow(t, "cluster", "--dt", "2us", "--hits", wide, "-o", os.DevNull, in); code != 0 {
 		t.Fatal(stderr)
 	}
-	_, stdout, _ := hitflow(t, "compare", wide, filepath.Join(dir, "sequential-hits.csv"))
-	if strings.Contains(stdout, "twin A 0") || strings.Contains(stdout, "IoU 1.000000") {
-		t.Fatalf("a wider dt compares identical: %s", stdout)
+	code, stdout, stderr := hitflow(t, "compare", wide, filepath.Join(dir, "sequential-hits.csv"))
+	if code != 1 || strings.Contains(stdout, "twin A 0") || strings.Contains(stdout, "IoU 1.000000") || !strings.Contains(stderr, "wide-hits.csv and ") {
+		t.Fatalf("a wider dt: exit %d: %s%s", code, stdout, stderr)
 	}
 }
 
@@ -84,13 +84,14 @@ func TestPixelUsageErrors(t *testing.T) {
 			t.Errorf("%v: exit %d, %q", tc.args, code, stderr)
 		}
 	}
-	if code, _, stderr := hitflow(t, "compare", "missing-a.csv", "missing-b.csv"); code != 1 || !strings.Contains(stderr, "missing-a.csv") {
+	if code, _, stderr := hitflow(t, "compare", "missing-a.csv", "missing-b.csv"); code != 2 || !strings.Contains(stderr, "missing-a.csv") {
 		t.Errorf("missing file: exit %d, %q", code, stderr)
 	}
 }
 
 // TestCompareOtherHits: files of other hits are told apart from
-// disagreeing clusterings; files without a hit in common have no score.
+// disagreeing clusterings, and differ (exit 1, as diff); files without a
+// hit in common have no score (exit 2, diff's trouble).
 func TestCompareOtherHits(t *testing.T) {
 	dir := t.TempDir()
 	a, b, empty := filepath.Join(dir, "a.csv"), filepath.Join(dir, "b.csv"), filepath.Join(dir, "empty.csv")
@@ -104,12 +105,12 @@ func TestCompareOtherHits(t *testing.T) {
 		}
 	}
 	code, stdout, stderr := hitflow(t, "compare", a, b)
-	if code != 0 || !strings.Contains(stdout, "hits 2 (only in A 0, only in B 1), clusters A 1, B 2, without an identical twin A 0, B 1, IoU 1.000000") ||
+	if code != 1 || !strings.Contains(stdout, "hits 2 (only in A 0, only in B 1), clusters A 1, B 2, without an identical twin A 0, B 1, IoU 1.000000") ||
 		!strings.Contains(stderr, "do not hold the same hits (0 in "+a+" only, 1 in "+b+" only): the scores count the 2 in both") {
 		t.Fatalf("exit %d: %s%s", code, stdout, stderr)
 	}
 	code, stdout, stderr = hitflow(t, "compare", empty, empty)
-	if code != exitRuntime || !strings.Contains(stdout, "IoU undefined (no hit in both files)") || !strings.Contains(stderr, "no hit in common") {
+	if code != 2 || !strings.Contains(stdout, "IoU undefined (no hit in both files)") || !strings.Contains(stderr, "no hit in common") {
 		t.Fatalf("empty: exit %d: %s%s", code, stdout, stderr)
 	}
 }
