@@ -233,10 +233,8 @@ func runBenchPixel(ctx context.Context, o pixelBenchOptions, stdout, stderr io.W
 		}
 	}
 	// What can be checked before the long clustering runs is.
-	if o.plot != "" {
-		if _, err := plotFormat(o.plot); err != nil {
-			return err
-		}
+	if _, err := plotFormat(o.plot); err != nil {
+		return err
 	}
 	err := prepare(ctx, positional(o.file), role("--plot", o.plot))
 	if err != nil {

@@ -113,10 +113,8 @@ func runClue(ctx context.Context, o clueOptions, in string, stdout, stderr io.Wr
 	if len(o.axes) != 2 {
 		return usagef("--plot-axes takes two coordinates, got %v", o.axes)
 	}
-	if o.plot != "" { // before the clustering, not after
-		if _, err := plotFormat(o.plot); err != nil {
-			return err
-		}
+	if _, err := plotFormat(o.plot); err != nil { // before the clustering, not after
+		return err
 	}
 	if err := prepare(ctx, positional(in), role("-o", o.out), role("--plot", o.plot)); err != nil {
 		return err

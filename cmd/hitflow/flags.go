@@ -188,8 +188,11 @@ func openSources(files []string, stderr io.Writer) (sources []pipeline.Source, t
 }
 
 // plotFormat returns the image format of a --plot file from its name:
-// png or svg.
+// png or svg; "" when no plot is asked for.
 func plotFormat(name string) (string, error) {
+	if name == "" {
+		return "", nil
+	}
 	format, err := plot.FormatOf(name)
 	if err != nil {
 		return "", usagef("--plot %w", err)

@@ -63,12 +63,9 @@ func runMask(ctx context.Context, o maskOptions, files []string, stdout, stderr 
 	if o.factor < 0 || o.least < 0 {
 		return usagef("--factor and --min-hits must not be negative")
 	}
-	var format string
-	if o.plot != "" {
-		var err error
-		if format, err = plotFormat(o.plot); err != nil {
-			return err
-		}
+	format, err := plotFormat(o.plot)
+	if err != nil {
+		return err
 	}
 	reader, width, height, err := o.input.options()
 	if err != nil {

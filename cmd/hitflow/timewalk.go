@@ -104,12 +104,9 @@ func runTimeWalkFit(ctx context.Context, o timeWalkOptions, files []string, stdo
 	if o.model != "hyperbola" && o.model != "table" {
 		return usagef("--model %q: want hyperbola or table", o.model)
 	}
-	var format string
-	if o.plot != "" {
-		var err error
-		if format, err = plotFormat(o.plot); err != nil {
-			return err
-		}
+	format, err := plotFormat(o.plot)
+	if err != nil {
+		return err
 	}
 	reader, width, height, err := o.input.options()
 	if err != nil {
