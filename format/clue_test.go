@@ -3,6 +3,7 @@ package format
 import (
 	"math/rand/v2"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"testing"
 
@@ -45,15 +46,15 @@ func TestCLUERoundTrip(t *testing.T) {
 			if err := WriteCLUE(name, nil, tab, res); err != nil {
 				t.Fatal(err)
 			}
-			var gt *cluecsv.Table
-			var gr *clue.Result
-			if ext == ".arrow" {
-				gt, gr, err = columnar.CLUEFromTable(name, fixture.ReadArrow(t, name))
-			} else {
-				gt, gr, err = ReadCLUE(name)
-			}
+			gt, gr, err := ReadCLUE(name)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if ext == ".arrow" { // hitflow's reader gives what arrow-go's does
+				at, ar, err := columnar.CLUEFromTable(name, fixture.ReadArrow(t, name))
+				if err != nil || !reflect.DeepEqual(at, gt) || !reflect.DeepEqual(ar, gr) {
+					t.Fatalf("arrow-go's reader gave other values (%v)", err)
+				}
 			}
 			p, q := &gt.Points, &tab.Points
 			ok := slices.Equal(gt.Coords, tab.Coords) && gt.Layer == tab.Layer && slices.Equal(p.Layer, q.Layer) &&
@@ -67,7 +68,7 @@ func TestCLUERoundTrip(t *testing.T) {
 			if !ok {
 				t.Fatalf("%v %s: values differ after the round trip", tab.Coords, ext)
 			}
-			if kind, err := Kind(name); ext != ".arrow" && (err != nil || kind != "clue") {
+			if kind, err := Kind(name); err != nil || kind != "clue" {
 				t.Fatalf("%s: kind %q, %v", ext, kind, err)
 			}
 		}

@@ -18,7 +18,7 @@
 //	.clog     ADVACAM cluster log (written only)
 //	.parquet  the CSV's columns, energy_kev null when uncalibrated
 //	.arrow    the same columns as an Arrow IPC file (Feather v2), for pyarrow,
-//	          polars and pandas (written only)
+//	          polars and pandas; read back as a file or a stream (-.arrow)
 //	.root     a TTree "clusters": the features as scalar branches and the
 //	          hits as std::vector branches x y toa tot e
 //

@@ -1,6 +1,7 @@
 package format
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,8 +18,9 @@ import (
 // FuzzReadFiles feeds damaged result files to every reader of the package
 // (clusters whole and in batches, hits, CLUE results, J-PET events, Kind):
 // an error naming the file, or columns of one length; never a panic, never
-// a crash of the program (ROOT files are read by hitflow's own reader,
-// which checks every size before it allocates: see format/root/read.go).
+// a crash of the program (ROOT and Arrow files are read by hitflow's own
+// readers, which check every size before they allocate: see
+// format/root/read.go and format/columnar/ipc.go).
 func FuzzReadFiles(f *testing.F) {
 	dir := f.TempDir()
 	seed := func(name string, write func(name string) error) {
@@ -40,7 +42,7 @@ func FuzzReadFiles(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	for _, ext := range []string{".csv", ".parquet", ".root"} {
+	for _, ext := range []string{".csv", ".parquet", ".arrow", ".root"} {
 		seed("clusters"+ext, func(name string) error {
 			writeClusters(f, name, c)
 			return nil
@@ -59,6 +61,20 @@ func FuzzReadFiles(f *testing.F) {
 			})
 		}
 	}
+	seed("stream.arrow", func(name string) error {
+		f, err := os.Create(name)
+		if err != nil {
+			return err
+		}
+		w, err := CreateClusters("-.arrow", f)
+		if err != nil {
+			return err
+		}
+		if err := w.Write(c); err != nil {
+			return err
+		}
+		return errors.Join(w.Close(), f.Close())
+	})
 	seed("events.parquet", func(name string) error {
 		w, err := os.Create(name)
 		if err != nil {
@@ -71,7 +87,7 @@ func FuzzReadFiles(f *testing.F) {
 	})
 
 	f.Fuzz(func(t *testing.T, ext string, data []byte) {
-		if ext != ".csv" && ext != ".parquet" && ext != ".root" {
+		if ext != ".csv" && ext != ".parquet" && ext != ".arrow" && ext != ".root" {
 			return
 		}
 		name := filepath.Join(t.TempDir(), "fuzz"+ext)

@@ -14,19 +14,17 @@ import (
 	"github.com/hitflow/hitflow/pixel/tpx3"
 )
 
-// ReadClusters reads a clusters file written by hitflow (.csv, .parquet or
-// .root) whole. The ROOT format carries the hits of each cluster, which
-// come back as Members. Arrow files are refused (see arrowNotRead).
+// ReadClusters reads a clusters file written by hitflow (.csv, .parquet,
+// .arrow or .root) whole. The ROOT format carries the hits of each
+// cluster, which come back as Members.
 func ReadClusters(name string) (*pixel.Clusters, error) {
 	switch ext := extension(name); ext {
 	case ".csv":
 		return text.ReadClusters(name)
-	case ".parquet":
+	case ".parquet", ".arrow":
 		return columnar.ReadClusters(name)
 	case ".root":
 		return root.ReadClusters(name)
-	case ".arrow":
-		return nil, arrowNotRead(name, tablesRead)
 	default:
 		return nil, fmt.Errorf("%s: %w %q for clusters (want %s)", name, ErrUnknownFormat, ext, tablesRead)
 	}
@@ -41,7 +39,7 @@ func ScanClusters(name string, fn func(*pixel.Clusters) error) error {
 	switch ext := extension(name); ext {
 	case ".csv":
 		return text.ScanClusters(name, fn)
-	case ".parquet":
+	case ".parquet", ".arrow":
 		return columnar.ScanClusters(name, fn)
 	}
 	c, err := ReadClusters(name)
@@ -63,10 +61,8 @@ func ReadHits(name string) (l *pixel.Labelled, err error) {
 		}
 		defer f.Close()
 		return tpx3.ReadLabelled(f, name)
-	case ".parquet":
+	case ".parquet", ".arrow":
 		return columnar.ReadHits(name)
-	case ".arrow":
-		return nil, arrowNotRead(name, hitsRead)
 	default:
 		return nil, fmt.Errorf("%s: %w %q for hits (want %s)", name, ErrUnknownFormat, ext, hitsRead)
 	}
@@ -77,12 +73,10 @@ func ReadCLUE(name string) (*cluecsv.Table, *clue.Result, error) {
 	switch ext := extension(name); ext {
 	case ".csv":
 		return text.ReadCLUE(name)
-	case ".parquet":
+	case ".parquet", ".arrow":
 		return columnar.ReadCLUE(name)
 	case ".root":
 		return root.ReadCLUE(name)
-	case ".arrow":
-		return nil, nil, arrowNotRead(name, tablesRead)
 	default:
 		return nil, nil, fmt.Errorf("%s: %w %q (want %s)", name, ErrUnknownFormat, ext, tablesRead)
 	}
@@ -96,30 +90,19 @@ func Kind(name string) (string, error) {
 		return "pet", nil
 	case ".csv":
 		return text.Kind(name)
-	case ".parquet":
+	case ".parquet", ".arrow":
 		return columnar.Kind(name)
 	case ".root":
 		return root.Kind(name)
 	case ".clog":
-		return "", fmt.Errorf("%s: .clog files are written, not read; plot the .csv, .parquet or .root", name)
-	case ".arrow":
-		return "", arrowNotRead(name, tablesRead)
+		return "", fmt.Errorf("%s: .clog files are written, not read; plot the .csv, .parquet, .arrow or .root", name)
 	default:
 		return "", fmt.Errorf("%s: %w %q", name, ErrUnknownFormat, ext)
 	}
 }
 
-// arrowNotRead is the error for reading an Arrow IPC file: hitflow writes
-// them for other tools but does not read them back, because arrow-go's IPC
-// reader trusts the counts in the file, and fuzzing found a damaged field
-// count that made it allocate 300 GB, a crash no recover can catch.
-// The error names the formats that are read in its place (want).
-func arrowNotRead(name, want string) error {
-	return fmt.Errorf("%s: Arrow files are written for pyarrow, polars or pandas, not read back by hitflow; use %s", name, want)
-}
-
 // The formats read back: of clusters and CLUE results, and of hits.
 const (
-	tablesRead = ".parquet, .csv or .root"
-	hitsRead   = ".parquet or .csv"
+	tablesRead = ".csv, .parquet, .arrow or .root"
+	hitsRead   = ".csv, .parquet or .arrow"
 )

@@ -20,7 +20,7 @@ func newCompareCmd(stdout, stderr io.Writer) *cobra.Command {
 		Use:   "compare A.csv B.csv",
 		Short: "Compare two clusterings of the same hits (per-hit label files)",
 		Long: `Compare two per-hit label files (x,y,toa_ns,tot,cluster, as written by
-"hitflow cluster --hits", .csv or .parquet) clustering the same hits, B
+"hitflow cluster --hits", .csv, .parquet or .arrow) clustering the same hits, B
 being the reference.
 Each cluster of A is matched with the B cluster sharing most of its hits
 and scored by intersection over union; the mean score (plain and weighted

@@ -34,7 +34,7 @@ func newImageCmd(stderr io.Writer) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "image -o IMAGE [flags] CLUSTERS...",
 		Short: "Image the cluster centroids, super-resolved and by time of flight",
-		Long: `Count the clusters of the files (.csv, .parquet or .root from hitflow
+		Long: `Count the clusters of the files (.csv, .parquet, .arrow or .root from hitflow
 cluster, read as they go) by their centroid, in --scale bins across each
 pixel (super-resolution: the centroid of a charge cloud is finer than
 the pixel) on the sensor of --layout (as hitflow cluster; or --sensor),

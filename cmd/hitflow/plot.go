@@ -38,7 +38,7 @@ func newPlotCmd(stdout io.Writer) *cobra.Command {
 		Long: `Draw figures (PNG or SVG) of a result file; what it holds is read from
 its extension and columns.
 
-Pixel clusters (.csv, .parquet, .root): PREFIX_size (cluster sizes),
+Pixel clusters (.csv, .parquet, .arrow, .root): PREFIX_size (cluster sizes),
 PREFIX_spectrum (energy, or ToT sum when uncalibrated), PREFIX_map
 (centroids on the sensor) and PREFIX_time (clusters per time bin);
 PREFIX_classes of a file with the morphology (cluster --shapes), and
@@ -49,7 +49,7 @@ PREFIX_tof of one with the time of flight (cluster --tof), with
 --cluster ID, PREFIX_cluster_ID draws that cluster's pixels coloured by
 ToT or ToA (--by); its hits come from a .root clusters file or from the
 --hits label file.
-CLUE results (.csv, .parquet, .root): PREFIX, the points coloured by
+CLUE results (.csv, .parquet, .arrow, .root): PREFIX, the points coloured by
 cluster, seeds marked, outliers grey (--plot-axes, --plot-layer).
 J-PET images (.nrrd): PREFIX, the image with a colour bar.
 A PREFIX ending in .png or .svg (fig.svg) is the prefix before it, and
@@ -75,7 +75,7 @@ the extension sets the format. The names written are printed.`,
 	f.StringVarP(&o.out, "output", "o", "", "prefix of the figure files")
 	f.StringVar(&o.format, "format", o.format, "png or svg")
 	f.Int64Var(&o.cluster, "cluster", o.cluster, "draw the pixels of this cluster id")
-	f.StringVar(&o.hits, "hits", "", "per-hit label file (.csv or .parquet): the hits of --cluster, and of the example clusters of each class")
+	f.StringVar(&o.hits, "hits", "", "per-hit label file (.csv, .parquet or .arrow): the hits of --cluster, and of the example clusters of each class")
 	f.StringVar(&o.by, "by", o.by, "colour a cluster's pixels by tot or toa")
 	f.Var(sizeFlag{&o.width, &o.height}, "sensor", "sensor size of the centroid map")
 	f.IntSliceVar(&o.axes, "plot-axes", o.axes, "the two coordinates of a CLUE plot")

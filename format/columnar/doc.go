@@ -1,5 +1,5 @@
 // Package columnar writes hitflow's tables as Apache Parquet and Arrow IPC
-// files with arrow-go, and reads the Parquet files back.
+// files with arrow-go, and reads them back.
 //
 //	clusters  ClusterFields: NewClusterParquet, NewClusterArrow, ReadClusters
 //	hits      HitFields (one row per hit with its cluster id): NewHitParquet,
@@ -10,8 +10,9 @@
 //
 // Parquet files are Snappy-compressed in row groups of 65,536 rows, the
 // columns of a row group encoded in parallel; Arrow files are
-// uncompressed, the fastest to write. Arrow files are not read back:
-// arrow-go's IPC reader trusts the counts in a file, so a damaged one can
-// make it allocate without bound. A table from elsewhere converts with
-// ClustersFromTable, HitsFromTable and CLUEFromTable.
+// uncompressed, the fastest to write. Arrow IPC files and streams are read
+// back by a reader of this package's own (ipc.go), not arrow-go's, which
+// trusts the counts in a file, so that a damaged one can make it allocate
+// without bound. A table from elsewhere converts with ClustersFromTable,
+// HitsFromTable and CLUEFromTable.
 package columnar

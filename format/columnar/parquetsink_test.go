@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -40,6 +41,18 @@ func randomBatch(r *rand.Rand, schema *arrow.Schema, n, mode int) arrow.RecordBa
 				b.Append(float32(r.NormFloat64()))
 			case *array.BooleanBuilder:
 				b.Append(r.IntN(2) == 0)
+			case *array.Int8Builder:
+				b.Append(int8(r.Uint32()))
+			case *array.Int16Builder:
+				b.Append(int16(r.Uint32()))
+			case *array.Uint8Builder:
+				b.Append(uint8(r.Uint32()))
+			case *array.Uint32Builder:
+				b.Append(r.Uint32())
+			case *array.Uint64Builder:
+				b.Append(r.Uint64())
+			case *array.StringBuilder:
+				b.Append(strings.Repeat(string(rune('a'+r.IntN(26))), r.IntN(10)))
 			default:
 				panic(fmt.Sprintf("randomBatch: no values for %T", b))
 			}

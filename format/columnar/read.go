@@ -3,12 +3,15 @@ package columnar
 import (
 	"context"
 	"fmt"
+	"path/filepath"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/hitflow/hitflow/clue"
 	"github.com/hitflow/hitflow/clue/cluecsv"
@@ -46,6 +49,10 @@ func readParquet(name string, fields []arrow.Field) (arrow.Table, error) {
 func openParquet(name string, mem memory.Allocator) (*file.Reader, *pqarrow.FileReader, error) {
 	props := parquet.NewReaderProperties(mem)
 	props.BufferedStreamEnabled = true
+	// A page's sizes come from its header, which a damaged file can set to
+	// arrow-go's limits of 64 and 256 MiB, for every column at once.
+	// hitflow writes pages of 64 KiB, other writers about 1 MiB.
+	props.MaxCompressedPageSize, props.MaxUncompressedPageSize = 16<<20, 64<<20
 	rdr, err := file.OpenParquetFile(name, false, file.WithReadProps(props))
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", name, err)
@@ -58,12 +65,41 @@ func openParquet(name string, mem memory.Allocator) (*file.Reader, *pqarrow.File
 		}
 	}
 	md.FileMetaData.KeyValueMetadata = kept
+	if err := checkChunks(name, md); err != nil {
+		rdr.Close()
+		return nil, nil, err
+	}
 	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{Parallel: true}, mem)
 	if err != nil {
 		rdr.Close()
 		return nil, nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return rdr, fr, nil
+}
+
+// checkChunks checks that every column chunk of the footer lies within
+// the file. arrow-go checks this only for files of old writers, and reads
+// the columns on goroutines of its own, where a damaged length (fuzzing
+// found a negative one) panics beyond any recover.
+func checkChunks(name string, md *metadata.FileMetaData) error {
+	size := md.GetSourceFileSize()
+	for g := range md.NumRowGroups() {
+		rg := md.RowGroup(g)
+		for c := range rg.NumColumns() {
+			col, err := rg.ColumnChunk(c)
+			if err != nil {
+				return fmt.Errorf("%s: row group %d: %w", name, g, err)
+			}
+			start, n := col.DataPageOffset(), col.TotalCompressedSize()
+			if col.HasDictionaryPage() && col.DictionaryPageOffset() > 0 {
+				start = min(start, col.DictionaryPageOffset())
+			}
+			if start < 0 || n < 0 || start > size || n > size-start {
+				return fmt.Errorf("%s: row group %d, column %d: %d bytes at byte %d, outside the file's %d", name, g, c, n, start, size)
+			}
+		}
+	}
+	return nil
 }
 
 // checkColumns reports a column of fields missing from the table, and
@@ -229,14 +265,15 @@ func hitsInto(l *pixel.Labelled, name string, tbl arrow.Table) (calibrated bool,
 	return calibrated, nil
 }
 
-// ReadClusters reads a Parquet file of [ClusterFields], a row group at a
-// time (see scanRowGroups) into columns sized once.
+// ReadClusters reads a Parquet or Arrow IPC file of [ClusterFields], a
+// row group or record batch at a time (see scanTables) into columns sized
+// once.
 func ReadClusters(name string) (c *pixel.Clusters, err error) {
 	defer damage.Recover(name, &err)
 	c = &pixel.Clusters{}
 	c.Reset()
 	var g pixel.Clusters
-	err = scanRowGroups(name, func(rows, size int64) {
+	err = scanTables(name, func(rows, size int64) {
 		c.Grow(int(min(rows, size/8))) // hitflow's files: 20 bytes or more a cluster
 	}, func(tbl arrow.Table) error {
 		if err := clustersInto(&g, name, tbl); err != nil {
@@ -251,19 +288,53 @@ func ReadClusters(name string) (c *pixel.Clusters, err error) {
 	return c, nil
 }
 
-// ScanClusters reads a Parquet file of [ClusterFields] a row group at a
-// time: fn gets the clusters of each, valid during the call (their
-// storage, and that of the columns read, serves the next row group); an
-// error of fn ends the reading and is returned.
+// ScanClusters reads a Parquet or Arrow IPC file of [ClusterFields] a row
+// group or record batch at a time: fn gets the clusters of each, valid
+// during the call (their storage, and that of the columns read, serves
+// the next); an error of fn ends the reading and is returned.
 func ScanClusters(name string, fn func(*pixel.Clusters) error) (err error) {
 	defer damage.Recover(name, &err)
 	var c pixel.Clusters
-	return scanRowGroups(name, nil, func(tbl arrow.Table) error {
+	return scanTables(name, nil, func(tbl arrow.Table) error {
 		if err := clustersInto(&c, name, tbl); err != nil {
 			return err
 		}
 		return fn(&c)
 	})
+}
+
+// isArrow says whether the file is named as an Arrow IPC file (.arrow),
+// not a Parquet one.
+func isArrow(name string) bool { return strings.EqualFold(filepath.Ext(name), ".arrow") }
+
+// scanTables reads a Parquet file a row group at a time (see
+// scanRowGroups), or an Arrow IPC file or stream a record batch at a time,
+// the memory of the columns reused from one to the next. sized, when not
+// nil, gets the rows a Parquet footer gives and the file's size first.
+// fn gets each part as a table, valid during the call; an error of fn
+// ends the reading.
+func scanTables(name string, sized func(rows, size int64), fn func(arrow.Table) error) error {
+	if !isArrow(name) {
+		return scanRowGroups(name, sized, fn)
+	}
+	r, err := openIPC(name)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	for {
+		rec, err := r.next(false)
+		if err != nil || rec == nil {
+			return err
+		}
+		tbl := array.NewTableFromRecords(r.schema, []arrow.RecordBatch{rec})
+		rec.Release()
+		err = fn(tbl)
+		tbl.Release()
+		if err != nil {
+			return err
+		}
+	}
 }
 
 // scanRowGroups reads a Parquet file a row group at a time, the memory of
@@ -300,13 +371,13 @@ func scanRowGroups(name string, sized func(rows, size int64), fn func(arrow.Tabl
 	return nil
 }
 
-// ReadHits reads a Parquet file of [HitFields], a row group at a time
-// (see scanRowGroups) into columns sized once.
+// ReadHits reads a Parquet or Arrow IPC file of [HitFields], a row group
+// or record batch at a time (see scanTables) into columns sized once.
 func ReadHits(name string) (l *pixel.Labelled, err error) {
 	defer damage.Recover(name, &err)
 	l = &pixel.Labelled{}
 	calibrated := true
-	err = scanRowGroups(name, func(rows, size int64) {
+	err = scanTables(name, func(rows, size int64) {
 		n := int(min(rows, size/2)) // hitflow's files: 6 bytes or more a hit
 		h := &l.Hits
 		h.X, h.Y, h.ToA, h.ToT = prefault.Make[uint16](0, n), prefault.Make[uint16](0, n), prefault.Make[pixel.Time](0, n), prefault.Make[uint16](0, n)
@@ -325,10 +396,16 @@ func ReadHits(name string) (l *pixel.Labelled, err error) {
 	return l, nil
 }
 
-// ReadCLUE reads a Parquet file written by [WriteCLUEParquet].
+// ReadCLUE reads a Parquet file written by [WriteCLUEParquet] or an Arrow
+// IPC file written by [WriteCLUEArrow].
 func ReadCLUE(name string) (t *cluecsv.Table, r *clue.Result, err error) {
 	defer damage.Recover(name, &err)
-	tbl, err := readParquet(name, nil)
+	var tbl arrow.Table
+	if isArrow(name) {
+		tbl, err = readIPC(name)
+	} else {
+		tbl, err = readParquet(name, nil)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -336,18 +413,27 @@ func ReadCLUE(name string) (t *cluecsv.Table, r *clue.Result, err error) {
 	return CLUEFromTable(name, tbl)
 }
 
-// Kind says what a Parquet result file holds, "clusters" or "clue", from
-// the schema in its footer, without reading the columns.
+// Kind says what a Parquet or Arrow IPC result file holds, "clusters" or
+// "clue", from its schema, without reading the columns.
 func Kind(name string) (kind string, err error) {
 	defer damage.Recover(name, &err)
-	rdr, fr, err := openParquet(name, memory.DefaultAllocator)
-	if err != nil {
-		return "", err
-	}
-	defer rdr.Close()
-	schema, err := fr.Schema()
-	if err != nil {
-		return "", fmt.Errorf("%s: %w", name, err)
+	var schema *arrow.Schema
+	if isArrow(name) {
+		r, err := openIPC(name)
+		if err != nil {
+			return "", err
+		}
+		defer r.Close()
+		schema = r.schema
+	} else {
+		rdr, fr, err := openParquet(name, memory.DefaultAllocator)
+		if err != nil {
+			return "", err
+		}
+		defer rdr.Close()
+		if schema, err = fr.Schema(); err != nil {
+			return "", fmt.Errorf("%s: %w", name, err)
+		}
 	}
 	if len(schema.FieldIndices("tot_sum")) > 0 {
 		return "clusters", nil
