@@ -256,13 +256,11 @@ func (r *ipcReader) parseSchema(s fbTable, at int64) (schema *arrow.Schema, err 
 	return arrow.NewSchema(fields, nil), nil
 }
 
-// ipcType is the Arrow type of a column's Type union.
+// ipcType is the Arrow type of a column's Type union (t is absent, the
+// zero fbTable, when the file leaves it out: its fields read as 0).
 func ipcType(name string, kind uint8, t fbTable) arrow.DataType {
 	switch kind {
 	case ipcTypeInt:
-		if t.b == nil {
-			break
-		}
 		signed := t.bool(1)
 		switch w := t.int32(0); {
 		case w == 8 && signed:
@@ -283,9 +281,6 @@ func ipcType(name string, kind uint8, t fbTable) arrow.DataType {
 			return arrow.PrimitiveTypes.Uint64
 		}
 	case ipcTypeFloat:
-		if t.b == nil {
-			break
-		}
 		switch t.int16(0) {
 		case 1:
 			return arrow.PrimitiveTypes.Float32
