@@ -112,13 +112,22 @@ func checkColumns(name string, tbl arrow.Table, fields []arrow.Field) error {
 			return fmt.Errorf("%s: column %s has %d rows, the table %d", name, c.Name(), c.Len(), tbl.NumRows())
 		}
 	}
+	if want, ok := missing(tbl, fields); ok {
+		return fmt.Errorf("%s: no column %s of type %s", name, want.Name, want.Type)
+	}
+	return nil
+}
+
+// missing returns the first of fields that the table lacks (or has with
+// another type), if any.
+func missing(tbl arrow.Table, fields []arrow.Field) (arrow.Field, bool) {
 	for _, want := range fields {
 		idx := tbl.Schema().FieldIndices(want.Name)
 		if len(idx) != 1 || !arrow.TypeEqual(tbl.Schema().Field(idx[0]).Type, want.Type) {
-			return fmt.Errorf("%s: no column %s of type %s", name, want.Name, want.Type)
+			return want, true
 		}
 	}
-	return nil
+	return arrow.Field{}, false
 }
 
 // eachChunk calls fn with every chunk of the named column.
@@ -180,7 +189,7 @@ func clustersInto(c *pixel.Clusters, name string, tbl arrow.Table) error {
 	u16("ymin", &c.YMin)
 	u16("ymax", &c.YMax)
 	f64("max", &c.Max)
-	if checkColumns(name, tbl, ShapeFields) == nil {
+	if _, lacks := missing(tbl, ShapeFields); !lacks {
 		i32 := func(col string, dst *[]int32) {
 			eachChunk(tbl, col, func(a arrow.Array) { *dst = append(*dst, a.(*array.Int32).Int32Values()...) })
 		}
@@ -205,7 +214,7 @@ func clustersInto(c *pixel.Clusters, name string, tbl arrow.Table) error {
 			return err
 		}
 	}
-	if checkColumns(name, tbl, TOFFields) == nil {
+	if _, lacks := missing(tbl, TOFFields); !lacks {
 		eachChunk(tbl, "tof_ns", func(a arrow.Array) {
 			for _, v := range a.(*array.Float64).Float64Values() {
 				c.TOF = append(c.TOF, pixel.TimeFromNs(v))
