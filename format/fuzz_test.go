@@ -1,7 +1,6 @@
 package format
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -62,18 +61,8 @@ func FuzzReadFiles(f *testing.F) {
 		}
 	}
 	seed("stream.arrow", func(name string) error {
-		f, err := os.Create(name)
-		if err != nil {
-			return err
-		}
-		w, err := CreateClusters("-.arrow", f)
-		if err != nil {
-			return err
-		}
-		if err := w.Write(c); err != nil {
-			return err
-		}
-		return errors.Join(w.Close(), f.Close())
+		writeStream(f, name, c)
+		return nil
 	})
 	seed("events.parquet", func(name string) error {
 		w, err := os.Create(name)

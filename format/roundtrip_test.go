@@ -239,6 +239,28 @@ func TestTOFRoundTrip(t *testing.T) {
 	}
 }
 
+// writeStream writes the batches as the Arrow stream of "-.arrow" into
+// the named file.
+func writeStream(t testing.TB, name string, batches ...*pixel.Clusters) {
+	t.Helper()
+	f, err := os.Create(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := CreateClusters("-.arrow", f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range batches {
+		if err := w.Write(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := errors.Join(w.Close(), f.Close()); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // writeWith writes the batches to name with the optional columns.
 func writeWith(t testing.TB, name string, cols Columns, batches []*pixel.Clusters) {
 	t.Helper()
@@ -285,22 +307,7 @@ func TestScanClusters(t *testing.T) {
 		name := filepath.Join(t.TempDir(), "c"+ext)
 		if ext == "-.arrow" { // the stream of standard output, kept in a file
 			name = filepath.Join(t.TempDir(), "stream.arrow")
-			f, err := os.Create(name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			w, err := CreateClusters("-.arrow", f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, b := range batches {
-				if err := w.Write(b); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if err := errors.Join(w.Close(), f.Close()); err != nil {
-				t.Fatal(err)
-			}
+			writeStream(t, name, batches...)
 		} else {
 			writeClusters(t, name, batches...)
 		}
