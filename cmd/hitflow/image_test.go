@@ -63,6 +63,29 @@ func TestImage(t *testing.T) {
 	if !slices.Equal(counts, want) {
 		t.Fatal("the NRRD counts are not the clusters' bins")
 	}
+	// The same clusters as an Arrow file, and as the Arrow stream of
+	// standard output kept in a file, image to the same bytes.
+	arrowFile, arrowStream := filepath.Join(dir, "tof.arrow"), filepath.Join(dir, "stream.arrow")
+	if code, _, stderr := hitflow(t, "cluster", "-q", "--layout", "quad", "--tof", "tdc1r", "-o", arrowFile, in); code != 0 {
+		t.Fatalf("cluster: exit %d: %s", code, stderr)
+	}
+	code, stream, stderr := hitflow(t, "cluster", "-q", "--layout", "quad", "--tof", "tdc1r", "-o", "-.arrow", in)
+	if err := os.WriteFile(arrowStream, []byte(stream), 0o644); code != 0 || err != nil {
+		t.Fatalf("cluster: exit %d: %s %v", code, stderr, err)
+	}
+	wantBytes, err := os.ReadFile(stack)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range []string{arrowFile, arrowStream} {
+		out := filepath.Join(dir, "arrow.nrrd")
+		if code, _, stderr := hitflow(t, "image", "--layout", "quad", "--scale", "4", "--tof-bins", "0:20ms:5", "-o", out, in); code != 0 {
+			t.Fatalf("image %s: exit %d: %s", in, code, stderr)
+		}
+		if b, err := os.ReadFile(out); err != nil || !bytes.Equal(b, wantBytes) {
+			t.Fatalf("image %s: not the image of the Parquet file (%v)", in, err)
+		}
+	}
 	tiff := filepath.Join(dir, "stack.tiff")
 	if code, _, stderr := hitflow(t, "image", "--layout", "quad", "--scale", "4", "--tof-bins", "0:20ms:5", "-o", tiff, clusters); code != 0 || !strings.Contains(stderr, "wrote "+filepath.Join(dir, "stack_0000.tiff")+" to "+filepath.Join(dir, "stack_0004.tiff")) {
 		t.Fatalf("tiff: exit %d: %s", code, stderr)

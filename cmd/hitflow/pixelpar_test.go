@@ -12,8 +12,8 @@ import (
 )
 
 // TestModesAndCompare clusters one file in every mode: the files written
-// are identical, and compare says so, of label files in CSV and Parquet;
-// a different dt makes them differ.
+// are identical, and compare says so, of label files in CSV, Parquet and
+// Arrow; a different dt makes them differ.
 func TestModesAndCompare(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "pb.tpx3")
@@ -25,6 +25,8 @@ func TestModesAndCompare(t *testing.T) {
 		out, hits := filepath.Join(dir, mode+".csv"), filepath.Join(dir, mode+"-hits.csv")
 		if mode == "lanes" {
 			hits = filepath.Join(dir, mode+"-hits.parquet")
+		} else if mode == "chunked" {
+			hits = filepath.Join(dir, mode+"-hits.arrow")
 		}
 		if code, _, stderr := hitflow(t, "cluster", "--mode", mode, "--workers", "2", "--hits", hits, "-o", out, in); code != 0 {
 			t.Fatalf("%s: %s", mode, stderr)
@@ -39,7 +41,7 @@ func TestModesAndCompare(t *testing.T) {
 			t.Fatalf("%s clusters differ from sequential", mode)
 		}
 	}
-	for _, a := range []string{"chunked-hits.csv", "lanes-hits.parquet"} {
+	for _, a := range []string{"chunked-hits.arrow", "lanes-hits.parquet"} {
 		code, stdout, stderr := hitflow(t, "compare", filepath.Join(dir, a), filepath.Join(dir, "sequential-hits.csv"))
 		m := regexp.MustCompile(`hits 200000 \(only in A 0, only in B 0\), clusters A (\d+), B (\d+), without an identical twin A 0, B 0, IoU 1.000000 \(hit-weighted 1.000000\)`).FindStringSubmatch(stdout)
 		if code != 0 || m == nil || m[1] != m[2] {
