@@ -229,6 +229,9 @@ func (r *Reader) message() (typ uint8, header fbTable, bodyLen, at int64, err er
 		size = binary.LittleEndian.Uint32(word[:])
 	}
 	if size == 0 {
+		if r.pos != r.end { // the end of the stream, before the messages' end
+			return 0, fbTable{}, 0, at, r.damaged(at, "the end-of-stream marker, with %d bytes after it (streams joined? read each file on its own)", r.end-r.pos)
+		}
 		return 0, fbTable{}, 0, at, nil
 	}
 	if int64(size) > r.end-r.pos || size > maxMeta {

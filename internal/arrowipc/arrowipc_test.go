@@ -125,6 +125,7 @@ func TestDamaged(t *testing.T) {
 		{"stream cut in a body", stream[:body+8], "byte " + strconv.Itoa(schemaLen) + ": a body of"},
 		{"stream cut in a message's length", stream[:schemaLen+2], "the file ends inside a message"},
 		{"stream without its end", stream[:len(stream)-8], "the stream ends without its end marker"},
+		{"streams joined", append(bytes.Clone(stream), stream...), "byte " + strconv.Itoa(len(stream)-8) + ": the end-of-stream marker, with " + strconv.Itoa(len(stream)) + " bytes after it"},
 		{"footer too long", mutate(file, len(file)-10, 1<<30), "a footer of 1073741824 bytes"},
 		{"metadata too long", mutate(stream, 4, 1<<31-1), "byte 0: metadata of 2147483647 bytes"},
 		{"root offset out of the metadata", mutate(stream, schemaLen+8, 1<<30), "damaged message: offset 1073741824 out of the metadata"},
