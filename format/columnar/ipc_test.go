@@ -2,15 +2,18 @@ package columnar
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
 // ipcTypes are the column types the reader takes.
@@ -91,5 +94,52 @@ func TestIPCReadsArrowGo(t *testing.T) {
 			t.Fatalf("stream %v: after the last batch: %v, %v", stream, rec, err)
 		}
 		rd.Close()
+	}
+}
+
+// TestIPCForeign: what arrow-go (pyarrow, polars) can write beyond hitflow's
+// columns is refused with an error that says what it is.
+func TestIPCForeign(t *testing.T) {
+	large := arrow.NewSchema([]arrow.Field{{Name: "class", Type: arrow.BinaryTypes.LargeString}}, nil)
+	lb := array.NewRecordBuilder(memory.DefaultAllocator, large)
+	defer lb.Release()
+	lb.Field(0).(*array.LargeStringBuilder).Append("dot")
+	dict := arrow.NewSchema([]arrow.Field{{Name: "class", Type: &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int8, ValueType: arrow.BinaryTypes.String}}}, nil)
+	db := array.NewRecordBuilder(memory.DefaultAllocator, dict)
+	defer db.Release()
+	if err := db.Field(0).(*array.BinaryDictionaryBuilder).AppendString("dot"); err != nil {
+		t.Fatal(err)
+	}
+	plain := arrow.NewSchema([]arrow.Field{{Name: "x", Type: arrow.PrimitiveTypes.Int64}}, nil)
+	pb := array.NewRecordBuilder(memory.DefaultAllocator, plain)
+	defer pb.Release()
+	pb.Field(0).(*array.Int64Builder).AppendValues(make([]int64, 1000), nil)
+	for _, tc := range []struct {
+		schema *arrow.Schema
+		rec    arrow.RecordBatch
+		opt    ipc.Option
+		want   string
+	}{
+		{large, lb.NewRecordBatch(), nil, `column "class" is of a type hitflow does not read: LargeUtf8`},
+		{dict, db.NewRecordBatch(), nil, `column "class" is dictionary-encoded`},
+		{plain, pb.NewRecordBatch(), ipc.WithLZ4(), "compressed buffers"},
+	} {
+		var buf bytes.Buffer
+		opts := []ipc.Option{ipc.WithSchema(tc.schema)}
+		if tc.opt != nil {
+			opts = append(opts, tc.opt)
+		}
+		w := ipc.NewWriter(&buf, opts...)
+		if err := errors.Join(w.Write(tc.rec), w.Close()); err != nil {
+			t.Fatal(err)
+		}
+		tc.rec.Release()
+		name := filepath.Join(t.TempDir(), "foreign.arrow")
+		if err := os.WriteFile(name, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := readIPC(name); err == nil || !strings.Contains(err.Error(), name+": byte ") || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("error %v, want %q", err, tc.want)
+		}
 	}
 }

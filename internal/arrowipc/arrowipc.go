@@ -327,8 +327,18 @@ func columnType(name string, typ uint8, t fbTable) (Kind, int) {
 	case typeBool:
 		return Bool, 1
 	}
-	panic(fbDamaged{fmt.Sprintf("column %q of a type hitflow does not read (type %d)", name, typ)})
+	what := fmt.Sprintf("type %d", typ)
+	if int(typ) < len(typeNames) && typeNames[typ] != "" {
+		what = typeNames[typ]
+	}
+	panic(fbDamaged{fmt.Sprintf("column %q is of a type hitflow does not read: %s", name, what)})
 }
+
+// typeNames name the types of Schema.fbs's Type union, for messages.
+var typeNames = [...]string{1: "Null", 2: "Int", 3: "FloatingPoint", 4: "Binary", 5: "Utf8", 6: "Bool", 7: "Decimal",
+	8: "Date", 9: "Time", 10: "Timestamp", 11: "Interval", 12: "List", 13: "Struct", 14: "Union", 15: "FixedSizeBinary",
+	16: "FixedSizeList", 17: "Map", 18: "Duration", 19: "LargeBinary", 20: "LargeUtf8", 21: "LargeList",
+	22: "RunEndEncoded", 23: "BinaryView", 24: "Utf8View", 25: "ListView", 26: "LargeListView"}
 
 // Next reads the next record batch; nil at the end. The batch's columns
 // lie over buffers that the next call reuses, unless fresh.
