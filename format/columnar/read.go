@@ -319,9 +319,12 @@ func isArrow(name string) bool { return strings.EqualFold(filepath.Ext(name), ".
 // scanTables reads a Parquet file a row group at a time (see
 // scanRowGroups), or an Arrow IPC file or stream a record batch at a time,
 // the memory of the columns reused from one to the next. sized, when not
-// nil, gets the rows a Parquet footer gives and the file's size first.
-// fn gets each part as a table, valid during the call; an error of fn
-// ends the reading.
+// nil, gets the rows a Parquet footer gives (of an Arrow file, the most
+// its bytes can hold) and the file's size first, for a reader that sizes
+// its columns once: columns grown by appending take fresh memory at every
+// step, and a compare of two Arrow label files of 2 x 10^7 hits took 18 s
+// that way, 6 s sized. fn gets each part as a table, valid during the
+// call; an error of fn ends the reading.
 func scanTables(name string, sized func(rows, size int64), fn func(arrow.Table) error) error {
 	if !isArrow(name) {
 		return scanRowGroups(name, sized, fn)
@@ -331,6 +334,9 @@ func scanTables(name string, sized func(rows, size int64), fn func(arrow.Table) 
 		return err
 	}
 	defer r.Close()
+	if sized != nil {
+		sized(r.MaxRows(), r.Size())
+	}
 	for {
 		rec, err := r.next(false)
 		if err != nil || rec == nil {

@@ -96,6 +96,7 @@ type Reader struct {
 	src  io.ReaderAt
 	f    *os.File // of Open, closed by Close
 	r    *bufio.Reader
+	size int64 // of the file
 	pos  int64 // the file's byte at r's next
 	end  int64 // where the messages end: a file's footer, a stream's end
 	file bool  // the file format, not a stream
@@ -126,11 +127,34 @@ func Open(name string) (*Reader, error) {
 // NewReader reads the schema of the Arrow IPC file or stream of size bytes
 // in src; name is for messages.
 func NewReader(name string, src io.ReaderAt, size int64) (*Reader, error) {
-	r := &Reader{name: name, src: src, end: size}
+	r := &Reader{name: name, src: src, size: size, end: size}
 	if err := r.start(); err != nil {
 		return nil, err
 	}
 	return r, nil
+}
+
+// Size is the file's size.
+func (r *Reader) Size() int64 { return r.size }
+
+// MaxRows bounds the rows of all the batches together: the messages'
+// bytes over a row's bytes by the schema (a string's offset counted, a
+// boolean not), for readers that size their columns once.
+func (r *Reader) MaxRows() int64 {
+	row := int64(0)
+	for _, f := range r.Fields {
+		switch f.Kind {
+		case Utf8:
+			row += 4
+		case Bool:
+		default:
+			row += int64(f.Bits / 8)
+		}
+	}
+	if row == 0 {
+		return 8 * r.end
+	}
+	return r.end / row
 }
 
 // Close closes the file of Open.

@@ -85,6 +85,10 @@ func TestSeeds(t *testing.T) {
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("%s: rows %v, want %v", name, got, want)
 		}
+		// A row takes 1+2+8+4+8 bytes and a string's offset, 27.
+		if m := r.MaxRows(); m < int64(len(want)) || m > r.Size()/27 {
+			t.Fatalf("%s: at most %d rows in %d bytes", name, m, r.Size())
+		}
 	}
 }
 
