@@ -42,7 +42,7 @@ that cannot be read, no hit in common, a usage error).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			err := runCompare(cmd.Context(), args[0], args[1], stdout, stderr)
 			if _, differ := errors.AsType[clusteringsDiffer](err); err != nil && !differ {
-				return withExitCode{err, exitUsage}
+				return withExitCode{err, exitTrouble}
 			}
 			return err
 		},

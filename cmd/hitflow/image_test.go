@@ -77,13 +77,13 @@ func TestImage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, in := range []string{arrowFile, arrowStream} {
+	for _, src := range []string{arrowFile, arrowStream} {
 		out := filepath.Join(dir, "arrow.nrrd")
-		if code, _, stderr := hitflow(t, "image", "--layout", "quad", "--scale", "4", "--tof-bins", "0:20ms:5", "-o", out, in); code != 0 {
-			t.Fatalf("image %s: exit %d: %s", in, code, stderr)
+		if code, _, stderr := hitflow(t, "image", "--layout", "quad", "--scale", "4", "--tof-bins", "0:20ms:5", "-o", out, src); code != 0 {
+			t.Fatalf("image %s: exit %d: %s", src, code, stderr)
 		}
 		if b, err := os.ReadFile(out); err != nil || !bytes.Equal(b, wantBytes) {
-			t.Fatalf("image %s: not the image of the Parquet file (%v)", in, err)
+			t.Fatalf("image %s: not the image of the Parquet file (%v)", src, err)
 		}
 	}
 	tiff := filepath.Join(dir, "stack.tiff")

@@ -22,6 +22,9 @@ const (
 	exitOK      = 0
 	exitRuntime = 1
 	exitUsage   = 2
+	// exitTrouble is compare's code for an error, as diff's: 1 says
+	// that the clusterings differ.
+	exitTrouble = 2
 	// exitInterrupted is a shell's code for a process ended by SIGINT.
 	exitInterrupted = 130
 )
