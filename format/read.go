@@ -32,9 +32,9 @@ func ReadClusters(name string) (*pixel.Clusters, error) {
 
 // ScanClusters reads a clusters file as ReadClusters does, in batches:
 // fn gets each, valid during the call; an error of fn ends the reading
-// and is returned. CSV and Parquet are read as they go (a Parquet row
-// group, or the rows of 4 MiB of CSV, at a time); ROOT whole, in one
-// batch.
+// and is returned. CSV, Parquet and Arrow are read as they go (a Parquet
+// row group, an Arrow record batch, or the rows of 4 MiB of CSV, at a
+// time); ROOT whole, in one batch.
 func ScanClusters(name string, fn func(*pixel.Clusters) error) error {
 	switch ext := extension(name); ext {
 	case ".csv":
