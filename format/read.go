@@ -82,8 +82,9 @@ func ReadCLUE(name string) (*cluecsv.Table, *clue.Result, error) {
 	}
 }
 
-// Kind says what a result file holds: "clusters", "clue" or "pet" (an
-// NRRD image), from its extension and its columns, header or trees.
+// Kind says what a result file holds: "clusters", "hits" (a label file
+// of [CreateHits]), "clue" or "pet" (an NRRD image), from its extension
+// and its columns, header or trees.
 func Kind(name string) (string, error) {
 	switch ext := extension(name); ext {
 	case ".nrrd":

@@ -126,6 +126,12 @@ func TestHitsRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if kind, err := Kind(name); err != nil || kind != "hits" {
+				t.Fatalf("%s: kind %q, %v", ext, kind, err)
+			}
+			if _, _, err := ReadCLUE(name); ext != ".csv" && (err == nil || !strings.HasSuffix(err.Error(), ": columns x,y,toa_ns,tot,energy_kev,cluster are not a CLUE result")) {
+				t.Fatalf("%s: read as a CLUE result: %v", ext, err)
+			}
 			if ext == ".arrow" { // hitflow's reader gives what arrow-go's does
 				tbl := fixture.ReadArrow(t, name)
 				fixture.CheckNulls(t, tbl.Column(4), calibrated)

@@ -106,6 +106,11 @@ func runImage(ctx context.Context, o imageOptions, files []string, stderr io.Wri
 		return err
 	}
 	for _, name := range files {
+		if kind, err := format.Kind(name); err == nil && kind == "hits" {
+			return hitsNotClusters(name)
+		}
+	}
+	for _, name := range files {
 		err := format.ScanClusters(name, func(c *pixel.Clusters) error {
 			if err := ctx.Err(); err != nil {
 				return err

@@ -107,6 +107,9 @@ func runPlot(ctx context.Context, o plotOptions, in string, stdout io.Writer) er
 	if err != nil {
 		return formatError(err)
 	}
+	if kind == "hits" {
+		return hitsNotClusters(in)
+	}
 	var outs []outfile.Role
 	switch {
 	case kind == "clusters" && o.cluster < 0:
@@ -134,6 +137,12 @@ func runPlot(ctx context.Context, o plotOptions, in string, stdout io.Writer) er
 		fmt.Fprintln(stdout, n)
 	}
 	return err
+}
+
+// hitsNotClusters is the usage error for a label file of cluster --hits
+// given where a clusters file is wanted.
+func hitsNotClusters(name string) error {
+	return usagef("%s holds hits with their cluster ids (cluster --hits), not clusters: give the clusters file (plot takes this one with --hits)", name)
 }
 
 func plotClusters(ctx context.Context, o plotOptions, in string) ([]string, error) {

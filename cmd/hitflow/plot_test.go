@@ -53,6 +53,8 @@ func TestPlotCommand(t *testing.T) {
 		{[]string{"plot", "--cluster", "3", "-o", "x", filepath.Join(dir, "c.parquet")}, 2, "needs the hits"},
 		{[]string{"plot", "--cluster", "99999999", "-o", "x", filepath.Join(dir, "c.root")}, 1, "no hits of cluster"},
 		{[]string{"plot", "-o", "x", filepath.Join(dir, "x.txt")}, 2, "unknown format"},
+		{[]string{"plot", "-o", "x", filepath.Join(dir, "h.parquet")}, 2, "h.parquet holds hits with their cluster ids (cluster --hits), not clusters"},
+		{[]string{"image", "-o", filepath.Join(dir, "x.png"), filepath.Join(dir, "h.parquet")}, 2, "h.parquet holds hits with their cluster ids"},
 	} {
 		code, _, stderr := hitflow(t, tc.args...)
 		if code != tc.code || !strings.Contains(stderr, tc.want) {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -95,7 +96,11 @@ func CLUEFromTable(name string, tbl arrow.Table) (*cluecsv.Table, *clue.Result, 
 	}
 	want := clueFields(t)
 	if !slices.EqualFunc(tbl.Schema().Fields(), want, func(a, b arrow.Field) bool { return a.Name == b.Name && arrow.TypeEqual(a.Type, b.Type) }) {
-		return nil, nil, fmt.Errorf("%s: columns %v are not a CLUE result", name, tbl.Schema())
+		var names []string
+		for _, f := range tbl.Schema().Fields() {
+			names = append(names, f.Name)
+		}
+		return nil, nil, fmt.Errorf("%s: columns %s are not a CLUE result", name, strings.Join(names, ","))
 	}
 	p := &t.Points
 	p.Coords = make([][]float64, len(t.Coords))

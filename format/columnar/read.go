@@ -428,8 +428,9 @@ func ReadCLUE(name string) (t *cluecsv.Table, r *clue.Result, err error) {
 	return CLUEFromTable(name, tbl)
 }
 
-// Kind says what a Parquet or Arrow IPC result file holds, "clusters" or
-// "clue", from its schema, without reading the columns.
+// Kind says what a Parquet or Arrow IPC result file holds, "clusters",
+// "hits" (HitFields) or "clue", from its schema, without reading the
+// columns.
 func Kind(name string) (kind string, err error) {
 	defer damage.Recover(name, &err)
 	var schema *arrow.Schema
@@ -452,6 +453,9 @@ func Kind(name string) (kind string, err error) {
 	}
 	if len(schema.FieldIndices("tot_sum")) > 0 {
 		return "clusters", nil
+	}
+	if len(schema.FieldIndices("cluster")) > 0 && len(schema.FieldIndices("toa_ns")) > 0 {
+		return "hits", nil
 	}
 	return "clue", nil
 }

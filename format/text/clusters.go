@@ -468,7 +468,8 @@ func headerColumns(h string) (Columns, bool) {
 }
 
 // Kind says what a CSV result file holds from its header: "clusters"
-// (the header of [ClusterCSV]) or "clue".
+// (the header of [ClusterCSV]), "hits" (a label file of cluster --hits,
+// with toa_ns and cluster columns) or "clue".
 func Kind(name string) (string, error) {
 	f, err := os.Open(name)
 	if err != nil {
@@ -479,8 +480,12 @@ func Kind(name string) (string, error) {
 	if err != nil && err != io.EOF {
 		return "", fmt.Errorf("%s: %w", name, err)
 	}
-	if _, ok := headerColumns(strings.TrimRight(line, "\r\n")); ok {
+	line = strings.TrimRight(line, "\r\n")
+	if _, ok := headerColumns(line); ok {
 		return "clusters", nil
+	}
+	if cols := strings.Split(line, ","); slices.Contains(cols, "cluster") && slices.Contains(cols, "toa_ns") {
+		return "hits", nil
 	}
 	return "clue", nil
 }
