@@ -106,11 +106,6 @@ func runImage(ctx context.Context, o imageOptions, files []string, stderr io.Wri
 		return err
 	}
 	for _, name := range files {
-		if kind, err := format.Kind(name); err == nil && kind == "hits" {
-			return hitsNotClusters(name)
-		}
-	}
-	for _, name := range files {
 		err := format.ScanClusters(name, func(c *pixel.Clusters) error {
 			if err := ctx.Err(); err != nil {
 				return err
@@ -124,6 +119,12 @@ func runImage(ctx context.Context, o imageOptions, files []string, stderr io.Wri
 			return fmt.Errorf("%s: %w: --tof-bins needs it", name, err)
 		}
 		if err != nil {
+			// A label file fails at its first batch; said so, the user
+			// knows which file to give (asked only then: a ROOT file's
+			// kind is a walk of all its records).
+			if kind, kerr := format.Kind(name); kerr == nil && kind == "hits" {
+				return hitsNotClusters(name)
+			}
 			return err
 		}
 	}

@@ -53,11 +53,14 @@ func (t fbTable) field(slot int) (int, bool) {
 	return t.pos + off, true
 }
 
+// fbZeros are the bytes of an absent scalar, read only.
+var fbZeros [8]byte
+
 // The scalars of a slot; 0 (the schemas' defaults) when absent.
 func (t fbTable) scalar(slot, n int) []byte {
 	p, ok := t.field(slot)
 	if !ok {
-		return make([]byte, n)
+		return fbZeros[:n]
 	}
 	fbCheck(t.b, p, n)
 	return t.b[p : p+n]
