@@ -43,8 +43,27 @@ func TestSimulationReproducibleAndPlausible(t *testing.T) {
 		emitted += a.Emitted[i]
 		detected += a.Detected[i]
 	}
-	if emitted != 200000 || int(detected) != len(a.Events) {
-		t.Fatalf("emitted %v detected %v events %d", emitted, detected, len(a.Events))
+	if emitted != 200000 || a.Outside != 0 || int(detected) != len(a.Events) {
+		t.Fatalf("emitted %v (outside %d) detected %v events %d", emitted, a.Outside, detected, len(a.Events))
+	}
+}
+
+// TestSimulateCountsOutside: emissions beyond the image (a phantom in
+// millimetres, read as metres) are counted, each once.
+func TestSimulateCountsOutside(t *testing.T) {
+	s := PaperScanner().WithDefaults()
+	ph := Phantom{Points: []PointSource{{Z: 0, Y: 0, Activity: 1}, {Z: 0, Y: 0.2, Activity: 1}}}
+	const n = 40000
+	sim, err := Simulate(t.Context(), s, ph, SimOptions{Emissions: n, Seed: 3, Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var emitted float64
+	for _, v := range sim.Emitted {
+		emitted += v
+	}
+	if int(emitted)+sim.Outside != n || math.Abs(float64(sim.Outside)-n/2) > 4*math.Sqrt(n/4) {
+		t.Fatalf("%v emitted in the image, %d outside, of %d", emitted, sim.Outside, n)
 	}
 }
 
@@ -261,6 +280,40 @@ func TestPhantomFile(t *testing.T) {
 	if a, k := want.Activity(0, 0); a != 0.3 || k != 0 {
 		t.Fatalf("activity at the centre %v from %d", a, k)
 	}
+}
+
+// FuzzParsePhantom: any text gives shapes a simulation can draw from
+// (finite numbers, positive half-axes, activities not negative) or an
+// error naming the file.
+func FuzzParsePhantom(f *testing.F) {
+	f.Add("# paper\nellipse 0 0 0.03 0.06 0 0.3\npoint 0.05 0 2\n")
+	f.Add("\ufeff0 0 0.01 0.01 45 1\r\nPOINT 1 2 3 # c\r\n")
+	f.Add("ellipse 0 0 -1 1 0 1\npoint 1 2\nline 1 2 3 4\n")
+	f.Fuzz(func(t *testing.T, text string) {
+		p, err := ParsePhantom(strings.NewReader(text), "p.txt")
+		if err != nil {
+			if !strings.Contains(err.Error(), "p.txt") {
+				t.Fatalf("error %q does not name the file", err)
+			}
+			return
+		}
+		if len(p.Ellipses)+len(p.Points) == 0 {
+			t.Fatal("a phantom without shapes")
+		}
+		finite := func(v ...float64) bool {
+			return !slices.ContainsFunc(v, func(x float64) bool { return math.IsNaN(x) || math.IsInf(x, 0) })
+		}
+		for _, e := range p.Ellipses {
+			if !finite(e.Z, e.Y, e.A, e.B, e.Angle, e.Activity) || !(e.A > 0 && e.B > 0 && e.Activity >= 0) {
+				t.Fatalf("ellipse %+v", e)
+			}
+		}
+		for _, q := range p.Points {
+			if !finite(q.Z, q.Y, q.Activity) || q.Activity < 0 {
+				t.Fatalf("point %+v", q)
+			}
+		}
+	})
 }
 
 // TestSimulateStops checks that a cancelled simulation returns the

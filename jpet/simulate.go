@@ -27,6 +27,7 @@ type Simulation struct {
 	Emitted  []float64 // true emission counts per pixel
 	Detected []float64 // emission counts of the detected events per pixel
 	Naive    []float64 // direct reconstruction: counts per pixel of the reconstructed points
+	Outside  int       // emissions outside the image (in Emitted nowhere), detected or not
 }
 
 // simBlock is the number of emissions with one random stream, so that the
@@ -116,6 +117,8 @@ func Simulate(ctx context.Context, s Scanner, ph Phantom, opt SimOptions) (*Simu
 					pix := s.pixelOf(z, y)
 					if pix >= 0 {
 						out.Emitted[pix]++
+					} else {
+						out.Outside++
 					}
 					p := Point{Z: z, Y: y, Tan: math.Tan((2*r.Float64() - 1) * maxAngle)}
 					e := s.Project(p)
@@ -165,6 +168,7 @@ func Simulate(ctx context.Context, s Scanner, ph Phantom, opt SimOptions) (*Simu
 		sim.Events = append(sim.Events, e...)
 	}
 	for _, im := range images {
+		sim.Outside += im.Outside
 		for i := range sim.Emitted {
 			sim.Emitted[i] += im.Emitted[i]
 			sim.Detected[i] += im.Detected[i]

@@ -166,8 +166,15 @@ func runPetSimulate(ctx context.Context, o petSimulateOptions, stderr io.Writer)
 	for i, r := range events {
 		names[i] = r.Name
 	}
-	fmt.Fprintf(stderr, "emissions %d, detected %d, %.1f s; wrote %s and images %dx%d\n",
-		o.emissions, len(sim.Events), time.Since(start).Seconds(), strings.Join(names, ", "), s.NZ, s.NY)
+	// A phantom in millimetres, read as metres, emits nearly all beyond
+	// the image and the strips: the count says why so few were detected.
+	outside := ""
+	if sim.Outside > 0 {
+		outside = fmt.Sprintf(" (%d outside the image's %.3g x %.3g m; the phantom is in metres)",
+			sim.Outside, float64(s.NZ)*s.Pixel, float64(s.NY)*s.Pixel)
+	}
+	fmt.Fprintf(stderr, "emissions %d%s, detected %d, %.1f s; wrote %s and images %dx%d\n",
+		o.emissions, outside, len(sim.Events), time.Since(start).Seconds(), strings.Join(names, ", "), s.NZ, s.NY)
 	return nil
 }
 

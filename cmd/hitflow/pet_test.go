@@ -14,8 +14,18 @@ func TestPetCommands(t *testing.T) {
 	dir := t.TempDir()
 	prefix := filepath.Join(dir, "ph")
 	code, _, stderr := hitflow(t, "pet", "simulate", "--emissions", "20000", "--seed", "4", "--text", "--parquet", "-o", prefix)
-	if code != 0 || !strings.Contains(stderr, "wrote "+prefix+".bin, "+prefix+".txt, "+prefix+".parquet and images 75x63") {
+	if code != 0 || !strings.Contains(stderr, "wrote "+prefix+".bin, "+prefix+".txt, "+prefix+".parquet and images 75x63") || strings.Contains(stderr, "outside") {
 		t.Fatalf("simulate: %s", stderr)
+	}
+	// A phantom in millimetres emits beyond the image, and the summary
+	// says so.
+	mm := filepath.Join(dir, "mm.txt")
+	if err := os.WriteFile(mm, []byte("ellipse 0 0 60 30 0 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := hitflow(t, "pet", "simulate", "-q", "--emissions", "2000", "--phantom", mm, "-o", filepath.Join(dir, "mm")); code != 0 ||
+		!strings.Contains(stderr, "emissions 2000 (2000 outside the image's 0.3 x 0.252 m; the phantom is in metres), detected ") {
+		t.Fatalf("simulate a phantom in mm: %s", stderr)
 	}
 	fi, err := os.Stat(prefix + ".bin")
 	if err != nil || fi.Size()%12 != 0 || fi.Size() == 0 {

@@ -1,6 +1,6 @@
 // Package textscan is the one line scanner of hitflow's text formats (hit
-// CSV, .t3pa, Katherine, label files, masks, calibrations, CLUE points,
-// cluster CSV, J-PET events): lines without allocation, with the line
+// CSV, .t3pa, Katherine, label files, masks, calibrations, time walks,
+// class thresholds, CLUE points, cluster CSV, J-PET events and phantoms): lines without allocation, with the line
 // number and byte offset for error messages; fields split at a separator
 // with CSV quoting; numbers parsed from bytes.
 //

@@ -1,13 +1,13 @@
 package analysis
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"math"
 	"strconv"
 	"strings"
 
+	"github.com/hitflow/hitflow/internal/textscan"
 	"github.com/hitflow/hitflow/pixel"
 )
 
@@ -93,19 +93,19 @@ func ReadRules(r io.Reader, name string) (Rules, error) {
 		"dot_pixels": &rules.DotPixels, "heavy_inner": &rules.HeavyInner, "round_min": &rules.RoundMin,
 		"small_blob_pixels": &rules.SmallBlobPixels, "straight_width": &rules.StraightWidth,
 	}
-	sc := bufio.NewScanner(r)
-	for line := 1; sc.Scan(); line++ {
-		text, _, _ := strings.Cut(sc.Text(), "#")
+	sc := textscan.New(r, name, "classes")
+	for line := range sc.Lines() {
+		text, _, _ := strings.Cut(string(line), "#")
 		f := strings.Fields(text)
 		if len(f) == 0 {
 			continue
 		}
 		if len(f) != 2 {
-			return rules, fmt.Errorf("%s: line %d: want \"name value\", got %q", name, line, sc.Text())
+			return rules, sc.Errorf("want \"name value\", got %q", line)
 		}
 		dst, ok := fields[f[0]]
 		if !ok {
-			return rules, fmt.Errorf("%s: line %d: unknown threshold %q (want dot_pixels, heavy_inner, round_min, small_blob_pixels or straight_width)", name, line, f[0])
+			return rules, sc.Errorf("unknown threshold %q (want dot_pixels, heavy_inner, round_min, small_blob_pixels or straight_width)", f[0])
 		}
 		ok = false
 		switch p := dst.(type) {
@@ -121,11 +121,11 @@ func ReadRules(r io.Reader, name string) (Rules, error) {
 			}
 		}
 		if !ok {
-			return rules, fmt.Errorf("%s: line %d: %s %q is not a non-negative number", name, line, f[0], f[1])
+			return rules, sc.Errorf("%s %q is not a non-negative number", f[0], f[1])
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return rules, fmt.Errorf("%s: %w", name, err)
+		return rules, err
 	}
 	return rules, nil
 }

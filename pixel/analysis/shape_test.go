@@ -268,14 +268,14 @@ func TestShapesNeedMembers(t *testing.T) {
 }
 
 func TestReadRules(t *testing.T) {
-	r, err := ReadRules(strings.NewReader("# thresholds\ndot_pixels 2\nround_min 0.6  # rounder blobs\n\nstraight_width 2.5\n"), "rules.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
+	text := "# thresholds\ndot_pixels 2\nround_min 0.6  # rounder blobs\n\nstraight_width 2.5\n"
 	want := DefaultRules
 	want.DotPixels, want.RoundMin, want.StraightWidth = 2, 0.6, 2.5
-	if r != want {
-		t.Errorf("%+v, want %+v", r, want)
+	// The second as an editor on Windows saves it: a byte-order mark, CRLF.
+	for _, text := range []string{text, "\ufeff" + strings.ReplaceAll(text, "\n", "\r\n")} {
+		if r, err := ReadRules(strings.NewReader(text), "rules.txt"); err != nil || r != want {
+			t.Errorf("%q: %+v, %v; want %+v", text, r, err, want)
+		}
 	}
 	for text, says := range map[string]string{
 		"dot_pixels":          "line 1",
@@ -283,12 +283,33 @@ func TestReadRules(t *testing.T) {
 		"dot_pixels -1":       "not a non-negative number",
 		"round_min NaN":       "not a non-negative number",
 		"round_min 0.5 extra": "line 1",
-		"\nheavy_inner 2.5":   "rules.txt: line 2",
+		"\nheavy_inner 2.5":   "classes: rules.txt: line 2",
 	} {
 		if _, err := ReadRules(strings.NewReader(text), "rules.txt"); err == nil || !strings.Contains(err.Error(), says) {
 			t.Errorf("%q: %v, want %q", text, err, says)
 		}
 	}
+}
+
+// FuzzReadRules: any text gives thresholds a classification can use
+// (finite, not negative) or an error naming the file.
+func FuzzReadRules(f *testing.F) {
+	f.Add("# thresholds\ndot_pixels 2\nround_min 0.6  # rounder\n\nstraight_width 2.5\n")
+	f.Add("\ufeffheavy_inner 3\r\nsmall_blob_pixels 9\r\n")
+	f.Add("dot_pixels -1\nround_min NaN\nx 1 2\n")
+	f.Fuzz(func(t *testing.T, text string) {
+		r, err := ReadRules(strings.NewReader(text), "rules.txt")
+		if err != nil {
+			if !strings.Contains(err.Error(), "rules.txt") {
+				t.Fatalf("error %q does not name the file", err)
+			}
+			return
+		}
+		if r.DotPixels < 0 || r.HeavyInner < 0 || r.SmallBlobPixels < 0 ||
+			!(r.RoundMin >= 0 && r.StraightWidth >= 0) || math.IsInf(r.RoundMin, 0) || math.IsInf(r.StraightWidth, 0) {
+			t.Fatalf("thresholds %+v", r)
+		}
+	})
 }
 
 func TestParseClass(t *testing.T) {

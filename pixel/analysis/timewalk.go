@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/hitflow/hitflow/internal/textscan"
 	"github.com/hitflow/hitflow/pixel"
 )
 
@@ -497,21 +498,19 @@ func ReadTimeWalk(r io.Reader, name string) (TimeWalk, error) {
 	var w TimeWalk
 	model := ""
 	seen := map[string]bool{}
-	fail := func(line int, format string, args ...any) (TimeWalk, error) {
-		return TimeWalk{}, fmt.Errorf("%s: line %d: %s", name, line, fmt.Sprintf(format, args...))
+	sc := textscan.New(r, name, "timewalk")
+	fail := func(format string, args ...any) (TimeWalk, error) {
+		return TimeWalk{}, sc.Errorf(format, args...)
 	}
-	sc := bufio.NewScanner(r)
-	line := 0
-	for sc.Scan() {
-		line++
-		text, _, _ := strings.Cut(sc.Text(), "#")
+	for line := range sc.Lines() {
+		text, _, _ := strings.Cut(string(line), "#")
 		f := strings.Fields(text)
 		if len(f) == 0 {
 			continue
 		}
 		if model == "" {
 			if len(f) != 2 || f[0] != "model" || f[1] != "hyperbola" && f[1] != "table" {
-				return fail(line, "want \"model hyperbola\" or \"model table\" first, got %s", excerpt(sc.Text()))
+				return fail("want \"model hyperbola\" or \"model table\" first, got %s", excerpt(string(line)))
 			}
 			model = f[1]
 			continue
@@ -520,7 +519,7 @@ func ReadTimeWalk(r io.Reader, name string) (TimeWalk, error) {
 		for i, s := range f[1:] {
 			v, err := strconv.ParseFloat(s, 64)
 			if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-				return fail(line, "%s is not a finite number", excerpt(s))
+				return fail("%s is not a finite number", excerpt(s))
 			}
 			nums[i] = v
 		}
@@ -528,10 +527,10 @@ func ReadTimeWalk(r io.Reader, name string) (TimeWalk, error) {
 		case model == "table" && f[0] == "tot" && len(nums) >= 2 && len(nums) <= 4:
 			p := WalkPoint{ToT: int(nums[0]), Ns: nums[1]}
 			if nums[0] != math.Trunc(nums[0]) || nums[0] < 0 || nums[0] > math.MaxUint16 {
-				return fail(line, "ToT %v is not a whole number of ticks from 0 to 65535", nums[0])
+				return fail("ToT %v is not a whole number of ticks from 0 to 65535", nums[0])
 			}
 			if len(w.Table) > 0 && p.ToT <= w.Table[len(w.Table)-1].ToT {
-				return fail(line, "ToT %d after %d: the table must go up in ToT", p.ToT, w.Table[len(w.Table)-1].ToT)
+				return fail("ToT %d after %d: the table must go up in ToT", p.ToT, w.Table[len(w.Table)-1].ToT)
 			}
 			if len(nums) > 2 {
 				p.Err = nums[2]
@@ -542,7 +541,7 @@ func ReadTimeWalk(r io.Reader, name string) (TimeWalk, error) {
 			w.Table = append(w.Table, p)
 		case model == "hyperbola" && (f[0] == "a" || f[0] == "b" || f[0] == "c") && len(nums) >= 1 && len(nums) <= 2:
 			if seen[f[0]] {
-				return fail(line, "%s given twice", f[0])
+				return fail("%s given twice", f[0])
 			}
 			seen[f[0]] = true
 			v, e := nums[0], 0.0
@@ -558,21 +557,21 @@ func ReadTimeWalk(r io.Reader, name string) (TimeWalk, error) {
 				w.C = v
 			}
 		case model == "table":
-			return fail(line, "want \"tot TOT DELAY_NS [ERROR [HITS]]\", got %s", excerpt(sc.Text()))
+			return fail("want \"tot TOT DELAY_NS [ERROR [HITS]]\", got %s", excerpt(string(line)))
 		default:
-			return fail(line, "want \"a|b|c VALUE [ERROR]\", got %s", excerpt(sc.Text()))
+			return fail("want \"a|b|c VALUE [ERROR]\", got %s", excerpt(string(line)))
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return TimeWalk{}, fmt.Errorf("%s: %w", name, err)
+		return TimeWalk{}, err
 	}
 	switch {
 	case model == "":
-		return TimeWalk{}, fmt.Errorf("%s: no \"model\" line: not a time-walk file", name)
+		return TimeWalk{}, fmt.Errorf("timewalk: %s: no \"model\" line: not a time-walk file", name)
 	case model == "table" && len(w.Table) == 0:
-		return TimeWalk{}, fmt.Errorf("%s: a table without \"tot\" lines", name)
+		return TimeWalk{}, fmt.Errorf("timewalk: %s: a table without \"tot\" lines", name)
 	case model == "hyperbola" && (!seen["a"] || !seen["b"]):
-		return TimeWalk{}, fmt.Errorf("%s: the hyperbola needs both a and b", name)
+		return TimeWalk{}, fmt.Errorf("timewalk: %s: the hyperbola needs both a and b", name)
 	}
 	return w, nil
 }

@@ -305,12 +305,17 @@ func TestTimeWalkFile(t *testing.T) {
 		if err := WriteTimeWalk(&b, "fitted by a test\non two lines", w); err != nil {
 			t.Fatal(err)
 		}
+		// As an editor on Windows saves it: a byte-order mark, CRLF.
+		edited := "\ufeff" + strings.ReplaceAll(b.String(), "\n", "\r\n")
 		got, err := ReadTimeWalk(&b, "tw.txt")
 		if err != nil {
 			t.Fatal(err)
 		}
 		if fmt.Sprint(got) != fmt.Sprint(w) {
 			t.Errorf("read back %+v, wrote %+v", got, w)
+		}
+		if got, err := ReadTimeWalk(strings.NewReader(edited), "tw.txt"); err != nil || fmt.Sprint(got) != fmt.Sprint(w) {
+			t.Errorf("with a byte-order mark and CRLF: %+v, %v; wrote %+v", got, err, w)
 		}
 	}
 	for text, want := range map[string]string{
@@ -327,7 +332,7 @@ func TestTimeWalkFile(t *testing.T) {
 		"# c\nmodel table\n\ntot 1 2 3 4 5\n": "tw.txt: line 4: want \"tot TOT DELAY_NS [ERROR [HITS]]\"",
 	} {
 		_, err := ReadTimeWalk(strings.NewReader(text), "tw.txt")
-		if err == nil || !strings.HasPrefix(err.Error(), want) {
+		if err == nil || !strings.HasPrefix(err.Error(), "timewalk: "+want) {
 			t.Errorf("%q: error %v, want %s...", text, err, want)
 		}
 	}
@@ -364,7 +369,7 @@ func FuzzReadTimeWalk(f *testing.F) {
 	f.Fuzz(func(t *testing.T, text string) {
 		w, err := ReadTimeWalk(strings.NewReader(text), "f")
 		if err != nil {
-			if !strings.HasPrefix(err.Error(), "f: ") {
+			if !strings.HasPrefix(err.Error(), "timewalk: f: ") {
 				t.Fatalf("error %q does not name the file", err)
 			}
 			return

@@ -2,6 +2,7 @@ package tpx3
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -61,7 +62,13 @@ func readMatrix(name string) (m []float64, w, h int, err error) {
 		return nil, 0, 0, fmt.Errorf("calib: %w", err)
 	}
 	defer f.Close()
-	sc := textscan.New(f, name, "calib")
+	return parseMatrix(f, name)
+}
+
+// parseMatrix reads a matrix of a calibration file from r; name is for
+// errors.
+func parseMatrix(r io.Reader, name string) (m []float64, w, h int, err error) {
+	sc := textscan.New(r, name, "calib")
 	var fields [][]byte
 	for line := range sc.Lines() {
 		fields = textscan.Fields(fields, line, ' ')

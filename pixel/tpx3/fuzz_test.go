@@ -249,3 +249,24 @@ func TestBulk(t *testing.T) {
 		}
 	}
 }
+
+// FuzzCalibrationMatrix: any text gives a rectangular matrix of numbers
+// or an error naming the file, never a panic.
+func FuzzCalibrationMatrix(f *testing.F) {
+	f.Add([]byte("1 2 3\n4 5 6\n"))
+	f.Add([]byte("\ufeff1.5\t2e3  -0\r\n4 NaN inf\r\n\n"))
+	f.Add([]byte("1 2\n3\n"))
+	f.Add([]byte("1 x\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m, w, h, err := parseMatrix(bytes.NewReader(data), "a.txt")
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "calib: a.txt") {
+				t.Fatalf("error %q does not name the file", err)
+			}
+			return
+		}
+		if w < 1 || h < 1 || len(m) != w*h {
+			t.Fatalf("%d values as %dx%d", len(m), w, h)
+		}
+	})
+}
