@@ -46,7 +46,7 @@ clusters from 0) and the weight column; a file without a header has the
 four columns x,y,layer,weight. The output
 repeats the input columns and adds rho, delta (inf when there is no
 nearest-higher), nh, isSeed and clusterId (-1 for outliers); -o picks
-CSV, Parquet or ROOT (a TTree "clue", one entry per point) by extension.
+CSV, Parquet, Arrow or ROOT (a TTree "clue", one entry per point) by extension.
 deltac and deltao default to dc. Kernels: flat, cms, gaussian[:std[:amp]],
 exponential[:rate[:amp]]. --device opencl runs it on an OpenCL device,
 with the same results to the bit.`,

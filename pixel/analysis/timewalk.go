@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/hitflow/hitflow/internal/prefault"
 	"github.com/hitflow/hitflow/internal/textscan"
 	"github.com/hitflow/hitflow/pixel"
 )
@@ -182,6 +183,12 @@ func (s *WalkSample) Add(c *pixel.Clusters) error {
 		return pixel.ErrNoMembers
 	}
 	m := &c.Members
+	// Room for the batch's hits at once, at least doubling: appended one
+	// at a time, the reservoir's columns were copied into fresh memory,
+	// a page fault at a time, which took half of a fit's time.
+	if room := min(walkReservoir-len(s.delay), max(m.Len(), len(s.delay))); room > 0 && cap(s.delay)-len(s.delay) < m.Len() {
+		s.tot, s.ref, s.delay = prefault.Grow(s.tot, room), prefault.Grow(s.ref, room), prefault.Grow(s.delay, room)
+	}
 	for i := range c.Len() {
 		lo, hi := c.Start[i], c.Start[i+1]
 		if int(hi-lo) < s.minSize || int(hi-lo) > s.maxSize {
@@ -295,13 +302,14 @@ func (s *WalkSample) Fit() (WalkFit, error) {
 	var w TimeWalk
 	var bins []walkBin
 	at, residuals := make([]int32, maxWalkToT*maxWalkToT), make([]float64, len(s.delay))
+	sample := make([]float64, 0, len(s.delay)/max(1, len(s.delay)>>20)+1)
 	for range 20 {
 		bins = s.bins(keep, at)
 		var err error
 		if w, err = fitHyperbola(bins); err != nil {
 			return res, err
 		}
-		if !s.trim(&w, keep, residuals) {
+		if !s.trim(&w, keep, residuals, &sample) {
 			break
 		}
 	}
@@ -332,8 +340,9 @@ func (s *WalkSample) Fit() (WalkFit, error) {
 }
 
 // trim marks the outliers of the fit w as not kept, and says whether
-// that changed anything; res takes the residuals.
-func (s *WalkSample) trim(w *TimeWalk, keep []bool, res []float64) bool {
+// that changed anything; res takes the residuals, buf (reused) an evenly
+// spread sample of them.
+func (s *WalkSample) trim(w *TimeWalk, keep []bool, res []float64, buf *[]float64) bool {
 	for i, d := range s.delay {
 		x, r := float64(s.tot[i]), float64(s.ref[i])
 		res[i] = pixel.Time(d).Ns() - w.A*(1/(x-w.B)-1/(r-w.B))
@@ -342,10 +351,11 @@ func (s *WalkSample) trim(w *TimeWalk, keep []bool, res []float64) bool {
 	// sample of at most 2^20 residuals: as good an estimate, without
 	// sorting millions twice a round.
 	step := max(1, len(res)>>20)
-	var sample []float64
+	sample := (*buf)[:0]
 	for i := 0; i < len(res); i += step {
 		sample = append(sample, res[i])
 	}
+	*buf = sample
 	slices.Sort(sample)
 	median := sample[len(sample)/2]
 	for i, v := range sample {
