@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 
+	gplot "gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 
 	"github.com/hitflow/hitflow/internal/fixture"
@@ -382,3 +384,39 @@ func sortedCopy(v []float64) []float64 {
 }
 
 func hasNaN(v []float64) bool { return slices.ContainsFunc(v, math.IsNaN) }
+
+// allBoxes is a sharp heat map with the heat map's own glyph boxes, a
+// box a cell.
+type allBoxes struct{ sharp }
+
+func (h allBoxes) GlyphBoxes(p *gplot.Plot) []gplot.GlyphBox { return h.HeatMap.GlyphBoxes(p) }
+
+// TestCornerGlyphBoxes: a heat map padded by its corner cells' glyph
+// boxes is drawn to the same bytes as by all of them.
+func TestCornerGlyphBoxes(t *testing.T) {
+	for _, tc := range []struct{ nx, ny int }{{1, 1}, {1, 4}, {5, 1}, {3, 5}, {300, 70}} {
+		g := countGrid{z: make([]float64, tc.nx*tc.ny), nx: tc.nx, ny: tc.ny, step: 0.25}
+		for k := range g.z {
+			g.z[k] = float64(k % 7)
+		}
+		var figs [2][]byte
+		for i, wrap := range []func(*plotter.HeatMap) gplot.Plotter{
+			func(hm *plotter.HeatMap) gplot.Plotter { return sharp{hm} },
+			func(hm *plotter.HeatMap) gplot.Plotter { return allBoxes{sharp{hm}} },
+		} {
+			p := newPlot()
+			dw, dh := mapArea(tc.nx, tc.ny)
+			hm := plotter.NewHeatMap(g, onWhite(dh))
+			hm.Min, hm.Max = 0, 6
+			p.Add(wrap(hm))
+			var buf bytes.Buffer
+			if err := writeMap(&buf, p, colourBar(p, hm, false, "counts"), dw, dh, "png"); err != nil {
+				t.Fatal(err)
+			}
+			figs[i] = buf.Bytes()
+		}
+		if len(figs[0]) == 0 || !bytes.Equal(figs[0], figs[1]) {
+			t.Errorf("%dx%d grid: the corners' glyph boxes draw another figure", tc.nx, tc.ny)
+		}
+	}
+}
