@@ -108,14 +108,14 @@ func CLUE(w io.Writer, pts *clue.Points, r *clue.Result, o CLUEOptions) error {
 		}
 		return draw.GlyphStyle{Color: clusterColor(id), Radius: radius, Shape: draw.CircleGlyph{}}
 	}
-	p.Add(all)
+	p.Add(outerScatter{all})
 	if len(seeds) > 0 {
 		s, err := plotter.NewScatter(xy(seeds))
 		if err != nil {
 			return err
 		}
 		s.GlyphStyle = draw.GlyphStyle{Color: color.Black, Radius: radius * 2.5, Shape: draw.CrossGlyph{}}
-		p.Add(s)
+		p.Add(outerScatter{s})
 	}
 	size := o.Size
 	if size == 0 {

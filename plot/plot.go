@@ -696,6 +696,56 @@ func (g cornerGrid) last(i, dim int) int {
 	return i * ([2]int{c, r}[dim] - 1)
 }
 
+// outerScatter is a scatter whose glyph boxes are those of its outermost
+// points only, for each size of glyph: a plot pads its data area by the
+// outermost boxes, and a box a point, gathered several times over, took
+// half of drawing a million points.
+type outerScatter struct{ *plotter.Scatter }
+
+func (s outerScatter) GlyphBoxes(p *gplot.Plot) []gplot.GlyphBox {
+	style := func(i int) draw.GlyphStyle {
+		if s.GlyphStyleFunc != nil {
+			return s.GlyphStyleFunc(i)
+		}
+		return s.GlyphStyle
+	}
+	// The points of least and most x and y, of each glyph's extent.
+	ends := map[vg.Rectangle]*[4]int{}
+	for i, q := range s.XYs {
+		r := style(i).Rectangle()
+		e := ends[r]
+		if e == nil {
+			ends[r] = &[4]int{i, i, i, i}
+			continue
+		}
+		xy := s.XYs
+		if q.X < xy[e[0]].X {
+			e[0] = i
+		}
+		if q.X > xy[e[1]].X {
+			e[1] = i
+		}
+		if q.Y < xy[e[2]].Y {
+			e[2] = i
+		}
+		if q.Y > xy[e[3]].Y {
+			e[3] = i
+		}
+	}
+	var keep []int
+	for _, e := range ends {
+		keep = append(keep, e[:]...)
+	}
+	slices.Sort(keep) // in the points' order, whatever the map's
+	outer := *s.Scatter
+	outer.XYs = make(plotter.XYs, len(keep))
+	for k, i := range keep {
+		outer.XYs[k] = s.XYs[i]
+	}
+	outer.GlyphStyleFunc = func(k int) draw.GlyphStyle { return style(keep[k]) }
+	return outer.GlyphBoxes(p)
+}
+
 // upscale is src drawn on w x h pixels, each the colour of the pixel of
 // src it falls in; src itself if it has as many pixels or more.
 func upscale(src image.Image, w, h int) image.Image {

@@ -16,6 +16,7 @@ import (
 	gplot "gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/hitflow/hitflow/internal/fixture"
 	"github.com/hitflow/hitflow/jpet"
@@ -417,6 +418,45 @@ func TestCornerGlyphBoxes(t *testing.T) {
 		}
 		if len(figs[0]) == 0 || !bytes.Equal(figs[0], figs[1]) {
 			t.Errorf("%dx%d grid: the corners' glyph boxes draw another figure", tc.nx, tc.ny)
+		}
+	}
+}
+
+// TestOuterScatterBoxes: a scatter padded by its outermost points' glyph
+// boxes, of glyphs of several sizes, is drawn to the same bytes as by all
+// of them; the outermost point of a small glyph may be passed over by a
+// larger glyph's box.
+func TestOuterScatterBoxes(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, n := range []int{1, 2, 7, 3000} {
+		xy := make(plotter.XYs, n)
+		for i := range xy {
+			xy[i].X, xy[i].Y = r.NormFloat64(), 100*r.Float64()
+		}
+		radius := func(i int) vg.Length { return vg.Length(1 + 9*float64(i%3)) }
+		var figs [2][]byte
+		for k := range figs {
+			s, err := plotter.NewScatter(xy)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.GlyphStyleFunc = func(i int) draw.GlyphStyle {
+				return draw.GlyphStyle{Color: color.Black, Radius: radius(i), Shape: draw.CircleGlyph{}}
+			}
+			p := newPlot()
+			if k == 0 {
+				p.Add(outerScatter{s})
+			} else {
+				p.Add(s)
+			}
+			var buf bytes.Buffer
+			if err := writeFigure(&buf, p, nil, 8*vg.Centimeter, 6*vg.Centimeter, "png"); err != nil {
+				t.Fatal(err)
+			}
+			figs[k] = buf.Bytes()
+		}
+		if len(figs[0]) == 0 || !bytes.Equal(figs[0], figs[1]) {
+			t.Errorf("%d points: the outermost points' glyph boxes draw another figure", n)
 		}
 	}
 }
