@@ -5,6 +5,7 @@ import (
 	"image/color"
 	"io"
 	"math"
+	"slices"
 
 	"go-hep.org/x/hep/hplot"
 	"gonum.org/v1/plot/plotter"
@@ -101,21 +102,25 @@ func CLUE(w io.Writer, pts *clue.Points, r *clue.Result, o CLUEOptions) error {
 	if err != nil {
 		return err
 	}
+	colours := make([]color.Color, slices.Max(append([]int32{-1}, r.ClusterID...))+1) // once, not a point at a time
+	for id := range colours {
+		colours[id] = clusterColor(int32(id))
+	}
 	all.GlyphStyleFunc = func(k int) draw.GlyphStyle {
 		id := r.ClusterID[sel[k]]
 		if id < 0 {
 			return draw.GlyphStyle{Color: color.Gray{170}, Radius: radius * 0.7, Shape: draw.CircleGlyph{}}
 		}
-		return draw.GlyphStyle{Color: clusterColor(id), Radius: radius, Shape: draw.CircleGlyph{}}
+		return draw.GlyphStyle{Color: colours[id], Radius: radius, Shape: draw.CircleGlyph{}}
 	}
-	p.Add(outerScatter{all})
+	p.Add(discs{newOuterScatter(all)})
 	if len(seeds) > 0 {
 		s, err := plotter.NewScatter(xy(seeds))
 		if err != nil {
 			return err
 		}
 		s.GlyphStyle = draw.GlyphStyle{Color: color.Black, Radius: radius * 2.5, Shape: draw.CrossGlyph{}}
-		p.Add(outerScatter{s})
+		p.Add(newOuterScatter(s))
 	}
 	size := o.Size
 	if size == 0 {
