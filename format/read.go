@@ -30,6 +30,10 @@ func ReadClusters(name string) (*pixel.Clusters, error) {
 	}
 }
 
+// HoldsHits says whether a clusters file's format carries the hits of
+// its clusters (ROOT's does), which ReadClusters then gives as Members.
+func HoldsHits(name string) bool { return extension(name) == ".root" }
+
 // ScanClusters reads a clusters file as ReadClusters does, in batches:
 // fn gets each, valid during the call; an error of fn ends the reading
 // and is returned. CSV, Parquet and Arrow are read as they go (a Parquet

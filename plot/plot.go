@@ -7,7 +7,6 @@ import (
 	"image/color"
 	"io"
 	"math"
-	"math/bits"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -25,8 +24,6 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/recorder"
 
-	"github.com/hitflow/hitflow/internal/outfile"
-	"github.com/hitflow/hitflow/internal/prefault"
 	"github.com/hitflow/hitflow/jpet"
 	"github.com/hitflow/hitflow/pixel"
 	"github.com/hitflow/hitflow/pixel/analysis"
@@ -136,240 +133,6 @@ func (pixelTicks) Ticks(lo, hi float64) []gplot.Tick {
 	return ticks
 }
 
-// ClusterSize draws the distribution of cluster sizes: one bin per
-// size where the sizes are small, about 20 bins a decade beyond 20 pixels
-// on a logarithmic axis, each bin from one whole size to another so that
-// no bin falls between two sizes and stays empty. The bars are clusters
-// per size (the count over the sizes a bin holds).
-func ClusterSize(w io.Writer, c *pixel.Clusters, format string) error {
-	if c.Len() == 0 {
-		return fmt.Errorf("no clusters to plot")
-	}
-	largest := int(slices.Max(c.Size))
-	title := fmt.Sprintf("%d clusters, mean size %.2f pixels", c.Len(), meanSize(c))
-	if largest <= 100 {
-		h := hbook.NewH1D(largest, 0.5, float64(largest)+0.5)
-		for _, s := range c.Size {
-			h.Fill(float64(s), 1)
-		}
-		return histogram(w, h, true, pixelTicks{}, title, "cluster size (pixels)", "clusters", format)
-	}
-	edges := sizeEdges(largest)
-	h := hbook.NewH1DFromEdges(edges)
-	for _, s := range c.Size {
-		// A cluster weighs one over the sizes its bin holds.
-		i, _ := slices.BinarySearch(edges, float64(s))
-		h.Fill(float64(s), 1/(edges[i]-edges[i-1]))
-	}
-	p := newPlot()
-	p.Title.Text = title
-	p.X.Label.Text = "cluster size (pixels)"
-	p.Y.Label.Text = "clusters per size"
-	hh := hplot.NewH1D(h, hplot.WithLogY(true))
-	hh.FillColor = color.RGBA{R: 80, G: 120, B: 200, A: 255}
-	hh.LineStyle.Color = color.RGBA{R: 30, G: 50, B: 110, A: 255}
-	p.Add(hh)
-	p.X.Scale, p.X.Tick.Marker = gplot.LogScale{}, gplot.LogTicks{Prec: -1}
-	p.Y.Scale, p.Y.Tick.Marker = gplot.LogScale{}, gplot.LogTicks{Prec: -1}
-	return writeFigure(w, p, nil, Width, Width*3/4, format)
-}
-
-// sizeEdges are bin edges for sizes 1 to largest: one size a bin up to
-// 20, then about 20 bins a decade, every edge halfway between two sizes.
-func sizeEdges(largest int) []float64 {
-	edges := []float64{0.5}
-	for lo := 1; lo <= largest; {
-		hi := max(lo+1, int(math.Round(float64(lo)*math.Pow(10, 1.0/20))))
-		edges = append(edges, float64(hi)-0.5)
-		lo = hi
-	}
-	return edges
-}
-
-func meanSize(c *pixel.Clusters) float64 {
-	var sum int64
-	for _, s := range c.Size {
-		sum += int64(s)
-	}
-	return float64(sum) / float64(c.Len())
-}
-
-// ClusterSpectrum draws the energy spectrum of the clusters (the ToT
-// sum when uncalibrated) up to its 99.9th percentile; the title counts the
-// clusters beyond.
-func ClusterSpectrum(w io.Writer, c *pixel.Clusters, format string) error {
-	if c.Len() == 0 {
-		return fmt.Errorf("no clusters to plot")
-	}
-	value := func(i int) float64 {
-		if c.Calibrated {
-			return c.ESum[i]
-		}
-		return float64(c.ToTSum[i])
-	}
-	xlabel := "ToT sum (25 ns ticks)"
-	if c.Calibrated {
-		xlabel = "energy (keV)"
-	}
-	v := prefault.Make[float64](c.Len(), 0)
-	for i := range v {
-		v[i] = value(i)
-	}
-	lo, hi := min(0, slices.Min(v)), nth(v, int(0.999*float64(len(v)-1)))
-	if hi <= lo {
-		hi = lo + 1
-	}
-	h := hbook.NewH1D(200, lo, hi)
-	ylabel := "clusters per " + scaleLabel((hi-lo)/200, false) + " keV"
-	if !c.Calibrated {
-		// ToT sums are whole: bins of a whole number of ticks, from half
-		// a tick below one to half a tick below another (a bin of 3.1
-		// ticks holds three values or four, a comb of spikes).
-		ticks := math.Ceil((hi - lo) / 200)
-		n := int(math.Ceil((hi - lo + 1) / ticks))
-		h = hbook.NewH1D(n, lo-0.5, lo-0.5+float64(n)*ticks)
-		hi = lo - 0.5 + float64(n)*ticks
-		ylabel = "clusters per " + scaleLabel(ticks, false) + " ticks"
-		if ticks == 1 {
-			ylabel = "clusters per tick"
-		}
-	}
-	over := 0
-	for i := range c.Len() {
-		if x := value(i); x >= hi {
-			over++
-		} else {
-			h.Fill(x, 1)
-		}
-	}
-	return histogram(w, h, true, nil, fmt.Sprintf("%d clusters (%d above the range)", c.Len(), over), xlabel, ylabel, format)
-}
-
-// nth returns the k-th smallest of v, counted from 0, in the order of
-// slices.Sort (NaNs first), reordering v: a quantile of millions of
-// clusters without sorting them all. Each round splits the range holding
-// it into the values below, equal to and above a median of three (ToT
-// sums repeat a lot); past a budget of rounds, the range is sorted.
-func nth(v []float64, k int) float64 {
-	lo, hi := 0, len(v)
-	for budget := 2 * bits.Len(uint(len(v))); hi-lo > 16 && budget > 0; budget-- {
-		p := median(v[lo], v[lo+(hi-lo)/2], v[hi-1])
-		lt, i, gt := lo, lo, hi
-		for i < gt {
-			switch {
-			case cmp.Less(v[i], p):
-				v[lt], v[i] = v[i], v[lt]
-				lt++
-				i++
-			case cmp.Less(p, v[i]):
-				gt--
-				v[i], v[gt] = v[gt], v[i]
-			default:
-				i++
-			}
-		}
-		switch {
-		case k < lt:
-			hi = lt
-		case k >= gt:
-			lo = gt
-		default:
-			return v[k]
-		}
-	}
-	slices.Sort(v[lo:hi])
-	return v[k]
-}
-
-// median is the middle one of three values by cmp.Less.
-func median(a, b, c float64) float64 {
-	if cmp.Less(b, a) {
-		a, b = b, a
-	}
-	if cmp.Less(c, b) { // the middle one is the larger of a and c
-		if cmp.Less(a, c) {
-			return c
-		}
-		return a
-	}
-	return b
-}
-
-// ClusterTime draws the number of clusters per time bin from the
-// first cluster on.
-func ClusterTime(w io.Writer, c *pixel.Clusters, format string) error {
-	if c.Len() == 0 {
-		return fmt.Errorf("no clusters to plot")
-	}
-	t0, t1 := slices.Min(c.FirstToA), slices.Max(c.FirstToA)
-	span := math.Max((t1-t0).Ns()/1e9, 1e-9)
-	h := hbook.NewH1D(200, 0, span*1.0001)
-	for _, t := range c.FirstToA {
-		h.Fill((t-t0).Ns()/1e9, 1)
-	}
-	title := fmt.Sprintf("%d clusters in %s, bins of %s", c.Len(), seconds(span), seconds(span*1.0001/200))
-	return histogram(w, h, false, nil, title, "time since the first cluster (s)", "clusters per bin", format)
-}
-
-// ClusterClasses draws the number of clusters of each morphology class
-// (see pixel/analysis); the clusters must carry their morphology.
-func ClusterClasses(w io.Writer, c *pixel.Clusters, format string) error {
-	if c.Len() == 0 || !c.HasShapes() {
-		return fmt.Errorf("no clusters with their morphology to plot (hitflow cluster --shapes)")
-	}
-	h := hbook.NewH1D(len(analysis.Classes), 0, float64(len(analysis.Classes)))
-	for _, k := range c.Class {
-		h.Fill(float64(k)+0.5, 1)
-	}
-	// A log scale: the rare classes are often the interesting ones.
-	return histogram(w, h, true, classTicks{}, fmt.Sprintf("%d clusters by morphology", c.Len()), "class", "clusters", format)
-}
-
-// Spectra of the time of flight (see pixel/analysis).
-type Spectrum uint8
-
-const (
-	TOFSpectrum        Spectrum = iota // time of flight, ms
-	EnergySpectrum                     // neutron energy, eV, on a log axis
-	WavelengthSpectrum                 // neutron wavelength, Å
-)
-
-// TimeOfFlight draws a spectrum of the clusters' times of flight (the
-// clusters before the first pulse left out): the times themselves, or
-// the energies or wavelengths of neutrons over a flight path of path
-// metres.
-func TimeOfFlight(w io.Writer, c *pixel.Clusters, what Spectrum, path float64, format string) error {
-	var vs []float64
-	for i, p := range c.Pulse {
-		t := c.TOF[i]
-		switch {
-		case p < 0 || what != TOFSpectrum && t <= 0:
-		case what == EnergySpectrum:
-			vs = append(vs, math.Log10(analysis.NeutronEnergy(t, path)))
-		case what == WavelengthSpectrum:
-			vs = append(vs, analysis.NeutronWavelength(t, path))
-		default:
-			vs = append(vs, t.Ns()/1e6)
-		}
-	}
-	if len(vs) == 0 {
-		return fmt.Errorf("no clusters with a time of flight to plot (hitflow cluster --tof)")
-	}
-	lo, hi := slices.Min(vs), slices.Max(vs)
-	h := hbook.NewH1D(200, lo, hi+math.Max((hi-lo)*1e-4, 1e-9))
-	for _, v := range vs {
-		h.Fill(v, 1)
-	}
-	title := fmt.Sprintf("%d clusters with a time of flight", len(vs))
-	switch what {
-	case EnergySpectrum:
-		return histogram(w, h, true, decadeTicks{}, title+fmt.Sprintf(", %g m", path), "neutron energy (eV)", "clusters per bin", format)
-	case WavelengthSpectrum:
-		return histogram(w, h, true, nil, title+fmt.Sprintf(", %g m", path), "neutron wavelength (Å)", "clusters per bin", format)
-	}
-	return histogram(w, h, true, nil, title, "time of flight (ms)", "clusters per bin", format)
-}
-
 // classTicks name the bins of the classes.
 type classTicks struct{}
 
@@ -395,24 +158,6 @@ func seconds(v float64) string {
 		}
 	}
 	return scaleLabel(v/1e-9, false) + " ns"
-}
-
-// ClusterMap draws the centroids of the clusters on the sensor, one
-// bin per pixel, with a colour bar: the clusters per pixel, on a log
-// scale where they span two decades or more (a hot pixel's thousands
-// would leave every other pixel the darkest colour).
-func ClusterMap(w io.Writer, c *pixel.Clusters, width, height int, format string) error {
-	if c.Len() == 0 {
-		return fmt.Errorf("no clusters to plot")
-	}
-	im, err := analysis.NewImage(width, height, 1, analysis.TOFBins{})
-	if err != nil {
-		return fmt.Errorf("plot: %w", err)
-	}
-	if err := im.Fill(c); err != nil {
-		return fmt.Errorf("plot: %w", err)
-	}
-	return CountImage(w, im.Sum(), im, fmt.Sprintf("cluster centroids per pixel%%s (%d clusters)", c.Len()), format)
 }
 
 // CountImage draws the counts of an image of cluster centroids (sum, as
@@ -1059,52 +804,6 @@ func Image(w io.Writer, img jpet.Image, title, format string) error {
 	}
 	p.Add(sharp{hm.HeatMap})
 	return writeMap(w, p, colourBar(p, hm.HeatMap, false, "activity (arbitrary units)"), dw, dh, format)
-}
-
-// ClusterFigures name the overview figures of [WriteClusterFigures].
-var ClusterFigures = []string{"size", "spectrum", "map", "time"}
-
-// WriteClusterFigures writes the overview figures of a clusters file:
-// PREFIX_size, PREFIX_spectrum, PREFIX_map and PREFIX_time; PREFIX_classes
-// when the clusters carry their morphology, and PREFIX_examples when
-// they carry their hits too; PREFIX_tof when they carry
-// their time of flight, and with a flight path in metres PREFIX_energy
-// and PREFIX_wavelength (of neutrons). The format is the extension; it
-// returns the names.
-func WriteClusterFigures(prefix string, c *pixel.Clusters, width, height int, flightPath float64, format string) ([]string, error) {
-	var names []string
-	draw := map[string]func(io.Writer) error{
-		"size":       func(w io.Writer) error { return ClusterSize(w, c, format) },
-		"spectrum":   func(w io.Writer) error { return ClusterSpectrum(w, c, format) },
-		"map":        func(w io.Writer) error { return ClusterMap(w, c, width, height, format) },
-		"time":       func(w io.Writer) error { return ClusterTime(w, c, format) },
-		"classes":    func(w io.Writer) error { return ClusterClasses(w, c, format) },
-		"examples":   func(w io.Writer) error { return ClassExamples(w, c, format) },
-		"tof":        func(w io.Writer) error { return TimeOfFlight(w, c, TOFSpectrum, 0, format) },
-		"energy":     func(w io.Writer) error { return TimeOfFlight(w, c, EnergySpectrum, flightPath, format) },
-		"wavelength": func(w io.Writer) error { return TimeOfFlight(w, c, WavelengthSpectrum, flightPath, format) },
-	}
-	figures := slices.Clip(ClusterFigures)
-	if c.HasShapes() && c.Len() > 0 {
-		figures = append(figures, "classes")
-		if c.HasMembers() {
-			figures = append(figures, "examples")
-		}
-	}
-	if c.HasTOF() && slices.Max(append([]int64{-1}, c.Pulse...)) >= 0 {
-		figures = append(figures, "tof")
-		if flightPath > 0 {
-			figures = append(figures, "energy", "wavelength")
-		}
-	}
-	for _, fig := range figures {
-		name := prefix + "_" + fig + "." + format
-		if err := outfile.Write(name, draw[fig]); err != nil {
-			return names, err
-		}
-		names = append(names, name)
-	}
-	return names, nil
 }
 
 // FormatOf returns the format of a figure file from its extension: png or

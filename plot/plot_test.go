@@ -11,6 +11,8 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -335,10 +337,11 @@ func TestClassExamples(t *testing.T) {
 	}
 }
 
-// TestNth: the k-th smallest is the sorted slice's k-th, for values with
-// many ties, NaNs and signed zeros, at every k of small slices and at
-// random ones of large.
-func TestNth(t *testing.T) {
+// TestRankSelect: the value of rank k is the sorted slice's k-th, for
+// values with many ties, NaNs and signed zeros, at every k of small
+// slices and at random ones of large, whether it holds few values (and
+// narrows them down over many passes) or many.
+func TestRankSelect(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	for trial := range 400 {
 		n := 1 + r.IntN(60)
@@ -369,24 +372,25 @@ func TestNth(t *testing.T) {
 			}
 		}
 		for _, k := range ks {
-			w := slices.Clone(v)
-			if got := nth(w, k); cmp.Compare(got, sorted[k]) != 0 {
-				t.Fatalf("trial %d: the %d-th of %d is %v, want %v", trial, k, n, got, sorted[k])
+			most := int64(1 + r.IntN(3*n))
+			rs := newRankSelect(most)
+			for _, x := range v {
+				rs.add(x)
 			}
-			if !slices.Equal(sortedCopy(w), sorted) && !hasNaN(v) {
-				t.Fatalf("trial %d: nth changed the values", trial)
+			rs.k = int64(k)
+			passes := 1
+			for !rs.pass() {
+				for _, x := range v {
+					rs.add(x)
+				}
+				passes++
+			}
+			if cmp.Compare(rs.value, sorted[k]) != 0 || passes > 5 {
+				t.Fatalf("trial %d: the %d-th of %d is %v after %d passes holding %d, want %v", trial, k, n, rs.value, passes, most, sorted[k])
 			}
 		}
 	}
 }
-
-func sortedCopy(v []float64) []float64 {
-	s := slices.Clone(v)
-	slices.Sort(s)
-	return s
-}
-
-func hasNaN(v []float64) bool { return slices.ContainsFunc(v, math.IsNaN) }
 
 // allBoxes is a sharp heat map with the heat map's own glyph boxes, a
 // box a cell.
@@ -528,5 +532,63 @@ func TestDiscs(t *testing.T) {
 	}
 	if math.Abs(area-9*math.Pi) > 0.03*9*math.Pi {
 		t.Errorf("a disc of radius 3 covers %.2f pixels, want %.2f", area, 9*math.Pi)
+	}
+}
+
+// TestClusterFiguresInBatches: the figures of clusters read a batch at a
+// time, in passes, are those of the clusters in memory, byte for byte:
+// sizes, spectra (energies and ToT sums, whose upper edge is a quantile
+// found over the passes), map, time, classes and times of flight; the
+// passes are three.
+func TestClusterFiguresInBatches(t *testing.T) {
+	for _, calibrated := range []bool{false, true} {
+		batches := fixture.Clusters(t, calibrated)
+		var shaper analysis.Shaper
+		var tof analysis.TOF
+		t0 := batches[0].FirstToA[0]
+		for k := range 200 {
+			tof.AddReferences([]pixel.Time{t0 + pixel.Time(k)*pixel.Millisecond/2 + 7})
+		}
+		for _, b := range batches {
+			if err := shaper.Describe(b, analysis.DefaultRules); err != nil {
+				t.Fatal(err)
+			}
+			tof.Assign(b)
+			b.Members, b.Start = pixel.Hits{}, nil // as a file without the hits gives them
+		}
+		all := fixture.Concat(batches)
+		dir := t.TempDir()
+		want, err := WriteClusterFigures(filepath.Join(dir, "mem"), all, 256, 256, 12.5, "png")
+		if err != nil {
+			t.Fatal(err)
+		}
+		passes := 0
+		scan := func(fn func(*pixel.Clusters) error) error {
+			passes++
+			for _, b := range batches {
+				if err := fn(b); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		o, err := NewOverview(scan, 256, 256, 12.5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := o.Write(filepath.Join(dir, "scan"), "png")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 8 || len(got) != len(want) || passes != 3 {
+			t.Fatalf("figures %v from %d passes, in memory %v", got, passes, want)
+		}
+		for i := range got {
+			a, _ := os.ReadFile(want[i])
+			b, _ := os.ReadFile(got[i])
+			if len(a) == 0 || !bytes.Equal(a, b) {
+				t.Errorf("calibrated %v: %s differs from %s", calibrated, got[i], want[i])
+			}
+		}
 	}
 }

@@ -45,8 +45,10 @@ PREFIX_classes of a file with the morphology (cluster --shapes), and
 PREFIX_examples, four clusters of each class from the smallest to the
 largest, when their hits are there too (a .root file, or --hits);
 PREFIX_tof of one with the time of flight (cluster --tof), with
---flight-path also PREFIX_energy and PREFIX_wavelength. With
---cluster ID, PREFIX_cluster_ID draws that cluster's pixels coloured by
+--flight-path also PREFIX_energy and PREFIX_wavelength. These read the
+file three times over, a batch at a time, in the memory of the figures
+whatever its size (a .root file, and the clusters with --hits, whole).
+With --cluster ID, PREFIX_cluster_ID draws that cluster's pixels coloured by
 ToT or ToA (--by); its hits come from a .root clusters file or from the
 --hits label file.
 CLUE results (.csv, .parquet, .arrow, .root): PREFIX, the points coloured by
@@ -146,6 +148,25 @@ func hitsNotClusters(name string) error {
 }
 
 func plotClusters(ctx context.Context, o plotOptions, in string) ([]string, error) {
+	if o.cluster < 0 && o.hits == "" && !format.HoldsHits(in) {
+		// The figures read the file a batch at a time, in passes: the
+		// memory of the figures, whatever the file.
+		scan := func(fn func(*pixel.Clusters) error) error {
+			return format.ScanClusters(in, func(c *pixel.Clusters) error {
+				if ctx.Err() != nil {
+					return stopped(ctx, "no figure written")
+				}
+				return fn(c)
+			})
+		}
+		ov, err := untilStopped(ctx, "no figure written", func() (*plot.Overview, error) {
+			return plot.NewOverview(scan, o.width, o.height, o.flightPath)
+		})
+		if err != nil {
+			return nil, err
+		}
+		return ov.Write(o.out, o.format)
+	}
 	c, err := untilStopped(ctx, "no figure written", func() (*pixel.Clusters, error) { return format.ReadClusters(in) })
 	if err != nil {
 		return nil, err
@@ -160,11 +181,7 @@ func plotClusters(ctx context.Context, o plotOptions, in string) ([]string, erro
 				return nil, fmt.Errorf("--hits %s is not of %s: %w", o.hits, in, err)
 			}
 		}
-		w, h := o.width, o.height
-		for i := range c.Len() {
-			w, h = max(w, int(c.XMax[i])+1), max(h, int(c.YMax[i])+1)
-		}
-		return plot.WriteClusterFigures(o.out, c, w, h, o.flightPath, o.format)
+		return plot.WriteClusterFigures(o.out, c, o.width, o.height, o.flightPath, o.format)
 	}
 	var hits *pixel.Hits
 	switch {
