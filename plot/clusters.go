@@ -224,13 +224,17 @@ func (t *clusterTally) fill(scan ClusterScan) error {
 	})
 }
 
-// tallied is the tally of clusters in memory, filled.
-func tallied(c *pixel.Clusters, width, height int, path float64) (*clusterTally, error) {
-	t, err := tallyClusters(scanOf(c), width, height, path)
+// drawTallied draws a figure of the tally of clusters in memory, with a
+// flight path of path metres.
+func drawTallied(c *pixel.Clusters, path float64, draw func(*clusterTally) error) error {
+	t, err := tallyClusters(scanOf(c), 0, 0, path)
 	if err == nil {
 		err = t.fill(scanOf(c))
 	}
-	return t, err
+	if err != nil {
+		return err
+	}
+	return draw(t)
 }
 
 // errNoClusters is the error of a figure of no clusters.
@@ -242,11 +246,7 @@ var errNoClusters = fmt.Errorf("no clusters to plot")
 // no bin falls between two sizes and stays empty. The bars are clusters
 // per size (the count over the sizes a bin holds).
 func ClusterSize(w io.Writer, c *pixel.Clusters, format string) error {
-	t, err := tallied(c, 0, 0, 0)
-	if err != nil {
-		return err
-	}
-	return t.drawSize(w, format)
+	return drawTallied(c, 0, func(t *clusterTally) error { return t.drawSize(w, format) })
 }
 
 func (t *clusterTally) drawSize(w io.Writer, format string) error {
@@ -284,11 +284,7 @@ func sizeEdges(largest int) []float64 {
 // sum when uncalibrated) up to its 99.9th percentile; the title counts the
 // clusters beyond.
 func ClusterSpectrum(w io.Writer, c *pixel.Clusters, format string) error {
-	t, err := tallied(c, 0, 0, 0)
-	if err != nil {
-		return err
-	}
-	return t.drawSpectrum(w, format)
+	return drawTallied(c, 0, func(t *clusterTally) error { return t.drawSpectrum(w, format) })
 }
 
 func (t *clusterTally) drawSpectrum(w io.Writer, format string) error {
@@ -309,11 +305,7 @@ func (t *clusterTally) drawSpectrum(w io.Writer, format string) error {
 // ClusterTime draws the number of clusters per time bin from the
 // first cluster on.
 func ClusterTime(w io.Writer, c *pixel.Clusters, format string) error {
-	t, err := tallied(c, 0, 0, 0)
-	if err != nil {
-		return err
-	}
-	return t.drawTime(w, format)
+	return drawTallied(c, 0, func(t *clusterTally) error { return t.drawTime(w, format) })
 }
 
 func (t *clusterTally) drawTime(w io.Writer, format string) error {
@@ -327,11 +319,7 @@ func (t *clusterTally) drawTime(w io.Writer, format string) error {
 // ClusterClasses draws the number of clusters of each morphology class
 // on a log scale.
 func ClusterClasses(w io.Writer, c *pixel.Clusters, format string) error {
-	t, err := tallied(c, 0, 0, 0)
-	if err != nil {
-		return err
-	}
-	return t.drawClasses(w, format)
+	return drawTallied(c, 0, func(t *clusterTally) error { return t.drawClasses(w, format) })
 }
 
 func (t *clusterTally) drawClasses(w io.Writer, format string) error {
@@ -356,11 +344,7 @@ const (
 // the energies or wavelengths of neutrons over a flight path of path
 // metres.
 func TimeOfFlight(w io.Writer, c *pixel.Clusters, what Spectrum, path float64, format string) error {
-	t, err := tallied(c, 0, 0, path)
-	if err != nil {
-		return err
-	}
-	return t.drawTOF(w, what, format)
+	return drawTallied(c, path, func(t *clusterTally) error { return t.drawTOF(w, what, format) })
 }
 
 func (t *clusterTally) drawTOF(w io.Writer, what Spectrum, format string) error {
