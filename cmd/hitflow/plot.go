@@ -33,7 +33,7 @@ type plotOptions struct {
 func newPlotCmd(stdout io.Writer) *cobra.Command {
 	o := plotOptions{format: "png", by: "tot", cluster: -1, width: 256, height: 256, axes: []int{0, 1}, layer: -1}
 	cmd := &cobra.Command{
-		Use:   "plot [flags] FILE -o PREFIX",
+		Use:   "plot [flags] FILE... -o PREFIX",
 		Short: "Draw figures of a clusters file, a CLUE result or a J-PET image",
 		Long: `Draw figures (PNG or SVG) of a result file; what it holds is read from
 its extension and columns.
@@ -47,7 +47,9 @@ largest, when their hits are there too (a .root file, or --hits);
 PREFIX_tof of one with the time of flight (cluster --tof), with
 --flight-path also PREFIX_energy and PREFIX_wavelength. These read the
 file three times over, a batch at a time, in the memory of the figures
-whatever its size (a .root file, and the clusters with --hits, whole).
+whatever its size (a .root file, and the clusters with --hits, whole);
+several clusters files, such as the parts of a run that cluster --rotate
+wrote, make one overview.
 With --cluster ID, PREFIX_cluster_ID draws that cluster's pixels coloured by
 ToT or ToA (--by); its hits come from a .root clusters file or from the
 --hits label file.
@@ -57,20 +59,21 @@ J-PET images (.nrrd): PREFIX, the image with a colour bar.
 A PREFIX ending in .png or .svg (fig.svg) is the prefix before it, and
 the extension sets the format. The names written are printed.`,
 		Example: `  hitflow plot -o run clusters.parquet
+  hitflow plot -o run clusters-0001.parquet clusters-0002.parquet
   hitflow plot --cluster 42 --by toa -o run clusters.root
   hitflow plot --cluster 42 --hits labels.csv -o run clusters.csv
   hitflow plot --hits labels.parquet -o run shapes.parquet
   hitflow plot --plot-layer 3 --format svg -o calo result.parquet
   hitflow plot -o rec rec.nrrd`,
 		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 1 {
-				return usagef("plot takes one file, got %d arguments", len(args))
+			if len(args) == 0 {
+				return usagef("plot takes a file")
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.formatSet = cmd.Flags().Changed("format")
-			return runPlot(cmd.Context(), o, args[0], stdout)
+			return runPlot(cmd.Context(), o, args, stdout)
 		},
 	}
 	f := cmd.Flags()
@@ -86,7 +89,7 @@ the extension sets the format. The names written are printed.`,
 	return cmd
 }
 
-func runPlot(ctx context.Context, o plotOptions, in string, stdout io.Writer) error {
+func runPlot(ctx context.Context, o plotOptions, ins []string, stdout io.Writer) error {
 	if o.out == "" {
 		return usagef("plot needs -o PREFIX")
 	}
@@ -105,12 +108,29 @@ func runPlot(ctx context.Context, o plotOptions, in string, stdout io.Writer) er
 	if !(o.flightPath >= 0) || math.IsInf(o.flightPath, 0) {
 		return usagef("--flight-path %v: want a distance in metres", o.flightPath)
 	}
+	in := ins[0]
 	kind, err := format.Kind(in)
 	if err != nil {
 		return formatError(err)
 	}
 	if kind == "hits" {
 		return hitsNotClusters(in)
+	}
+	if len(ins) > 1 {
+		// The parts of one run, as cluster --rotate writes them.
+		if kind != "clusters" || o.cluster >= 0 || o.hits != "" {
+			return usagef("plot takes one file, but for the overview of clusters files (the parts of a run), got %d", len(ins))
+		}
+		for _, name := range ins[1:] {
+			k, err := format.Kind(name)
+			if err != nil {
+				return formatError(err)
+			}
+			if k != "clusters" {
+				what := map[string]string{"hits": "hits with their cluster ids", "clue": "a CLUE result", "pet": "a J-PET image"}[k]
+				return usagef("%s holds %s, not clusters as %s", name, what, in)
+			}
+		}
 	}
 	var outs []outfile.Role
 	switch {
@@ -123,13 +143,17 @@ func runPlot(ctx context.Context, o plotOptions, in string, stdout io.Writer) er
 	default:
 		outs = append(outs, role("-o", o.out+"."+o.format))
 	}
-	if err := prepare(ctx, []outfile.Role{role("", in), role("--hits", o.hits)}, outs...); err != nil {
+	inputs := []outfile.Role{role("--hits", o.hits)}
+	for _, name := range ins {
+		inputs = append(inputs, role("", name))
+	}
+	if err := prepare(ctx, inputs, outs...); err != nil {
 		return err
 	}
 	var names []string
 	switch kind {
 	case "clusters":
-		names, err = plotClusters(ctx, o, in)
+		names, err = plotClusters(ctx, o, ins)
 	case "clue":
 		names, err = plotCLUE(ctx, o, in)
 	case "pet":
@@ -147,17 +171,24 @@ func hitsNotClusters(name string) error {
 	return usagef("%s holds hits with their cluster ids (cluster --hits), not clusters: give the clusters file (plot takes this one with --hits)", name)
 }
 
-func plotClusters(ctx context.Context, o plotOptions, in string) ([]string, error) {
-	if o.cluster < 0 && o.hits == "" && !format.HoldsHits(in) {
-		// The figures read the file a batch at a time, in passes: the
-		// memory of the figures, whatever the file.
+func plotClusters(ctx context.Context, o plotOptions, ins []string) ([]string, error) {
+	in := ins[0]
+	if o.cluster < 0 && o.hits == "" && (len(ins) > 1 || !format.HoldsHits(in)) {
+		// The figures read the files a batch at a time, in passes: the
+		// memory of the figures, whatever the files.
 		scan := func(fn func(*pixel.Clusters) error) error {
-			return format.ScanClusters(in, func(c *pixel.Clusters) error {
-				if ctx.Err() != nil {
-					return stopped(ctx, "no figure written")
+			for _, name := range ins {
+				err := format.ScanClusters(name, func(c *pixel.Clusters) error {
+					if ctx.Err() != nil {
+						return stopped(ctx, "no figure written")
+					}
+					return fn(c)
+				})
+				if err != nil {
+					return err
 				}
-				return fn(c)
-			})
+			}
+			return nil
 		}
 		ov, err := untilStopped(ctx, "no figure written", func() (*plot.Overview, error) {
 			return plot.NewOverview(scan, o.width, o.height, o.flightPath)

@@ -55,6 +55,9 @@ func TestPlotCommand(t *testing.T) {
 		{[]string{"plot", "-o", "x", filepath.Join(dir, "x.txt")}, 2, "unknown format"},
 		{[]string{"plot", "-o", "x", filepath.Join(dir, "h.parquet")}, 2, "h.parquet holds hits with their cluster ids (cluster --hits), not clusters"},
 		{[]string{"image", "-o", filepath.Join(dir, "x.png"), filepath.Join(dir, "h.parquet")}, 2, "h.parquet holds hits with their cluster ids"},
+		{[]string{"plot", "-o", "x"}, 2, "plot takes a file"},
+		{[]string{"plot", "--cluster", "3", "-o", "x", filepath.Join(dir, "c.root"), filepath.Join(dir, "c.parquet")}, 2, "plot takes one file, but for the overview of clusters files (the parts of a run), got 2"},
+		{[]string{"plot", "-o", "x", filepath.Join(dir, "c.parquet"), filepath.Join(dir, "r.root")}, 2, "r.root holds a CLUE result, not clusters as " + filepath.Join(dir, "c.parquet")},
 	} {
 		code, _, stderr := hitflow(t, tc.args...)
 		if code != tc.code || !strings.Contains(stderr, tc.want) {
@@ -157,5 +160,31 @@ func TestOutputPrefixes(t *testing.T) {
 	}
 	if code, _, stderr := hitflow(t, "plot", "--format", "svg", "-o", at("x.png"), at("r.csv")); code != 2 || !strings.Contains(stderr, "--format is svg") {
 		t.Errorf("plot --format svg -o x.png: exit %d, %q", code, stderr)
+	}
+}
+
+// TestPlotParts: the overview of a run's parts, as cluster --rotate
+// writes them, is that of the run in one file, byte for byte.
+func TestPlotParts(t *testing.T) {
+	dir := t.TempDir()
+	at := func(name string) string { return filepath.Join(dir, name) }
+	hitflowOK(t, "simulate", "pixel", "-q", "--hits", "200000", "-o", at("s.tpx3"))
+	hitflowOK(t, "cluster", "-q", "-o", at("whole.parquet"), at("s.tpx3"))
+	hitflowOK(t, "cluster", "-q", "--rotate", "1MiB", "-o", at("part.csv"), at("s.tpx3"))
+	parts, _ := filepath.Glob(at("part-*.csv"))
+	if len(parts) < 3 {
+		t.Fatalf("parts %v", parts)
+	}
+	whole := strings.Fields(hitflowOK(t, "plot", "-o", at("w"), at("whole.parquet")))
+	split := strings.Fields(hitflowOK(t, append([]string{"plot", "-o", at("p")}, parts...)...))
+	if len(whole) != 4 || len(split) != len(whole) {
+		t.Fatalf("wrote %v and %v", whole, split)
+	}
+	for i := range whole {
+		a, _ := os.ReadFile(whole[i])
+		b, _ := os.ReadFile(split[i])
+		if len(a) == 0 || string(a) != string(b) {
+			t.Errorf("%s differs from %s", split[i], whole[i])
+		}
 	}
 }
