@@ -34,7 +34,8 @@ func IsStdout(name string) bool {
 // Check refuses outputs that would destroy an input or each other, or
 // that cannot be created: an output that is the same file as an input or
 // as another output, an existing directory, or one whose directory is
-// missing or not writable. Inputs that do not exist are left to the
+// missing or not writable; and an input that is a directory (a run's
+// folder given for its files). Inputs that do not exist are left to the
 // command that opens them. The error names both files of a conflict.
 func Check(inputs, outputs []Role) error {
 	type known struct {
@@ -67,6 +68,9 @@ func Check(inputs, outputs []Role) error {
 		k, err := identify(r)
 		if err != nil {
 			return err
+		}
+		if k.fi != nil && k.fi.IsDir() {
+			return fmt.Errorf("%s: is a directory: give the files in it (%s)", r, filepath.Join(r.Name, "*"))
 		}
 		if k.fi != nil {
 			ins = append(ins, k)

@@ -265,6 +265,10 @@ func TestCheck(t *testing.T) {
 	if es := entries(t, dir); len(es) != 4 {
 		t.Fatalf("Check left files: %v", es)
 	}
+	// A folder given for its files.
+	if err := Check([]Role{{"", filepath.Join(dir, "sub")}}, nil); err == nil || !strings.Contains(err.Error(), filepath.Join(dir, "sub")+": is a directory: give the files in it ("+filepath.Join(dir, "sub", "*")+")") {
+		t.Fatalf("a directory as input: %v", err)
+	}
 	// A mask given as an input is one too.
 	if err := Check([]Role{{"--mask", in}}, []Role{{"-o", in}}); err == nil || !strings.Contains(err.Error(), "same file as --mask") {
 		t.Fatalf("flagged input: %v", err)
