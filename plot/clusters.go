@@ -18,9 +18,9 @@ import (
 
 // ClusterScan reads clusters from the start, a batch at a time: fn gets
 // each batch, valid during the call, as format.ScanClusters gives them.
-// The cluster figures read a file two or three times over, holding their
-// bins, not the clusters: a run of billions of clusters plots in the
-// memory of its figures.
+// The cluster figures read a file three times over (see NewOverview),
+// holding their bins, not the clusters: a run of billions of clusters
+// plots in the memory of its figures.
 type ClusterScan func(fn func(*pixel.Clusters) error) error
 
 // scanOf is the scan of clusters in memory.
@@ -34,7 +34,7 @@ const holdMost = 1 << 20
 
 // clusterTally is what the figures know of the clusters: a first pass
 // over them gives the counts and extremes that set the bins, the
-// spectrum's upper edge takes one pass more or two, and a last pass
+// spectrum's upper edge takes one pass more as a rule, and a last pass
 // fills the bins.
 type clusterTally struct {
 	n, sizeSum         int64
@@ -411,10 +411,11 @@ type Overview struct {
 	c *pixel.Clusters // in memory, for the examples; nil when scanned
 }
 
-// NewOverview reads the clusters of scan two to four times over (three as
-// a rule) and fills the bins of their overview figures, in the memory of
-// the figures, not of the clusters; there are no examples, which need the
-// hits.
+// NewOverview reads the clusters of scan three times over and fills the
+// bins of their overview figures, in the memory of the figures, not of
+// the clusters; there are no examples, which need the hits. (A pass more
+// for each further 16 bits when over 2^20 spectrum values share the
+// leading bits of the 99.9th percentile's: see rankSelect.)
 func NewOverview(scan ClusterScan, width, height int, flightPath float64) (*Overview, error) {
 	t, err := tallyClusters(scan, width, height, flightPath)
 	if err == nil {
