@@ -10,14 +10,15 @@ import (
 // them, holding a few of them at most: each pass counts the values that
 // share the leading bits found so far by their next 16 bits, which
 // tells in which of those buckets the rank lies, until the values left
-// are few enough to hold and sort in one more pass (or share all 64
-// bits). A quantile of billions of clusters takes two passes as a rule.
+// are few enough to hold and sort in one more pass, or all the same. A
+// quantile of billions of clusters takes two passes as a rule.
 // The order is that of slices.Sort: NaNs first, and -0 equal to 0.
 type rankSelect struct {
 	k      int64 // the rank among the values that share prefix
 	prefix uint64
-	bits   int     // leading bits of the keys fixed in prefix
-	counts []int64 // by the next 16 bits, while counting
+	bits   int      // leading bits of the keys fixed in prefix
+	counts []int64  // by the next 16 bits, while counting
+	lo, hi []uint64 // the least and greatest key of each count's values
 	held   []float64
 	hold   bool    // this pass holds the values with prefix
 	most   int64   // the most values held
@@ -29,7 +30,7 @@ type rankSelect struct {
 // pass counts the values, whatever the rank, which is set (k, counted
 // from 0) before that pass ends: a pass that also counts them finds it.
 func newRankSelect(most int64) *rankSelect {
-	return &rankSelect{counts: make([]int64, 1<<16), most: most}
+	return &rankSelect{counts: make([]int64, 1<<16), lo: make([]uint64, 1<<16), hi: make([]uint64, 1<<16), most: most}
 }
 
 // key orders floats as slices.Sort does, as unsigned integers: NaNs
@@ -56,7 +57,12 @@ func (r *rankSelect) add(v float64) {
 		r.held = append(r.held, v)
 		return
 	}
-	r.counts[kv<<r.bits>>48]++
+	b := kv << r.bits >> 48
+	if r.counts[b] == 0 {
+		r.lo[b], r.hi[b] = kv, kv
+	}
+	r.counts[b]++
+	r.lo[b], r.hi[b] = min(r.lo[b], kv), max(r.hi[b], kv)
 }
 
 // pass ends a pass; it reports whether the value is found.
@@ -69,6 +75,10 @@ func (r *rankSelect) pass() bool {
 	}
 	for b, n := range r.counts {
 		if r.k < n {
+			if r.lo[b] == r.hi[b] { // all the bucket's values are one
+				r.value, r.found = fromKey(r.lo[b]), true
+				return true
+			}
 			r.prefix, r.bits = r.prefix<<16|uint64(b), r.bits+16
 			r.hold = n <= r.most
 			break
@@ -76,10 +86,7 @@ func (r *rankSelect) pass() bool {
 		r.k -= n
 	}
 	clear(r.counts)
-	if r.bits == 64 { // every value left has the same bits
-		r.value, r.found = fromKey(r.prefix), true
-	}
-	return r.found
+	return false
 }
 
 // fromKey is the float of a key.
