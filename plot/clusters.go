@@ -270,6 +270,8 @@ func (t *clusterTally) drawSize(w io.Writer, format string) error {
 	return writeFigure(w, p, nil, Width, Width*3/4, format)
 }
 
+// sizeEdges are bin edges for sizes 1 to largest: one size a bin up to
+// 20, then about 20 bins a decade, every edge halfway between two sizes.
 func sizeEdges(largest int) []float64 {
 	edges := []float64{0.5}
 	for lo := 1; lo <= largest; {
@@ -317,7 +319,7 @@ func (t *clusterTally) drawTime(w io.Writer, format string) error {
 }
 
 // ClusterClasses draws the number of clusters of each morphology class
-// on a log scale.
+// (see pixel/analysis); the clusters must carry their morphology.
 func ClusterClasses(w io.Writer, c *pixel.Clusters, format string) error {
 	return drawTallied(c, 0, func(t *clusterTally) error { return t.drawClasses(w, format) })
 }
