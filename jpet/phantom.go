@@ -105,6 +105,11 @@ func ParsePhantom(r io.Reader, name string) (Phantom, error) {
 			if !(v[2] > 0 && v[3] > 0) || v[5] < 0 {
 				return sc.Errorf("half-axes must be positive and activity not negative")
 			}
+			// An ellipse's test squares its half-axes: beyond about
+			// 1e154 m or below 1e-162 it would contain nothing.
+			if a, b := v[2]*v[2], v[3]*v[3]; !(a > 0 && b > 0 && a < math.Inf(1) && b < math.Inf(1)) {
+				return sc.Errorf("half-axes %g and %g m: out of any scanner's range (positions are in metres)", v[2], v[3])
+			}
 			p.Ellipses = append(p.Ellipses, Ellipse{v[0], v[1], v[2], v[3], v[4], v[5]})
 		case kind == "point" && len(v) == 3:
 			if v[2] < 0 {

@@ -267,7 +267,7 @@ func TestPhantomFile(t *testing.T) {
 			t.Fatalf("ellipse %d: %+v, want %+v", i, g, e)
 		}
 	}
-	for _, bad := range []string{"ellipse 1 2 3\n", "point 1 x 3\n", "ellipse 0 0 -1 1 0 1\n", "# nothing\n"} {
+	for _, bad := range []string{"ellipse 1 2 3\n", "point 1 x 3\n", "ellipse 0 0 -1 1 0 1\n", "# nothing\n", "ellipse 0 0 1e300 1 0 1\n", "ellipse 0 0 1 1e-300 0 1\n"} {
 		if _, err := ParsePhantom(strings.NewReader(bad), "p.txt"); err == nil || !strings.Contains(err.Error(), "p.txt") {
 			t.Errorf("%q: error %v", bad, err)
 		}
@@ -283,8 +283,8 @@ func TestPhantomFile(t *testing.T) {
 }
 
 // FuzzParsePhantom: any text gives shapes a simulation can draw from
-// (finite numbers, positive half-axes, activities not negative) or an
-// error naming the file.
+// (finite numbers, positive half-axes whose squares are too, activities
+// not negative) or an error naming the file.
 func FuzzParsePhantom(f *testing.F) {
 	f.Add("# paper\nellipse 0 0 0.03 0.06 0 0.3\npoint 0.05 0 2\n")
 	f.Add("\ufeff0 0 0.01 0.01 45 1\r\nPOINT 1 2 3 # c\r\n")
@@ -304,7 +304,7 @@ func FuzzParsePhantom(f *testing.F) {
 			return !slices.ContainsFunc(v, func(x float64) bool { return math.IsNaN(x) || math.IsInf(x, 0) })
 		}
 		for _, e := range p.Ellipses {
-			if !finite(e.Z, e.Y, e.A, e.B, e.Angle, e.Activity) || !(e.A > 0 && e.B > 0 && e.Activity >= 0) {
+			if !finite(e.Z, e.Y, e.A*e.A, e.B*e.B, e.Angle, e.Activity) || !(e.A*e.A > 0 && e.B*e.B > 0 && e.Activity >= 0) {
 				t.Fatalf("ellipse %+v", e)
 			}
 		}
