@@ -126,9 +126,13 @@ func runPlot(ctx context.Context, o plotOptions, ins []string, stdout io.Writer)
 			if err != nil {
 				return formatError(err)
 			}
-			if k != "clusters" {
-				what := map[string]string{"hits": "hits with their cluster ids", "clue": "a CLUE result", "pet": "a J-PET image"}[k]
-				return usagef("%s holds %s, not clusters as %s", name, what, in)
+			switch k {
+			case "hits":
+				return hitsNotClusters(name)
+			case "clue":
+				return usagef("%s holds a CLUE result, not clusters as %s", name, in)
+			case "pet":
+				return usagef("%s holds a J-PET image, not clusters as %s", name, in)
 			}
 		}
 	}
